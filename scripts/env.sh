@@ -1,0 +1,34 @@
+# Sourced by ./csi4j, ./test and .ci/run: finds JDK 25 and installs the Debian packages csi4j needs.
+
+csi4j_find_java() {
+  local candidate
+  if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then
+    local major
+    major=$("$JAVA_HOME/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+    if [[ "${major%%.*}" -ge 25 ]]; then echo "$JAVA_HOME"; return 0; fi
+  fi
+  for candidate in /usr/lib/jvm/*25* /usr/lib/jvm/*-2[5-9]* /usr/lib/jvm/*-3[0-9]*; do
+    if [[ -x "$candidate/bin/java" ]]; then echo "$candidate"; return 0; fi
+  done
+  echo "csi4j: no JDK 25 found (set JAVA_HOME or install one under /usr/lib/jvm)" >&2
+  return 1
+}
+
+# Tools the driver runs (mkfs, resize, blkid, losetup for diagnostics) and the filesystems tests use.
+CSI4J_DEBIAN_PACKAGES=(e2fsprogs xfsprogs btrfs-progs util-linux mount)
+CSI4J_TOOL_CHECK=(mkfs.ext4 mkfs.xfs mkfs.btrfs xfs_growfs resize2fs blkid losetup)
+
+csi4j_ensure_packages() {
+  local missing=0 tool
+  for tool in "${CSI4J_TOOL_CHECK[@]}"; do
+    command -v "$tool" >/dev/null 2>&1 || PATH="$PATH:/sbin:/usr/sbin" command -v "$tool" >/dev/null 2>&1 || missing=1
+  done
+  [[ $missing -eq 0 ]] && return 0
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "csi4j: missing tools; install as root: apt-get install ${CSI4J_DEBIAN_PACKAGES[*]}" >&2
+    return 1
+  fi
+  echo "csi4j: installing ${CSI4J_DEBIAN_PACKAGES[*]}" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${CSI4J_DEBIAN_PACKAGES[@]}" >&2
+}
