@@ -19,6 +19,7 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
             SELECT + " WHERE source_volume_id = ? AND seq > ? ORDER BY seq LIMIT ?";
     private static final String PAGE_BY_ID_AND_SOURCE =
             SELECT + " WHERE id = ? AND source_volume_id = ? AND seq > ? ORDER BY seq LIMIT ?";
+    private static final String SET_SIZE = "UPDATE snapshots SET size_bytes = ?, updated_at = ? WHERE id = ?";
     private static final String OF_GROUP = SELECT + " WHERE group_snapshot_id = ? ORDER BY seq";
 
     SnapshotTable(Session session, InstantSource clock) {
@@ -33,6 +34,14 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
         insertRow(s.id(), s.name(), INSERT, s.id(), s.name(), s.sourceVolumeId(), s.sizeBytes(), s.groupSnapshotId(),
                 Json.encodeMap(s.parameters()), s.state().name(), Rows.nanos(s.createdAt()),
                 Rows.nanos(s.updatedAt()));
+    }
+
+    /** Records the size once the snapshot is cut; false if no such snapshot. */
+    public boolean setSize(String id, long sizeBytes) {
+        Objects.requireNonNull(id, "id");
+        if (sizeBytes < 0) throw new IllegalArgumentException("sizeBytes < 0: " + sizeBytes);
+        long now = Rows.nanos(clock.instant());
+        return session.write(c -> Rows.update(c, SET_SIZE, sizeBytes, now, id) == 1);
     }
 
     /** ListSnapshots: rows matching {@code filter} in insertion order, after {@code afterSeq}. */

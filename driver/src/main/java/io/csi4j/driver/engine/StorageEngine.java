@@ -40,6 +40,9 @@ public interface StorageEngine extends AutoCloseable {
 
     boolean volumeExists(String volumeId);
 
+    /** True while the volume is attached on this node (staged or published), so it must not be deleted. */
+    boolean inUse(String volumeId);
+
     /** Grows the artifact (and, if attached, the loop capacity); never shrinks. Returns the new size. */
     long expandVolume(String volumeId, long newCapacityBytes);
 
