@@ -16,7 +16,10 @@ public final class Freeze {
     private static final long FIFREEZE = 0xC0045877L; // _IOWR('X', 119, int)
     private static final long FITHAW = 0xC0045878L;   // _IOWR('X', 120, int)
 
-    /** Freezes the filesystem mounted at {@code mountPoint}; EBUSY if it is frozen already. */
+    /**
+     * Freezes the filesystem mounted at {@code mountPoint} (which must be a mount point); EBUSY if it
+     * is frozen already.
+     */
     public static Frozen freeze(Path mountPoint) {
         return freezeAll(List.of(mountPoint));
     }
@@ -26,6 +29,12 @@ public final class Freeze {
         List<Fd> frozen = new ArrayList<>();
         try {
             for (Path mountPoint : mountPoints) {
+                // FIFREEZE acts on the filesystem holding the path: a staging path that is not mounted
+                // (any more) would freeze the node's root filesystem instead
+                if (!MountTable.read().isMountPoint(mountPoint)) {
+                    throw new IllegalArgumentException(mountPoint + " is not a mount point; refusing to freeze"
+                            + " the filesystem that holds it");
+                }
                 Fd fd = Fd.open(mountPoint, Libc.O_RDONLY);
                 try {
                     fd.ioctl(FIFREEZE, 0, "ioctl(FIFREEZE)");

@@ -21,6 +21,7 @@ import java.util.Optional;
  * call from Java would see whatever the JVM did in between). Every wrapper throws {@link OsException}
  * on -1 and retries EINTR. Layouts assume 64-bit Linux (x86_64, aarch64).
  */
+@SuppressWarnings("restricted") // this class is where native access is meant to happen
 final class Libc {
     private Libc() {}
 

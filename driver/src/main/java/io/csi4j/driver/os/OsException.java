@@ -13,10 +13,15 @@ public final class OsException extends RuntimeException {
 
     /** @param subject what the call acted on, as shown in the message ("/a -> /b"); often just the path */
     public OsException(String call, String subject, Path path, int errno) {
-        super(call + "(" + subject + "): " + Errno.name(errno) + " (" + Errno.describe(errno) + ")");
+        super(where(call, subject) + ": " + Errno.name(errno) + " (" + Errno.describe(errno) + ")");
         this.call = call;
         this.path = path;
         this.errno = errno;
+    }
+
+    /** "mount(/a -> /b)", or "ioctl(FICLONE) on /a -> /b" when the call names its request already. */
+    private static String where(String call, String subject) {
+        return call.endsWith(")") ? call + " on " + subject : call + "(" + subject + ")";
     }
 
     public OsException(String call, Path path, int errno) {
