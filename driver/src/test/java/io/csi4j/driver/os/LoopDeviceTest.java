@@ -122,6 +122,9 @@ class LoopDeviceTest {
         assertEquals(Optional.of(device), LoopDevice.find(device.number()), "the mount holds it");
         MountInfo mount = MountTable.read().at(mountPoint).orElseThrow();
         assertEquals(List.of(mount), MountTable.read().mountsOf(device.node()));
+        Path otherNode = dir.resolve("same-device");
+        LoopDevice.ensureNode(otherNode, 7, device.number());
+        assertEquals(List.of(mount), MountTable.read().mountsOf(otherNode), "found by device number too");
         Files.writeString(mountPoint.resolve("f"), "data");
 
         Mounts.unmount(mountPoint);

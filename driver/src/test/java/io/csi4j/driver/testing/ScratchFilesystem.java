@@ -55,6 +55,20 @@ public final class ScratchFilesystem implements AutoCloseable {
         Privileged.require(why == null, String.valueOf(why));
     }
 
+    /** Whether this process has a capability (bit number from linux/capability.h) in its effective set. */
+    public static boolean hasCapability(int bit) {
+        try {
+            String effective = Files.readAllLines(Path.of("/proc/self/status")).stream()
+                    .filter(line -> line.startsWith("CapEff:")).findFirst().orElseThrow()
+                    .substring("CapEff:".length()).strip();
+            return (Long.parseUnsignedLong(effective, 16) & (1L << bit)) != 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public static final int CAP_SYS_RESOURCE = 24;
+
     public static ScratchFilesystem create(String fsType) {
         return create(fsType, DEFAULT_SIZE);
     }
@@ -106,7 +120,10 @@ public final class ScratchFilesystem implements AutoCloseable {
 
     public FsStats stats() { return FsStats.of(mountPoint); }
 
-    /** Grows image, loop device and filesystem online, the way volume expansion does. */
+    /**
+     * Grows image, loop device and filesystem online, the way volume expansion does. ext4 online
+     * resize needs CAP_SYS_RESOURCE (resize2fs says "Permission denied to resize filesystem").
+     */
     public void grow(long newSizeBytes) {
         try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
             file.setLength(newSizeBytes);
