@@ -1,0 +1,204 @@
+package io.csi4j.driver.os;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout.PathElement;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * Downcall handles into the C library, with errno captured by the linker (reading errno after the
+ * call from Java would see whatever the JVM did in between). Every wrapper throws {@link OsException}
+ * on -1 and retries EINTR. Layouts assume 64-bit Linux (x86_64, aarch64).
+ */
+@SuppressWarnings("restricted") // this class is where native access is meant to happen
+final class Libc {
+    private Libc() {}
+
+    static final int O_RDONLY = 0;
+    static final int O_WRONLY = 1;
+    static final int O_RDWR = 2;
+    static final int O_CREAT = 0100;
+    static final int O_EXCL = 0200;
+    static final int O_TRUNC = 01000;
+    static final int O_CLOEXEC = 02000000;
+
+    static final int AT_FDCWD = -100;
+    static final int AT_EMPTY_PATH = 0x1000;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup C = LINKER.defaultLookup();
+    private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CAPTURE.varHandle(PathElement.groupElement("errno"));
+
+    private static final MethodHandle OPEN = capturing("open",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle CLOSE = capturing("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle IOCTL_LONG = capturing("ioctl",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG), Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle IOCTL_PTR = capturing("ioctl",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle MOUNT = capturing("mount",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
+    private static final MethodHandle UMOUNT2 = capturing("umount2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle STATFS = capturing("statfs", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle STATX = capturing("statx",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle FALLOCATE = capturing("fallocate",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle LSEEK = capturing("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle PREAD = capturing("pread",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle PWRITE = capturing("pwrite",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle FTRUNCATE = capturing("ftruncate", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle FSYNC = capturing("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle RENAME = capturing("rename", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle MKNOD = capturing("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle STRERROR = plain("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT)).orElseThrow();
+    // glibc >= 2.32; other C libraries fall back to "errno N"
+    private static final Optional<MethodHandle> STRERRORNAME = plain("strerrorname_np", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+
+    private static MethodHandle capturing(String name, FunctionDescriptor fd, Linker.Option... extra) {
+        Linker.Option[] options = new Linker.Option[extra.length + 1];
+        options[0] = Linker.Option.captureCallState("errno");
+        System.arraycopy(extra, 0, options, 1, extra.length);
+        MemorySegment symbol = C.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));
+        return LINKER.downcallHandle(symbol, fd, options);
+    }
+
+    private static Optional<MethodHandle> plain(String name, FunctionDescriptor fd) {
+        return C.find(name).map(symbol -> LINKER.downcallHandle(symbol, fd));
+    }
+
+    /** One native call: gets a scratch arena and the errno capture segment; returns the C result. */
+    @FunctionalInterface
+    private interface Call {
+        long invoke(Arena arena, MemorySegment errnoState) throws Throwable;
+    }
+
+    private static long check(String call, String subject, Path path, Call body) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE);
+            while (true) {
+                long result = body.invoke(arena, state);
+                if (result != -1) return result;
+                int errno = (int) ERRNO.get(state, 0L);
+                if (errno != Errno.EINTR) throw new OsException(call, subject, path, errno);
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("native call " + call + " failed", t);
+        }
+    }
+
+    private static long check(String call, Path path, Call body) {
+        return check(call, String.valueOf(path), path, body);
+    }
+
+    private static MemorySegment cString(Arena arena, String s) {
+        return s == null ? MemorySegment.NULL : arena.allocateFrom(s);
+    }
+
+    static int open(Path path, int flags, int mode) {
+        return (int) check("open", path, (a, e) -> (int) OPEN.invokeExact(e, cString(a, path.toString()), flags, mode));
+    }
+
+    /** close(2) always releases the descriptor on Linux, so errors (and EINTR) are not worth a throw. */
+    static void close(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            int ignored = (int) CLOSE.invokeExact(arena.allocate(CAPTURE), fd);
+        } catch (Throwable t) {
+            throw new IllegalStateException("close(" + fd + ")", t);
+        }
+    }
+
+    static int ioctl(int fd, long request, long arg, String call, Path path) {
+        return (int) check(call, path, (a, e) -> (int) IOCTL_LONG.invokeExact(e, fd, request, arg));
+    }
+
+    static int ioctl(int fd, long request, MemorySegment arg, String call, Path path) {
+        return (int) check(call, path, (a, e) -> (int) IOCTL_PTR.invokeExact(e, fd, request, arg));
+    }
+
+    static void mount(String source, String target, String fsType, long flags, String data, String subject, Path path) {
+        check("mount", subject, path, (a, e) -> (int) MOUNT.invokeExact(e,
+                cString(a, source), cString(a, target), cString(a, fsType), flags, cString(a, data)));
+    }
+
+    static void umount2(Path target, int flags) {
+        check("umount2", target, (a, e) -> (int) UMOUNT2.invokeExact(e, cString(a, target.toString()), flags));
+    }
+
+    static void statfs(Path path, MemorySegment buf) {
+        check("statfs", path, (a, e) -> (int) STATFS.invokeExact(e, cString(a, path.toString()), buf));
+    }
+
+    /** statx on a path (dirfd AT_FDCWD) or, with an empty path and AT_EMPTY_PATH, on an open fd. */
+    static void statx(int dirfd, String pathname, int flags, int mask, MemorySegment buf, Path path) {
+        check("statx", path, (a, e) -> (int) STATX.invokeExact(e, dirfd, cString(a, pathname), flags, mask, buf));
+    }
+
+    static void fallocate(int fd, int mode, long offset, long length, Path path) {
+        check("fallocate", path, (a, e) -> (int) FALLOCATE.invokeExact(e, fd, mode, offset, length));
+    }
+
+    static long lseek(int fd, long offset, int whence, Path path) {
+        return check("lseek", path, (a, e) -> (long) LSEEK.invokeExact(e, fd, offset, whence));
+    }
+
+    static long pread(int fd, MemorySegment buf, long count, long offset, Path path) {
+        return check("pread", path, (a, e) -> (long) PREAD.invokeExact(e, fd, buf, count, offset));
+    }
+
+    static long pwrite(int fd, MemorySegment buf, long count, long offset, Path path) {
+        return check("pwrite", path, (a, e) -> (long) PWRITE.invokeExact(e, fd, buf, count, offset));
+    }
+
+    static void ftruncate(int fd, long length, Path path) {
+        check("ftruncate", path, (a, e) -> (int) FTRUNCATE.invokeExact(e, fd, length));
+    }
+
+    static void fsync(int fd, Path path) {
+        check("fsync", path, (a, e) -> (int) FSYNC.invokeExact(e, fd));
+    }
+
+    static void rename(Path from, Path to) {
+        check("rename", from + " -> " + to, to,
+                (a, e) -> (int) RENAME.invokeExact(e, cString(a, from.toString()), cString(a, to.toString())));
+    }
+
+    static void mknod(Path path, int mode, long dev) {
+        check("mknod", path, (a, e) -> (int) MKNOD.invokeExact(e, cString(a, path.toString()), mode, dev));
+    }
+
+    static String strerror(int errno) {
+        try {
+            MemorySegment text = (MemorySegment) STRERROR.invokeExact(errno);
+            return text.reinterpret(256).getString(0);
+        } catch (Throwable t) {
+            return "errno " + errno;
+        }
+    }
+
+    static String errnoName(int errno) {
+        if (STRERRORNAME.isEmpty()) return "errno " + errno;
+        try {
+            MemorySegment name = (MemorySegment) STRERRORNAME.get().invokeExact(errno);
+            return name.equals(MemorySegment.NULL) ? "errno " + errno : name.reinterpret(64).getString(0);
+        } catch (Throwable t) {
+            return "errno " + errno;
+        }
+    }
+}

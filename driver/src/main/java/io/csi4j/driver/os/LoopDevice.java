@@ -1,0 +1,240 @@
+package io.csi4j.driver.os;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * A bound loop device, as the kernel reports it in /sys/block/loopN. {@code backingFile} is the path
+ * the kernel shows; when that file has been unlinked the kernel appends " (deleted)", which is
+ * stripped here and reported as {@code backingFileDeleted}. Needs Linux >= 5.8 (LOOP_CONFIGURE).
+ */
+public record LoopDevice(int number, Path node, Path backingFile, boolean backingFileDeleted,
+                         boolean readOnly, boolean autoclear) {
+
+    private static final Path LOOP_CONTROL = Path.of("/dev/loop-control");
+    private static final Path DEV = Path.of("/dev");
+    private static final Path SYS_BLOCK = Path.of("/sys/block");
+    private static final String DELETED = " (deleted)";
+
+    private static final long LOOP_CLR_FD = 0x4C01L;
+    private static final long LOOP_SET_CAPACITY = 0x4C07L;
+    private static final long LOOP_CONFIGURE = 0x4C0AL;
+    private static final long LOOP_CTL_GET_FREE = 0x4C82L;
+    private static final int S_IFBLK = 0060000;
+    private static final int S_IFCHR = 0020000;
+    private static final int LOOP_CONTROL_MAJOR = 10;  // misc
+    private static final int LOOP_CONTROL_MINOR = 237; // LOOP_CTRL_MINOR
+    private static final int ATTACH_ATTEMPTS = 32;
+
+    /**
+     * Binds {@code file} to a free loop device. Another process may grab the same free device between
+     * LOOP_CTL_GET_FREE and LOOP_CONFIGURE; the loser gets EBUSY, so we ask for another one. The device
+     * node is created (mknod b 7 N) when /dev has none, as in containers with a static /dev.
+     */
+    public static AttachedLoop attach(Path file, Set<LoopFlag> flags) {
+        Path backing = realPath(file);
+        boolean readOnly = flags.contains(LoopFlag.READ_ONLY);
+        ensureNode(LOOP_CONTROL, S_IFCHR, LOOP_CONTROL_MAJOR, LOOP_CONTROL_MINOR);
+        try (Fd control = Fd.open(LOOP_CONTROL, Libc.O_RDWR);
+             Fd backingFd = Fd.open(backing, readOnly ? Libc.O_RDONLY : Libc.O_RDWR)) {
+            for (int attempt = 1; ; attempt++) {
+                int number = control.ioctl(LOOP_CTL_GET_FREE, 0, "ioctl(LOOP_CTL_GET_FREE)");
+                Path node = ensureNode(number);
+                try {
+                    Fd hold = configure(node, backingFd, backing, LoopFlag.bits(flags));
+                    return new AttachedLoop(new LoopDevice(number, node, backing, false, readOnly,
+                            flags.contains(LoopFlag.AUTOCLEAR)), hold);
+                } catch (OsException e) {
+                    boolean lostRace = e.is(Errno.EBUSY) || e.is(Errno.ENXIO);
+                    if (!lostRace || attempt == ATTACH_ATTEMPTS) throw e;
+                }
+            }
+        }
+    }
+
+    /**
+     * LOOP_CONFIGURE through a read-write descriptor (the kernel makes the device read-only when the
+     * configuring descriptor can't write). Returns a read-only descriptor as the holder: a writer
+     * would block mounts on kernels built without CONFIG_BLK_DEV_WRITE_MOUNTED.
+     */
+    private static Fd configure(Path node, Fd backingFd, Path backing, int loFlags) {
+        try (Fd writer = Fd.open(node, Libc.O_RDWR); Arena arena = Arena.ofConfined()) {
+            // struct loop_config { u32 fd; u32 block_size; struct loop_info64 info; u64 reserved[8]; }
+            // loop_info64: lo_flags at +52, lo_file_name[64] at +56; 0 block size = kernel default
+            MemorySegment config = arena.allocate(304, 8);
+            config.set(JAVA_INT, 0, backingFd.fd());
+            config.set(JAVA_INT, 8 + 52, loFlags);
+            byte[] name = backing.toString().getBytes(UTF_8);
+            MemorySegment.copy(name, 0, config, JAVA_BYTE, 8 + 56, Math.min(name.length, 63));
+            writer.ioctl(LOOP_CONFIGURE, config, "ioctl(LOOP_CONFIGURE)");
+            try {
+                return Fd.open(node, Libc.O_RDONLY);
+            } catch (RuntimeException e) {
+                try {
+                    writer.ioctl(LOOP_CLR_FD, 0, "ioctl(LOOP_CLR_FD)"); // don't leak a device nobody knows
+                } catch (RuntimeException undo) {
+                    e.addSuppressed(undo);
+                }
+                throw e;
+            }
+        }
+    }
+
+    /** Every bound loop device, by number. */
+    public static List<LoopDevice> list() {
+        List<LoopDevice> devices = new ArrayList<>();
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(SYS_BLOCK, "loop[0-9]*")) {
+            for (Path dir : dirs) {
+                find(Integer.parseInt(dir.getFileName().toString().substring(4))).ifPresent(devices::add);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("listing " + SYS_BLOCK, e);
+        }
+        devices.sort(Comparator.comparingInt(LoopDevice::number));
+        return devices;
+    }
+
+    /** Loop device N if it is bound to a file. */
+    public static Optional<LoopDevice> find(int number) {
+        Path sys = SYS_BLOCK.resolve("loop" + number);
+        try {
+            String backing = stripNewline(Files.readString(sys.resolve("loop/backing_file")));
+            boolean deleted = backing.endsWith(DELETED);
+            if (deleted) backing = backing.substring(0, backing.length() - DELETED.length());
+            boolean readOnly = "1".equals(stripNewline(Files.readString(sys.resolve("ro"))));
+            boolean autoclear = "1".equals(stripNewline(Files.readString(sys.resolve("loop/autoclear"))));
+            return Optional.of(new LoopDevice(number, DEV.resolve("loop" + number), Path.of(backing), deleted,
+                    readOnly, autoclear));
+        } catch (NoSuchFileException e) {
+            return Optional.empty(); // not bound (the loop/ attributes exist only while bound), or gone
+        } catch (IOException e) {
+            if (Files.notExists(sys.resolve("loop"))) return Optional.empty(); // detached while reading
+            throw new UncheckedIOException("reading " + sys, e);
+        }
+    }
+
+    /** Loop devices bound to this file (by its current path; a deleted file never matches). */
+    public static List<LoopDevice> findByBackingFile(Path file) {
+        Path wanted = MountTable.canonical(file);
+        return list().stream().filter(d -> !d.backingFileDeleted() && d.backingFile().equals(wanted)).toList();
+    }
+
+    /** Size of the device in bytes. */
+    public long size() {
+        return BlockDevice.size(node);
+    }
+
+    /** Makes the device pick up a new size of its backing file (LOOP_SET_CAPACITY). */
+    public void refreshCapacity() {
+        try (Fd fd = openIfStillOurs()) {
+            if (fd == null) throw new OsException("ioctl(LOOP_SET_CAPACITY)", node, Errno.ENXIO);
+            fd.ioctl(LOOP_SET_CAPACITY, 0, "ioctl(LOOP_SET_CAPACITY)");
+        }
+    }
+
+    /**
+     * Unbinds the device (LOOP_CLR_FD). Returns true when it is free now (or was already gone); false
+     * when it is still in use (mounted, open): the kernel then detaches it on the last close.
+     */
+    public boolean detach() {
+        try (Fd fd = openIfStillOurs()) {
+            if (fd == null) return true;
+            fd.ioctl(LOOP_CLR_FD, 0, "ioctl(LOOP_CLR_FD)");
+        } catch (OsException e) {
+            if (!e.is(Errno.ENXIO)) throw e; // ENXIO: already unbound
+        }
+        return find(number).map(now -> !sameBinding(now)).orElse(true);
+    }
+
+    /**
+     * Opens the node if it is still bound to our backing file. Holding the descriptor keeps the device
+     * from being torn down and rebound by someone else until we close it, so the ioctl that follows
+     * cannot hit a stranger's device. Returns null when our binding is gone.
+     */
+    private Fd openIfStillOurs() {
+        if (find(number).filter(this::sameBinding).isEmpty()) return null;
+        Fd fd;
+        try {
+            fd = Fd.open(ensureNode(number), Libc.O_RDONLY);
+        } catch (OsException e) {
+            if (e.is(Errno.ENOENT) || e.is(Errno.ENXIO)) return null;
+            throw e;
+        } catch (UncheckedIOException e) {
+            return null; // sysfs entry vanished: the device was removed
+        }
+        if (find(number).filter(this::sameBinding).isPresent()) return fd;
+        fd.close();
+        return null;
+    }
+
+    private boolean sameBinding(LoopDevice now) {
+        return now.backingFile().equals(backingFile) && now.backingFileDeleted() == backingFileDeleted;
+    }
+
+    private static Path ensureNode(int number) {
+        String majorMinor;
+        try {
+            majorMinor = stripNewline(Files.readString(SYS_BLOCK.resolve("loop" + number).resolve("dev")));
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading /sys/block/loop" + number + "/dev", e);
+        }
+        String[] parts = majorMinor.split(":");
+        Path node = DEV.resolve("loop" + number);
+        ensureNode(node, Integer.parseInt(parts[0]), Integer.parseInt(parts[1]));
+        return node;
+    }
+
+    /** Creates a block device node unless one with this device number is there already. */
+    static void ensureNode(Path node, int major, int minor) {
+        ensureNode(node, S_IFBLK, major, minor);
+    }
+
+    private static void ensureNode(Path node, int type, int major, int minor) {
+        try {
+            FileStat stat = FileStat.of(node);
+            if ((stat.mode() & 0170000) == type && stat.rdevMajor() == major && stat.rdevMinor() == minor) return;
+            throw new IllegalStateException(node + " exists but is not device " + major + ":" + minor);
+        } catch (OsException e) {
+            if (!e.is(Errno.ENOENT)) throw e;
+        }
+        try {
+            Libc.mknod(node, type | 0660, makedev(major, minor));
+        } catch (OsException e) {
+            if (!e.is(Errno.EEXIST)) throw e; // a concurrent attacher or udev made it
+        }
+    }
+
+    /** glibc's makedev(3) encoding of a dev_t. */
+    static long makedev(int major, int minor) {
+        long ma = Integer.toUnsignedLong(major);
+        long mi = Integer.toUnsignedLong(minor);
+        return ((ma & 0xfffL) << 8) | ((ma & 0xfffff000L) << 32) | (mi & 0xffL) | ((mi & 0xffffff00L) << 12);
+    }
+
+    private static Path realPath(Path file) {
+        try {
+            return file.toRealPath();
+        } catch (IOException e) {
+            throw new UncheckedIOException("loop backing file " + file, e);
+        }
+    }
+
+    private static String stripNewline(String s) {
+        return s.endsWith("\n") ? s.substring(0, s.length() - 1) : s;
+    }
+}

@@ -1,0 +1,118 @@
+package io.csi4j.driver.os;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.csi4j.driver.testing.ScratchFilesystem;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class ReflinkTest {
+
+    static byte[] randomBytes(int size, long seed) {
+        byte[] data = new byte[size];
+        new Random(seed).nextBytes(data);
+        return data;
+    }
+
+    /** Whether FIEMAP (through e2fsprogs' filefrag) reports any extent of the file as shared. */
+    static boolean hasSharedExtents(Path file) {
+        String out = Tools.run(Duration.ofSeconds(30), "filefrag", List.of("-v", file.toString())).stdout();
+        return out.lines().anyMatch(line -> line.contains("shared"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"xfs", "btrfs"})
+    void cloneSharesExtentsAndCopiesOnWrite(String fsType) throws IOException {
+        ScratchFilesystem.require(fsType);
+        try (ScratchFilesystem fs = ScratchFilesystem.create(fsType)) {
+            assertTrue(Reflink.isSupported(fs.mountPoint()));
+            try (Stream<Path> left = Files.list(fs.mountPoint())) {
+                assertEquals(0, left.filter(p -> p.getFileName().toString().contains("reflink-probe")).count());
+            }
+
+            Path src = fs.mountPoint().resolve("src");
+            Path dst = fs.mountPoint().resolve("dst");
+            byte[] data = randomBytes(8 << 20, 1);
+            Files.write(src, data);
+            Files.setPosixFilePermissions(src, PosixFilePermissions.fromString("rw-r-----"));
+            Durable.fsync(src);
+            long freeBefore = fs.stats().freeBytes();
+
+            Reflink.clone(src, dst);
+            Durable.fsync(dst);
+
+            assertArrayEquals(data, Files.readAllBytes(dst));
+            assertEquals("rw-r-----", PosixFilePermissions.toString(Files.getPosixFilePermissions(dst)));
+            assertTrue(hasSharedExtents(dst), "FIEMAP shows shared extents");
+            assertTrue(freeBefore - fs.stats().freeBytes() < (2 << 20), "8 MiB clone used (almost) no space");
+
+            try (FileChannel ch = FileChannel.open(dst, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4}), 0);
+            }
+            assertArrayEquals(data, Files.readAllBytes(src), "writing the clone leaves the source alone");
+
+            // clone over an existing, longer file truncates it
+            Path small = fs.mountPoint().resolve("small");
+            Files.write(small, randomBytes(4096, 2));
+            Files.write(dst, randomBytes(16 << 20, 3));
+            Reflink.clone(small, dst);
+            assertEquals(4096, Files.size(dst));
+        }
+    }
+
+    @Test
+    void ext4HasNoReflink() throws IOException {
+        ScratchFilesystem.require("ext4");
+        try (ScratchFilesystem fs = ScratchFilesystem.create("ext4")) {
+            assertFalse(Reflink.isSupported(fs.mountPoint()));
+
+            Path src = Files.write(fs.mountPoint().resolve("src"), randomBytes(4096, 4));
+            Path dst = fs.mountPoint().resolve("dst");
+            OsException e = assertThrows(OsException.class, () -> Reflink.clone(src, dst));
+            assertEquals(Errno.EOPNOTSUPP, e.errno());
+            assertEquals("ioctl(FICLONE) on " + src + " -> " + dst + ": EOPNOTSUPP (Operation not supported)",
+                    e.getMessage());
+            assertFalse(Files.exists(dst), "a destination the failed clone created is removed");
+        }
+    }
+
+    @Test
+    void acrossFilesystemsIsUnsupported() throws IOException {
+        ScratchFilesystem.require("xfs");
+        try (ScratchFilesystem a = ScratchFilesystem.create("xfs"); ScratchFilesystem b = ScratchFilesystem.create("xfs")) {
+            Path src = Files.write(a.mountPoint().resolve("src"), randomBytes(4096, 5));
+            Path existing = Files.write(b.mountPoint().resolve("dst"), new byte[] {9});
+            OsException e = assertThrows(OsException.class, () -> Reflink.clone(src, existing));
+            assertEquals(Errno.EXDEV, e.errno());
+            assertTrue(Reflink.meansUnsupported(e));
+            assertTrue(Files.exists(existing), "a destination that existed before is left in place");
+        }
+    }
+
+    @Test
+    void refusesToCloneAFileOntoItself() throws IOException {
+        Path file = Files.createTempFile("csi4j-self", ".img");
+        try {
+            assertThrows(IllegalArgumentException.class, () -> Reflink.clone(file, file));
+            assertThrows(IllegalArgumentException.class, () -> SparseCopy.copy(file, file));
+        } finally {
+            Files.delete(file);
+        }
+    }
+}
