@@ -94,6 +94,9 @@ public interface StorageEngine extends AutoCloseable {
 
     void unpublish(String volumeId, Path targetPath);
 
+    /** Where the volume is published on this node now (from the mount table). */
+    List<Path> publishedTargets(String volumeId);
+
     VolumeStats stats(String volumeId, Path volumePath);
 
     /** Grows the filesystem online to fill the (already grown) volume. Returns the new size. */
