@@ -78,6 +78,20 @@ class CatalogTablesTest {
     }
 
     @Test
+    void awkwardTextSurvivesTheDatabase() {
+        Map<String, String> awkward = Map.of(
+                "quote\"and\\back", "\u0000nul \u001f\u007f \n\r\t",
+                "lone", "\uD800 high, low \uDC00",
+                "emoji 🚀", "日本語 \uD83D\uDE00");
+        VolumeRecord v = new VolumeRecord("id ' \" ; --", "name\u0000with nul", 1, VolumeKind.BLOCK, null, awkward,
+                awkward, ContentSource.NONE, "node", State.READY, T0, T0);
+        catalog.volumes().insert(v);
+        assertEquals(v, catalog.volumes().byId(v.id()).orElseThrow());
+        assertEquals(v, catalog.volumes().byName("name\u0000with nul").orElseThrow());
+        assertEquals(Optional.empty(), catalog.volumes().byName("name"));
+    }
+
+    @Test
     void namesAreUniquePerKind() {
         catalog.volumes().insert(volume("v1", "same", State.READY));
         DuplicateNameException e = assertThrows(DuplicateNameException.class,

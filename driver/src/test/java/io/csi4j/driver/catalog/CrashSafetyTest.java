@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -43,10 +44,12 @@ class CrashSafetyTest {
             boolean fresh = round % 5 == 4;
             Path data = fresh ? Files.createDirectories(dir.resolve("fresh" + round)) : shared;
             Path file = data.resolve(Catalog.FILE_NAME);
-            long killAfterMillis = fresh ? random.nextLong(100, 900) : random.nextLong(300, 1500);
-            String context = "seed " + seed + ", round " + round + ", kill after " + killAfterMillis + " ms";
+            // fresh rounds count from process start, so the kill may land in creation or migration
+            long killAfterMillis = fresh ? random.nextLong(100, 1200) : random.nextLong(0, 1000);
+            String context = "seed " + seed + ", round " + round + ", kill " + killAfterMillis + " ms after "
+                    + (fresh ? "start" : "open");
 
-            List<String> lines = runAndKill(file, "r" + round + "-", killAfterMillis, context);
+            List<String> lines = runAndKill(file, "r" + round + "-", !fresh, killAfterMillis, context);
             Map<String, String> facts = fresh ? new HashMap<>() : expected;
             int commits = 0;
             String inDoubt = null;  // announced, not reported: the kill may have come before or after its commit
@@ -71,8 +74,12 @@ class CrashSafetyTest {
         System.out.printf("crash test: %d rounds, %d committed writes checked, seed %d%n", ROUNDS, committedTotal, seed);
     }
 
-    /** Starts the child, SIGKILLs it after the delay, returns the lines it completed (a torn last line is dropped). */
-    private List<String> runAndKill(Path file, String prefix, long killAfterMillis, String context) throws Exception {
+    /**
+     * Starts the child, SIGKILLs it after the delay (counted from its OPEN line if {@code afterOpen}), and
+     * returns the lines it completed (a torn last line is dropped).
+     */
+    private List<String> runAndKill(Path file, String prefix, boolean afterOpen, long killAfterMillis, String context)
+            throws Exception {
         String java = ProcessHandle.current().info().command().orElseThrow();
         Path stderr = dir.resolve("child-" + prefix + "stderr.txt");
         Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
@@ -80,8 +87,13 @@ class CrashSafetyTest {
                 .redirectError(stderr.toFile())
                 .start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        Thread pump = Thread.ofVirtual().start(() -> copy(child.getInputStream(), out));
+        CountDownLatch opened = new CountDownLatch(1);
+        Thread pump = Thread.ofVirtual().start(() -> copy(child.getInputStream(), out, opened));
         try {
+            if (afterOpen) {
+                assertTrue(opened.await(60, TimeUnit.SECONDS), "child did not open the catalog: "
+                        + context + ": " + Files.readString(stderr));
+            }
             assertTrue(!child.waitFor(killAfterMillis, TimeUnit.MILLISECONDS),
                     "child exited by itself (" + context + "): " + Files.readString(stderr));
         } finally {
@@ -124,9 +136,17 @@ class CrashSafetyTest {
         }
     }
 
-    private static void copy(InputStream in, ByteArrayOutputStream out) {
+    private static void copy(InputStream in, ByteArrayOutputStream out, CountDownLatch opened) {
+        byte[] buffer = new byte[8192];
         try (in) {
-            in.transferTo(out);
+            for (int n; (n = in.read(buffer)) > 0; ) {
+                synchronized (out) {
+                    out.write(buffer, 0, n);
+                    if (opened.getCount() > 0 && out.toString(StandardCharsets.UTF_8).startsWith("OPEN\n")) {
+                        opened.countDown();
+                    }
+                }
+            }
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
