@@ -117,7 +117,7 @@ public final class Secrets {
     private static Object maskOf(FieldDescriptor field) {
         return switch (field.getJavaType()) {
             case STRING -> MASK;
-            case BYTES -> ByteString.copyFromUtf8(MASK);
+            case BYTE_STRING -> ByteString.copyFromUtf8(MASK);
             default -> null;
         };
     }
