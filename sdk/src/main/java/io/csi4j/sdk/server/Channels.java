@@ -3,6 +3,7 @@ package io.csi4j.sdk.server;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -32,7 +33,9 @@ public final class Channels {
             case Endpoint.Unix unix -> NettyChannelBuilder
                     .forAddress(UnixDomainSocketAddress.of(unix.path()), InsecureChannelCredentials.create())
                     .channelType(NioDomainSocketChannel.class, UnixDomainSocketAddress.class)
-                    .eventLoopGroup(ClientLoop.GROUP);
+                    .eventLoopGroup(ClientLoop.GROUP)
+                    // gRPC asks for SO_KEEPALIVE, which domain sockets do not have (Netty would warn per connection)
+                    .withOption(ChannelOption.SO_KEEPALIVE, null);
             case Endpoint.Tcp tcp -> NettyChannelBuilder
                     .forAddress(tcp.host(), tcp.port(), InsecureChannelCredentials.create())
                     .channelType(NioSocketChannel.class)
