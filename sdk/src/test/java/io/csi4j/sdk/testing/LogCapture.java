@@ -6,23 +6,33 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
-/** Captures everything logged under {@code io.csi4j} (formatted as the plugin would print it) while open. */
+/**
+ * Captures every log record of the JVM (formatted as the plugin prints them) while open, with the sdk's loggers
+ * at {@code level} and gRPC/Netty at INFO, as {@link io.csi4j.sdk.PluginLogging} configures a plugin.
+ */
 public final class LogCapture extends Handler implements AutoCloseable {
-    private static final Logger ROOT = Logger.getLogger("io.csi4j");
+    private static final Logger ROOT = Logger.getLogger("");
+    private static final Logger SDK = Logger.getLogger("io.csi4j");
+    private static final Logger GRPC = Logger.getLogger("io.grpc");
+    private static final Logger NETTY = Logger.getLogger("io.netty");
     private final StringBuilder text = new StringBuilder();
     private final OneLineFormatter formatter = new OneLineFormatter();
     private final Level previous;
 
     public LogCapture(Level level) {
-        previous = ROOT.getLevel();
-        ROOT.setLevel(level);
+        previous = SDK.getLevel();
+        SDK.setLevel(level);
+        GRPC.setLevel(Level.INFO);
+        NETTY.setLevel(Level.INFO);
         setLevel(Level.ALL);
         ROOT.addHandler(this);
     }
 
     @Override
     public synchronized void publish(LogRecord record) {
-        if (ROOT.isLoggable(record.getLevel())) text.append(formatter.format(record));
+        text.append(formatter.format(record));
+        // the formatter prints only the type of an attached exception: keep its message too, to check it
+        if (record.getThrown() != null) text.append("THROWN: ").append(record.getThrown()).append('\n');
     }
 
     public synchronized String text() {
@@ -35,6 +45,6 @@ public final class LogCapture extends Handler implements AutoCloseable {
     @Override
     public void close() {
         ROOT.removeHandler(this);
-        ROOT.setLevel(previous);
+        SDK.setLevel(previous);
     }
 }
