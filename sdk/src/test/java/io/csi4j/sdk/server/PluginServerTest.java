@@ -6,13 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.proto.csi.ControllerGrpc;
-import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.CreateVolumeResponse;
 import io.csi4j.proto.csi.GetPluginInfoRequest;
 import io.csi4j.proto.csi.IdentityGrpc;
-import io.csi4j.proto.csi.VolumeCapability;
 import io.csi4j.sdk.example.ExampleIdentity;
+import io.csi4j.sdk.testing.Requests;
 import io.csi4j.sdk.testing.TestPlugin;
+import static io.csi4j.sdk.testing.Requests.create;
+import static io.csi4j.sdk.testing.Requests.waitUntil;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -34,16 +35,6 @@ import org.junit.jupiter.api.io.TempDir;
 class PluginServerTest {
     @TempDir
     Path dir;
-
-    static CreateVolumeRequest create(String name, String... parameters) {
-        var request = CreateVolumeRequest.newBuilder().setName(name)
-                .addVolumeCapabilities(VolumeCapability.newBuilder()
-                        .setMount(VolumeCapability.MountVolume.getDefaultInstance())
-                        .setAccessMode(VolumeCapability.AccessMode.newBuilder()
-                                .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)));
-        for (int i = 0; i < parameters.length; i += 2) request.putParameters(parameters[i], parameters[i + 1]);
-        return request.build();
-    }
 
     private static List<Path> entries(Path dir) throws IOException {
         try (Stream<Path> list = Files.list(dir)) {
@@ -140,7 +131,7 @@ class PluginServerTest {
         TestPlugin plugin = TestPlugin.start(dir, b -> b.shutdownGrace(Duration.ofSeconds(10)));
         try {
             ManagedChannel channel = plugin.channel();
-            var slow = CompletableFuture.supplyAsync(() -> ControllerGrpc.newBlockingStub(channel)
+            var slow = Requests.async(() -> ControllerGrpc.newBlockingStub(channel)
                     .createVolume(create("slow-one", "slow_ms", "1500")));
             waitUntil(() -> plugin.controller.createInvocations.get() == 1);
             long start = System.nanoTime();
@@ -169,7 +160,7 @@ class PluginServerTest {
         TestPlugin plugin = TestPlugin.start(dir, b -> b.shutdownGrace(Duration.ofMillis(300)));
         try {
             ManagedChannel channel = plugin.channel();
-            var slow = CompletableFuture.supplyAsync(() -> ControllerGrpc.newBlockingStub(channel)
+            var slow = Requests.async(() -> ControllerGrpc.newBlockingStub(channel)
                     .createVolume(create("too-slow", "slow_ms", "60000")));
             waitUntil(() -> plugin.controller.createInvocations.get() == 1);
             long start = System.nanoTime();
@@ -201,14 +192,6 @@ class PluginServerTest {
             }
         } finally {
             server.close();
-        }
-    }
-
-    static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("condition not reached in 10 s");
-            Thread.sleep(5);
         }
     }
 }

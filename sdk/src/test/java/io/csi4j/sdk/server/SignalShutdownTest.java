@@ -9,6 +9,7 @@ import io.csi4j.proto.csi.CreateVolumeResponse;
 import io.csi4j.proto.csi.GetPluginInfoRequest;
 import io.csi4j.proto.csi.IdentityGrpc;
 import io.csi4j.sdk.example.ExamplePluginMain;
+import io.csi4j.sdk.testing.Requests;
 import io.grpc.ManagedChannel;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -59,8 +60,8 @@ class SignalShutdownTest {
             channel = Channels.connect(new Endpoint.Unix(socket));
             IdentityGrpc.newBlockingStub(channel).getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
             ManagedChannel c = channel;
-            CompletableFuture<CreateVolumeResponse> slow = CompletableFuture.supplyAsync(() ->
-                    ControllerGrpc.newBlockingStub(c).createVolume(PluginServerTest.create("drained", "slow_ms", "2000")));
+            CompletableFuture<CreateVolumeResponse> slow = Requests.async(() ->
+                    ControllerGrpc.newBlockingStub(c).createVolume(Requests.create("drained", "slow_ms", "2000")));
             waitForInFlight();
 
             plugin.destroy(); // SIGTERM
