@@ -43,17 +43,19 @@ class InFlightGuardTest {
 
     @Test
     void identicalConcurrentRequestsRunOnceAndShareTheAnswer() throws Exception {
-        try (TestPlugin plugin = TestPlugin.start(dir)) {
+        InFlightGuard guard = InFlightGuard.forCsi();
+        try (TestPlugin plugin = TestPlugin.start(dir, b -> b.guard(guard))) {
             CreateVolumeRequest request = create("pvc-same", "slow_ms", "700");
             var first = async(plugin.channel(), request);
             waitUntil(() -> plugin.controller.createInvocations.get() == 1);
             var second = async(plugin.channel(), request);
             var third = async(plugin.channel(), request);
+            assertEquals(Set.of("volume name pvc-same"), guard.busyKeys());
             CreateVolumeResponse a = first.get(10, TimeUnit.SECONDS);
             assertEquals(a, second.get(10, TimeUnit.SECONDS));
             assertEquals(a, third.get(10, TimeUnit.SECONDS));
             assertEquals(1, plugin.controller.createInvocations.get(), "the service ran once for three calls");
-            assertEquals(Set.of(), InFlightGuard.forCsi().busyKeys());
+            assertEquals(Set.of(), guard.busyKeys());
         }
     }
 
