@@ -60,7 +60,7 @@ public final class ImageEngine implements StorageEngine {
         }
 
         public static Options defaults() {
-            return new Options(1.0, true);
+            return new Options(1.0, false);
         }
     }
 
@@ -615,10 +615,20 @@ public final class ImageEngine implements StorageEngine {
         try (AttachedLoop loop = leftover.isEmpty() ? LoopDevice.attach(image, loopFlags(true)) : null) {
             Path node = loop != null ? loop.node() : leftover.get().node();
             prepareFilesystem(volumeId, image, node, fsType, mountOptions.readOnly());
-            Mounts.mount(node.toString(), stagingPath, fsType, mountOptions.flags(), mountOptions.dataString());
+            Mounts.mount(node.toString(), stagingPath, fsType, mountOptions.flags(), mountData(fsType, mountOptions));
             if (readAhead > 0) applyReadAhead(node, readAhead);
         }
         if (fsType.equals("xfs") && !mountOptions.readOnly()) Tools.xfsGrowfs(stagingPath); // no-op unless the image grew
+    }
+
+    /**
+     * Restores and clones carry the source's XFS UUID, and XFS refuses to mount a second filesystem
+     * with a UUID already mounted: always mount XFS volumes with {@code nouuid}.
+     */
+    static String mountData(String fsType, MountOptions options) {
+        List<String> data = new ArrayList<>(options.data());
+        if (fsType.equals("xfs") && !data.contains("nouuid")) data.add("nouuid");
+        return data.isEmpty() ? null : String.join(",", data);
     }
 
     /**

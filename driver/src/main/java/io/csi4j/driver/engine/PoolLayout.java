@@ -110,7 +110,7 @@ final class PoolLayout {
     private Path contained(Path dir, String name) {
         Path path = dir.resolve(name);
         if (!path.getParent().equals(dir) || type(dir) != EntryType.DIRECTORY) {
-            throw new IllegalStateException(path + " is not inside " + dir);
+            throw CsiException.failedPrecondition(path + " is not inside " + dir + " (is " + dir + " still a directory?)");
         }
         return path;
     }
