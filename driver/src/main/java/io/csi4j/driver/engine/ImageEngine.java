@@ -488,7 +488,9 @@ public final class ImageEngine implements StorageEngine {
      */
     private static Optional<String> readOnlyAfterErrors(MountTable table, List<MountInfo> mounts) {
         if (mounts.isEmpty()) return Optional.empty();
-        boolean superReadOnly = mounts.getFirst().superOptions().contains("ro");
+        List<String> superOptions = mounts.getFirst().superOptions();
+        // ext4 shows an error remount as "emergency_ro" (Linux >= 6.x), older kernels and others as "ro"
+        boolean superReadOnly = superOptions.contains("ro") || superOptions.contains("emergency_ro");
         boolean asked = mounts.stream().anyMatch(MountInfo::readOnly);
         if (superReadOnly && !asked) {
             return Optional.of("filesystem " + mounts.getFirst().source() + " at " + mounts.getFirst().mountPoint()
