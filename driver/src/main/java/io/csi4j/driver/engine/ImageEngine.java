@@ -355,6 +355,8 @@ public final class ImageEngine implements StorageEngine {
 
     @Override
     public long createSnapshot(String snapshotId, String volumeId) {
+        PoolLayout.checkId("snapshot", snapshotId);
+        PoolLayout.checkId("volume", volumeId);
         return createGroupSnapshot(Map.of(snapshotId, volumeId)).get(snapshotId);
     }
 
