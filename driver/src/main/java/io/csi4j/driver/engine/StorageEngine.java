@@ -3,39 +3,54 @@ package io.csi4j.driver.engine;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
- * Where volume and snapshot bytes live. Two implementations: {@code ImageEngine} (sparse image
- * files attached through loop devices, reflink snapshots) and {@code DirEngine} (directories).
+ * Where volume and snapshot bytes live. Two implementations: {@link ImageEngine} (sparse image
+ * files attached through loop devices, reflink snapshots) and {@link DirEngine} (directories).
  *
  * <p>Contract, for every method: idempotent (a repeat after success, or after a crash at any
- * instant, converges to the same end state), atomic from the outside (an artifact appears
- * under its final name only when complete: temp name + rename + fsync of the directory), and
- * ids are already validated {@code ObjectId}s (the engine still refuses any id containing a
- * path separator). Errors are {@code CsiException}s with the spec's codes (ENOSPC ->
- * RESOURCE_EXHAUSTED, missing artifact -> NOT_FOUND, ...).
+ * instant, converges to the same end state), atomic from the outside (an artifact appears under
+ * its final name only when complete: temp name + rename + fsync of the directory, its sidecar
+ * written before), and safe with any id: an id that is not a plain safe file name is refused with
+ * INVALID_ARGUMENT before it becomes a path, and nothing outside the pool is touched through a
+ * symlink. Errors are {@code CsiException}s with the spec's codes (ENOSPC -> RESOURCE_EXHAUSTED,
+ * missing source -> NOT_FOUND, busy -> FAILED_PRECONDITION or ABORTED, else INTERNAL with the
+ * call and path). Node methods derive their state from the kernel's mount table and loop
+ * devices, never from memory, so they work the same after a restart.
  */
-public interface StorageEngine extends AutoCloseable {
+public sealed interface StorageEngine extends AutoCloseable permits ImageEngine, DirEngine {
 
+    /** "image" or "dir". */
     String name();
 
     PoolInfo pool();
+
+    /** What the plugin should say at start-up about this engine and its pool (e.g. no reflink). */
+    List<String> notices();
 
     boolean supportsBlock();
 
     // ---- controller side: artifacts in the pool ----
 
-    /** Creates an empty volume of exactly {@code capacityBytes} (rounded up to the engine's granularity, returned). */
-    long createVolume(String volumeId, long capacityBytes);
+    /**
+     * Creates an empty volume of at least {@code capacityBytes} (rounded up to the engine's
+     * granularity and the filesystem's minimum; returned). Repeating with the same id and size is OK;
+     * another size is ALREADY_EXISTS; more than the pool can promise is RESOURCE_EXHAUSTED.
+     */
+    long createVolume(String volumeId, long capacityBytes, AccessType access);
 
-    /** Creates a volume holding the snapshot's content, grown to {@code capacityBytes} if larger. */
-    long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes);
+    /**
+     * Creates a volume holding the snapshot's content, grown to {@code capacityBytes} if larger
+     * (0: the snapshot's size; smaller than the snapshot: OUT_OF_RANGE).
+     */
+    long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access);
 
     /** Creates a volume holding the source volume's content (crash-consistent: frozen if mounted here). */
-    long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes);
+    long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access);
 
-    /** Removes the volume's artifact; OK if it is already gone. */
+    /** Removes the volume's artifact; OK if it is already gone; FAILED_PRECONDITION while it is in use here. */
     void deleteVolume(String volumeId);
 
     boolean volumeExists(String volumeId);
@@ -52,7 +67,7 @@ public interface StorageEngine extends AutoCloseable {
     /**
      * Cuts one snapshot per entry (snapshot id -> volume id), write-order consistent across all:
      * freeze every mounted member, cut all, thaw all (always, also on error). On failure no
-     * member snapshot is left behind.
+     * member snapshot is left behind. Returns snapshot id -> size.
      */
     Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume);
 
@@ -61,37 +76,46 @@ public interface StorageEngine extends AutoCloseable {
     boolean snapshotExists(String snapshotId);
 
     /**
-     * Applies mutable parameters (ControllerModifyVolume): {@code readAheadKiB} (to the attached
-     * device now and at every later stage), {@code compression} on btrfs pools. Validates every
-     * key first and applies nothing if one is unsupported (INVALID_ARGUMENT naming it).
+     * Applies mutable parameters (ControllerModifyVolume): {@code readAheadKiB} to the attached
+     * device now (the caller keeps the value and passes it at every later stage), {@code compression}
+     * on btrfs pools. Validates every key first and applies nothing if one is unsupported
+     * (INVALID_ARGUMENT naming it and the known ones).
      */
     void modifyVolume(String volumeId, Map<String, String> mutableParameters);
 
-    /** Empty when healthy; else why not (artifact missing, device detached, filesystem read-only on errors). */
-    java.util.Optional<String> volumeCondition(String volumeId);
+    /** Empty when healthy; else why not (artifact missing, filesystem read-only after errors ...). */
+    Optional<String> volumeCondition(String volumeId);
 
     /** Ids of every volume artifact on disk (for the reconciler's orphan report). */
     Set<String> volumeArtifacts();
 
     Set<String> snapshotArtifacts();
 
-    /** Removes leftovers of interrupted work (temp files); returns what was removed. */
+    /** What the artifact's sidecar says about it (for an fsck that rebuilds the catalog from disk). */
+    Optional<Artifact> artifact(Artifact.Kind kind, String id);
+
+    /**
+     * Removes leftovers of interrupted work (temp files, sidecars whose artifact never appeared);
+     * returns what was removed. Call at start-up, before serving.
+     */
     List<Path> removeTemporaryArtifacts();
 
     // ---- node side ----
 
     /**
-     * Makes the volume available at {@code stagingPath}: a filesystem volume is attached,
-     * formatted if blank (with {@code fsType}) and mounted there; a block volume is attached
-     * and its device recorded. Idempotent from the kernel's mount table.
+     * Makes the volume available at {@code stagingPath}: a filesystem volume is attached, formatted
+     * if blank (with {@code fsType}; a different filesystem already there is FAILED_PRECONDITION)
+     * and mounted there; a block volume is attached. Idempotent from the kernel's mount table.
      */
     void stage(String volumeId, Path stagingPath, StageOptions options);
 
+    /** Undoes {@link #stage}; FAILED_PRECONDITION while the volume is still published. */
     void unstage(String volumeId, Path stagingPath);
 
-    /** Bind-mounts the staged filesystem (or the block device) at {@code targetPath}. */
+    /** Bind-mounts the staged filesystem (or the block device) at {@code targetPath}, which it creates. */
     void publish(String volumeId, Path stagingPath, Path targetPath, PublishOptions options);
 
+    /** Unmounts {@code targetPath} and removes it; OK when it is not mounted. */
     void unpublish(String volumeId, Path targetPath);
 
     /** Where the volume is published on this node now (from the mount table). */

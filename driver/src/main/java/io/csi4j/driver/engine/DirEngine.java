@@ -1,0 +1,417 @@
+package io.csi4j.driver.engine;
+
+import static io.csi4j.driver.engine.EngineErrors.run;
+import static io.csi4j.driver.engine.EngineErrors.translate;
+
+import io.csi4j.driver.engine.PoolLayout.EntryType;
+import io.csi4j.driver.os.FsStats;
+import io.csi4j.driver.os.MountInfo;
+import io.csi4j.driver.os.MountTable;
+import io.csi4j.sdk.CsiException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Volumes are directories, {@code <pool>/volumes/<id>.dir}; snapshots are copies of the tree
+ * ({@code <pool>/snapshots/<id>.dir}) with a reflink per file where the pool can. No block volumes,
+ * no enforced capacity (it is recorded and reported). A directory cannot be frozen, so group
+ * snapshots are refused while a member is published writable: they could not be write-order
+ * consistent. Stage does nothing; publish is a bind mount of the volume's directory.
+ */
+public final class DirEngine implements StorageEngine {
+
+    private final Pool pool;
+    private final PoolLayout layout;
+
+    private DirEngine(Pool pool) {
+        this.pool = pool;
+        this.layout = PoolLayout.open(pool.path(), ".dir");
+    }
+
+    public static DirEngine open(Pool pool) {
+        return new DirEngine(pool);
+    }
+
+    @Override
+    public String name() { return "dir"; }
+
+    @Override
+    public boolean supportsBlock() { return false; }
+
+    @Override
+    public PoolInfo pool() {
+        return translate("reading pool " + pool.path(), () -> {
+            FsStats stats = pool.stats();
+            long provisioned = 0;
+            for (String id : layout.ids(Artifact.Kind.VOLUME)) {
+                provisioned += layout.readSidecar(Artifact.Kind.VOLUME, id).map(Artifact::sizeBytes).orElse(0L);
+            }
+            // capacity is not enforced: what a new volume can get is what the filesystem has free
+            return new PoolInfo(pool.path(), stats.type(), pool.reflink(), stats.totalBytes(), stats.availableBytes(),
+                    Math.min(provisioned, stats.totalBytes() - stats.availableBytes()), 1.0);
+        });
+    }
+
+    @Override
+    public List<String> notices() {
+        return List.of(pool.describe(), "dir engine: volume capacity is recorded but not enforced; no block volumes");
+    }
+
+    private Path dir(String volumeId) {
+        return layout.artifact(Artifact.Kind.VOLUME, volumeId);
+    }
+
+    private static AccessType checkAccess(AccessType access) {
+        if (access instanceof AccessType.Block) throw CsiException.invalidArgument("the dir engine has no block volumes");
+        return access;
+    }
+
+    // ---- controller side ----
+
+    @Override
+    public long createVolume(String volumeId, long capacityBytes, AccessType access) {
+        PoolLayout.checkId("volume", volumeId);
+        checkAccess(access);
+        if (capacityBytes < 0) throw CsiException.invalidArgument("negative capacity: " + capacityBytes);
+        return translate("creating volume " + volumeId, () -> {
+            if (existing(volumeId, capacityBytes, "")) return capacityBytes;
+            layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), capacityBytes, access, "", Instant.now()));
+            Path temp = layout.temporary(volumeId, ".dir");
+            try {
+                Files.createDirectory(temp);
+                layout.commit(temp, Artifact.Kind.VOLUME, volumeId);
+            } catch (IOException e) {
+                throw new UncheckedIOException("creating " + temp, e);
+            } finally {
+                PoolLayout.deleteQuietly(temp);
+            }
+            return capacityBytes;
+        });
+    }
+
+    private boolean existing(String volumeId, long size, String source) {
+        if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) return false;
+        Optional<Artifact> recorded = layout.readSidecar(Artifact.Kind.VOLUME, volumeId);
+        long existingSize = recorded.map(Artifact::sizeBytes).orElse(size);
+        String existingSource = recorded.map(Artifact::source).orElse(source);
+        if (existingSize == size && existingSource.equals(source)) return true;
+        throw CsiException.alreadyExists("volume " + volumeId + " exists with " + existingSize + " bytes"
+                + (existingSource.isEmpty() ? "" : " from " + existingSource) + ", not " + size + " bytes"
+                + (source.isEmpty() ? "" : " from " + source));
+    }
+
+    @Override
+    public long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access) {
+        PoolLayout.checkId("volume", volumeId);
+        PoolLayout.checkId("snapshot", snapshotId);
+        checkAccess(access);
+        return translate("restoring snapshot " + snapshotId + " into volume " + volumeId, () -> {
+            if (!layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.DIRECTORY)) {
+                throw CsiException.notFound("snapshot " + snapshotId + " does not exist");
+            }
+            long sourceSize = layout.readSidecar(Artifact.Kind.SNAPSHOT, snapshotId).map(Artifact::sizeBytes).orElse(0L);
+            return materialize(volumeId, layout.artifact(Artifact.Kind.SNAPSHOT, snapshotId), sourceSize, capacityBytes,
+                    access, Artifact.snapshotSource(snapshotId));
+        });
+    }
+
+    @Override
+    public long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access) {
+        PoolLayout.checkId("volume", volumeId);
+        PoolLayout.checkId("source volume", sourceVolumeId);
+        checkAccess(access);
+        return translate("cloning volume " + sourceVolumeId + " into " + volumeId, () -> {
+            if (!layout.exists(Artifact.Kind.VOLUME, sourceVolumeId, EntryType.DIRECTORY)) {
+                throw CsiException.notFound("source volume " + sourceVolumeId + " does not exist");
+            }
+            long sourceSize = layout.readSidecar(Artifact.Kind.VOLUME, sourceVolumeId).map(Artifact::sizeBytes).orElse(0L);
+            return materialize(volumeId, dir(sourceVolumeId), sourceSize, capacityBytes, access,
+                    Artifact.volumeSource(sourceVolumeId));
+        });
+    }
+
+    private long materialize(String volumeId, Path source, long sourceSize, long capacityBytes, AccessType access,
+                             String sourceRef) {
+        if (capacityBytes != 0 && capacityBytes < sourceSize) {
+            throw CsiException.outOfRange(sourceRef + " holds " + sourceSize + " bytes; " + capacityBytes + " cannot hold it");
+        }
+        long size = Math.max(capacityBytes, sourceSize);
+        if (existing(volumeId, size, sourceRef)) return size;
+        layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now()));
+        copyInto(source, Artifact.Kind.VOLUME, volumeId);
+        return size;
+    }
+
+    /** Copies a tree into .tmp, then renames it into place: a crash never leaves half a tree under an id. */
+    private void copyInto(Path source, Artifact.Kind kind, String id) {
+        Path temp = layout.temporary(id, ".dir");
+        try {
+            TreeCopy.copy(source, temp, pool.reflink());
+            layout.commit(temp, kind, id);
+        } finally {
+            PoolLayout.deleteQuietly(temp);
+        }
+    }
+
+    @Override
+    public void deleteVolume(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        run("deleting volume " + volumeId, () -> {
+            if (layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
+                List<MountInfo> mounts = mountsOf(MountTable.read(), volumeId);
+                if (!mounts.isEmpty()) {
+                    throw CsiException.failedPrecondition("volume " + volumeId + " is mounted at "
+                            + mounts.stream().map(MountInfo::mountPoint).toList());
+                }
+            }
+            layout.delete(Artifact.Kind.VOLUME, volumeId);
+        });
+    }
+
+    /** Mounts of the volume's directory (or inside it) anywhere, and mounts on top of something in it. */
+    private List<MountInfo> mountsOf(MountTable table, String volumeId) {
+        Path dir = dir(volumeId);
+        List<MountInfo> mounts = new ArrayList<>(table.under(dir));
+        Binds.identity(table, dir).ifPresent(id -> table.mounts().stream().filter(id::covers).forEach(mounts::add));
+        return mounts;
+    }
+
+    @Override
+    public boolean volumeExists(String volumeId) {
+        return translate("looking up volume " + volumeId, () -> layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY));
+    }
+
+    /** Capacity is not enforced: growing only records the new size. */
+    @Override
+    public long expandVolume(String volumeId, long newCapacityBytes) {
+        PoolLayout.checkId("volume", volumeId);
+        return translate("expanding volume " + volumeId, () -> {
+            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
+                throw CsiException.notFound("volume " + volumeId + " does not exist");
+            }
+            Artifact artifact = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).orElseGet(() ->
+                    new Artifact(volumeId, Artifact.Kind.VOLUME, name(), 0, AccessType.mount(""), "", Instant.now()));
+            if (newCapacityBytes <= artifact.sizeBytes()) return artifact.sizeBytes();
+            layout.writeSidecar(artifact.withSize(newCapacityBytes));
+            return newCapacityBytes;
+        });
+    }
+
+    @Override
+    public long createSnapshot(String snapshotId, String volumeId) {
+        PoolLayout.checkId("snapshot", snapshotId);
+        PoolLayout.checkId("volume", volumeId);
+        return translate("snapshotting volume " + volumeId, () -> snapshot(snapshotId, volumeId));
+    }
+
+    private long snapshot(String snapshotId, String volumeId) {
+        if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
+            throw CsiException.notFound("volume " + volumeId + " does not exist");
+        }
+        Artifact volume = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).orElseGet(() ->
+                new Artifact(volumeId, Artifact.Kind.VOLUME, name(), 0, AccessType.mount(""), "", Instant.now()));
+        if (layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.DIRECTORY)) {
+            Optional<Artifact> existing = layout.readSidecar(Artifact.Kind.SNAPSHOT, snapshotId);
+            String source = existing.map(Artifact::source).orElse("");
+            if (!source.equals(Artifact.volumeSource(volumeId))) {
+                throw CsiException.alreadyExists("snapshot " + snapshotId + " exists of " + source + ", not of volume " + volumeId);
+            }
+            return existing.get().sizeBytes();
+        }
+        layout.writeSidecar(new Artifact(snapshotId, Artifact.Kind.SNAPSHOT, name(), volume.sizeBytes(), volume.access(),
+                Artifact.volumeSource(volumeId), Instant.now()));
+        copyInto(dir(volumeId), Artifact.Kind.SNAPSHOT, snapshotId);
+        return volume.sizeBytes();
+    }
+
+    @Override
+    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume) {
+        if (snapshotToVolume.isEmpty()) throw CsiException.invalidArgument("no volumes to snapshot");
+        Map<String, String> members = new TreeMap<>();
+        snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));
+        return translate("snapshotting " + members, () -> {
+            MountTable table = MountTable.read();
+            for (String volumeId : members.values()) {
+                if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
+                    throw CsiException.notFound("volume " + volumeId + " does not exist");
+                }
+                List<Path> writable = mountsOf(table, volumeId).stream().filter(m -> !m.readOnly()).map(MountInfo::mountPoint).toList();
+                if (!writable.isEmpty()) {
+                    throw CsiException.failedPrecondition("volume " + volumeId + " is published writable at " + writable
+                            + "; a directory cannot be frozen, so a group snapshot could not be write-order consistent");
+                }
+            }
+            Map<String, Long> sizes = new TreeMap<>();
+            try {
+                members.forEach((snapshotId, volumeId) -> sizes.put(snapshotId, snapshot(snapshotId, volumeId)));
+            } catch (RuntimeException e) {
+                for (String snapshotId : members.keySet()) {
+                    try {
+                        layout.delete(Artifact.Kind.SNAPSHOT, snapshotId);
+                    } catch (RuntimeException undo) {
+                        e.addSuppressed(undo);
+                    }
+                }
+                throw e;
+            }
+            return sizes;
+        });
+    }
+
+    @Override
+    public void deleteSnapshot(String snapshotId) {
+        PoolLayout.checkId("snapshot", snapshotId);
+        run("deleting snapshot " + snapshotId, () -> {
+            layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.DIRECTORY); // refuses a symlink there
+            layout.delete(Artifact.Kind.SNAPSHOT, snapshotId);
+        });
+    }
+
+    @Override
+    public boolean snapshotExists(String snapshotId) {
+        return translate("looking up snapshot " + snapshotId,
+                () -> layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.DIRECTORY));
+    }
+
+    /** Only {@code compression}, on btrfs pools: set on the directory, new files in it inherit it. */
+    @Override
+    public void modifyVolume(String volumeId, Map<String, String> mutableParameters) {
+        PoolLayout.checkId("volume", volumeId);
+        MutableParameters parameters = MutableParameters.parse(mutableParameters, Set.of("compression"));
+        if (parameters.compression().isPresent() && !pool.filesystem().equals("btrfs")) {
+            throw CsiException.invalidArgument("compression needs a btrfs pool; this pool is " + pool.filesystem());
+        }
+        run("modifying volume " + volumeId, () -> {
+            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
+                throw CsiException.notFound("volume " + volumeId + " does not exist");
+            }
+            parameters.compression().ifPresent(c -> MutableParameters.setBtrfsCompression(dir(volumeId), c));
+        });
+    }
+
+    @Override
+    public Optional<String> volumeCondition(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        return translate("checking volume " + volumeId, () -> layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)
+                ? Optional.empty() : Optional.of("volume directory " + dir(volumeId) + " is missing"));
+    }
+
+    @Override
+    public Set<String> volumeArtifacts() {
+        return translate("listing volumes", () -> layout.ids(Artifact.Kind.VOLUME));
+    }
+
+    @Override
+    public Set<String> snapshotArtifacts() {
+        return translate("listing snapshots", () -> layout.ids(Artifact.Kind.SNAPSHOT));
+    }
+
+    @Override
+    public Optional<Artifact> artifact(Artifact.Kind kind, String id) {
+        PoolLayout.checkId(PoolLayout.label(kind), id);
+        return translate("reading " + id, () -> layout.exists(kind, id, EntryType.DIRECTORY)
+                ? layout.readSidecar(kind, id) : Optional.empty());
+    }
+
+    @Override
+    public List<Path> removeTemporaryArtifacts() {
+        return translate("sweeping " + layout.tmpDir(), layout::sweep);
+    }
+
+    // ---- node side ----
+
+    private Path requireDir(String volumeId) {
+        if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
+            throw CsiException.notFound("volume " + volumeId + " does not exist");
+        }
+        return dir(volumeId);
+    }
+
+    /** Nothing to attach or mount: checks that the volume exists and the capability fits. */
+    @Override
+    public void stage(String volumeId, Path stagingPath, StageOptions options) {
+        PoolLayout.checkId("volume", volumeId);
+        if (options instanceof StageOptions.Block) throw CsiException.invalidArgument("the dir engine has no block volumes");
+        MountOptions.parse(((StageOptions.Mount) options).mountFlags());
+        run("staging volume " + volumeId, () -> requireDir(volumeId));
+    }
+
+    @Override
+    public void unstage(String volumeId, Path stagingPath) {
+        PoolLayout.checkId("volume", volumeId);
+        run("unstaging volume " + volumeId, () -> {
+            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) return;
+            List<MountInfo> mounts = mountsOf(MountTable.read(), volumeId);
+            if (!mounts.isEmpty()) {
+                throw CsiException.failedPrecondition("volume " + volumeId + " is still published at "
+                        + mounts.stream().map(MountInfo::mountPoint).toList());
+            }
+        });
+    }
+
+    /** Filesystem-specific mount options mean nothing for a bind of a directory and are ignored. */
+    @Override
+    public void publish(String volumeId, Path stagingPath, Path targetPath, PublishOptions options) {
+        PoolLayout.checkId("volume", volumeId);
+        if (options.block()) throw CsiException.invalidArgument("the dir engine has no block volumes");
+        MountOptions mountOptions = MountOptions.parse(options.mountFlags());
+        run("publishing volume " + volumeId + " at " + targetPath, () -> {
+            Path dir = requireDir(volumeId);
+            if (options.volumeMountGroup().isPresent()) Binds.grantGroup(dir, options.volumeMountGroup().getAsInt());
+            Binds.bindDirectory(dir, targetPath, options.readOnly(), mountOptions);
+        });
+    }
+
+    @Override
+    public void unpublish(String volumeId, Path targetPath) {
+        PoolLayout.checkId("volume", volumeId);
+        run("unpublishing volume " + volumeId + " from " + targetPath, () -> {
+            MountTable table = MountTable.read();
+            Optional<MountInfo> there = table.at(targetPath);
+            if (there.isPresent() && PoolLayout.type(dir(volumeId)) == EntryType.DIRECTORY) {
+                boolean ours = Binds.identity(table, dir(volumeId)).filter(id -> id.matches(there.get())).isPresent();
+                if (!ours) {
+                    throw CsiException.failedPrecondition(targetPath + " has " + there.get().source() + ":" + there.get().root()
+                            + " mounted, not volume " + volumeId);
+                }
+            }
+            Binds.unmountAndRemove(targetPath);
+        });
+    }
+
+    /** The pool's numbers: a directory has no size of its own. */
+    @Override
+    public VolumeStats stats(String volumeId, Path volumePath) {
+        PoolLayout.checkId("volume", volumeId);
+        return translate("stats of volume " + volumeId + " at " + volumePath, () -> {
+            if (PoolLayout.type(volumePath) == EntryType.MISSING) throw CsiException.notFound(volumePath + " does not exist");
+            Optional<String> abnormal = volumeCondition(volumeId);
+            FsStats fs = FsStats.of(volumePath);
+            return new VolumeStats(fs.totalBytes(), fs.totalBytes() - fs.freeBytes(), fs.availableBytes(),
+                    fs.totalInodes(), fs.totalInodes() - fs.freeInodes(), fs.freeInodes(), abnormal);
+        });
+    }
+
+    @Override
+    public long nodeExpand(String volumeId, Path volumePath) {
+        PoolLayout.checkId("volume", volumeId);
+        return translate("expanding volume " + volumeId, () -> {
+            requireDir(volumeId);
+            return layout.readSidecar(Artifact.Kind.VOLUME, volumeId).map(Artifact::sizeBytes).orElse(0L);
+        });
+    }
+
+    @Override
+    public void close() {
+        // nothing held
+    }
+}

@@ -1,0 +1,52 @@
+package io.csi4j.driver.engine;
+
+import io.csi4j.driver.os.Tools;
+import io.csi4j.sdk.CsiException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The mutable parameters of ControllerModifyVolume, validated all at once so that nothing is
+ * applied unless everything is valid: {@code readAheadKiB} (0..65536) and {@code compression}
+ * (zstd, lzo, zlib or none).
+ */
+record MutableParameters(Optional<Long> readAheadKiB, Optional<String> compression) {
+
+    static final Set<String> COMPRESSION = Set.of("zstd", "lzo", "zlib", "none");
+
+    /** INVALID_ARGUMENT naming every unknown key (and the known ones) or bad value. */
+    static MutableParameters parse(Map<String, String> parameters, Set<String> known) {
+        Set<String> unknown = new TreeSet<>(parameters.keySet());
+        unknown.removeAll(known);
+        if (!unknown.isEmpty()) {
+            throw CsiException.invalidArgument("unknown mutable parameter(s) " + unknown + "; this engine knows " + new TreeSet<>(known));
+        }
+        Optional<Long> readAhead = Optional.ofNullable(parameters.get("readAheadKiB")).map(MutableParameters::readAhead);
+        Optional<String> compression = Optional.ofNullable(parameters.get("compression")).map(c -> {
+            if (!COMPRESSION.contains(c)) {
+                throw CsiException.invalidArgument("compression \"" + c + "\" is not one of " + new TreeSet<>(COMPRESSION));
+            }
+            return c;
+        });
+        return new MutableParameters(readAhead, compression);
+    }
+
+    private static long readAhead(String value) {
+        try {
+            long kib = Long.parseLong(value.strip());
+            if (kib >= 0 && kib <= ImageEngine.MAX_READ_AHEAD_KIB) return kib;
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw CsiException.invalidArgument("readAheadKiB must be an integer 0.." + ImageEngine.MAX_READ_AHEAD_KIB + ", not \"" + value + "\"");
+    }
+
+    /** New writes to {@code path} (a file, or everything created in a directory) are compressed so. */
+    static void setBtrfsCompression(Path path, String compression) {
+        Tools.run(Tools.DEFAULT_TIMEOUT, "btrfs", List.of("property", "set", path.toString(), "compression", compression));
+    }
+}

@@ -1,0 +1,263 @@
+package io.csi4j.driver.engine;
+
+import io.csi4j.driver.os.Durable;
+import io.csi4j.sdk.CsiException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Where artifacts live inside a pool, and the only way an id from outside becomes a path:
+ * {@code <pool>/volumes/<id><suffix>}, {@code <pool>/snapshots/<id><suffix>}, each with a sidecar
+ * {@code <id>.meta}; work in progress sits in {@code <pool>/.tmp} until renamed into place.
+ * An id must be a plain file name of safe characters, and every path is checked without following
+ * symlinks, so no id reaches outside the pool.
+ */
+final class PoolLayout {
+    /** Ids we generate are {@code ObjectId}s; anything else that is a plain, short, safe name is tolerated. */
+    private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    static final String SIDECAR = ".meta";
+
+    private final Path root;
+    private final Path volumes;
+    private final Path snapshots;
+    private final Path tmp;
+    private final String artifactSuffix;
+
+    private PoolLayout(Path root, String artifactSuffix) {
+        this.root = root;
+        this.volumes = root.resolve("volumes");
+        this.snapshots = root.resolve("snapshots");
+        this.tmp = root.resolve(".tmp");
+        this.artifactSuffix = artifactSuffix;
+    }
+
+    /** Creates the directories if missing; refuses a pool whose directories are symlinks. */
+    static PoolLayout open(Path pool, String artifactSuffix) {
+        Path root;
+        try {
+            root = pool.toRealPath();
+        } catch (IOException e) {
+            throw new UncheckedIOException("pool " + pool, e);
+        }
+        PoolLayout layout = new PoolLayout(root, artifactSuffix);
+        for (Path dir : List.of(layout.volumes, layout.snapshots, layout.tmp)) {
+            try {
+                Files.createDirectory(dir);
+                Durable.fsyncDirectory(root);
+            } catch (java.nio.file.FileAlreadyExistsException e) {
+                if (type(dir) != EntryType.DIRECTORY) {
+                    throw new IllegalStateException(dir + " is not a directory (symlink or file); refusing this pool");
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("creating " + dir, e);
+            }
+        }
+        return layout;
+    }
+
+    Path root() { return root; }
+
+    Path tmpDir() { return tmp; }
+
+    /** INVALID_ARGUMENT unless {@code id} is a plain safe file name. */
+    static String checkId(String what, String id) {
+        if (id == null || !SAFE_ID.matcher(id).matches() || id.contains("..")) {
+            String shown = id == null ? "null" : id.length() > 64 ? id.substring(0, 64) + "..." : id;
+            throw CsiException.invalidArgument(what + " id is not a valid id: \"" + shown.replace("\0", "\\0") + "\"");
+        }
+        return id;
+    }
+
+    Path dir(Artifact.Kind kind) {
+        return kind == Artifact.Kind.VOLUME ? volumes : snapshots;
+    }
+
+    Path artifact(Artifact.Kind kind, String id) {
+        return contained(dir(kind), checkId(label(kind), id) + artifactSuffix);
+    }
+
+    Path sidecar(Artifact.Kind kind, String id) {
+        return contained(dir(kind), checkId(label(kind), id) + SIDECAR);
+    }
+
+    /** A fresh name in .tmp for work on {@code id}. */
+    Path temporary(String id, String suffix) {
+        return contained(tmp, id + suffix + "." + UUID.randomUUID().toString().substring(0, 8));
+    }
+
+    static String label(Artifact.Kind kind) {
+        return kind == Artifact.Kind.VOLUME ? "volume" : "snapshot";
+    }
+
+    /** Resolves a name in one of our directories, re-checking that the directory is still ours. */
+    private Path contained(Path dir, String name) {
+        Path path = dir.resolve(name);
+        if (!path.getParent().equals(dir) || type(dir) != EntryType.DIRECTORY) {
+            throw CsiException.failedPrecondition(path + " is not inside " + dir + " (is " + dir + " still a directory?)");
+        }
+        return path;
+    }
+
+    enum EntryType { MISSING, FILE, DIRECTORY, OTHER }
+
+    /** What is at {@code path}, not following a symlink there (a symlink is OTHER). */
+    static EntryType type(Path path) {
+        try {
+            BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return a.isRegularFile() ? EntryType.FILE : a.isDirectory() ? EntryType.DIRECTORY : EntryType.OTHER;
+        } catch (NoSuchFileException e) {
+            return EntryType.MISSING;
+        } catch (IOException e) {
+            throw new UncheckedIOException("lstat " + path, e);
+        }
+    }
+
+    /**
+     * Whether the artifact exists as the expected type; FAILED_PRECONDITION when something else
+     * (a symlink, a device, a file where a directory belongs) sits under its name.
+     */
+    boolean exists(Artifact.Kind kind, String id, EntryType expected) {
+        Path path = artifact(kind, id);
+        EntryType found = type(path);
+        if (found == EntryType.MISSING) return false;
+        if (found != expected) {
+            throw CsiException.failedPrecondition(path + " is not a " + expected.name().toLowerCase()
+                    + " (found " + found.name().toLowerCase() + "); refusing to touch it");
+        }
+        return true;
+    }
+
+    Optional<Artifact> readSidecar(Artifact.Kind kind, String id) {
+        Path path = sidecar(kind, id);
+        if (type(path) != EntryType.FILE) return Optional.empty();
+        try {
+            return Optional.of(Artifact.parse(Files.readString(path)));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + path, e);
+        }
+    }
+
+    /** Writes the sidecar durably under its final name (temp + fsync + rename + fsync of the directory). */
+    void writeSidecar(Artifact artifact) {
+        Path target = sidecar(artifact.kind(), artifact.id());
+        Path temp = temporary(artifact.id(), SIDECAR);
+        try {
+            Files.writeString(temp, artifact.toJson(), StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            Durable.fsync(temp);
+            Durable.atomicRename(temp, target);
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing " + target, e);
+        } finally {
+            deleteQuietly(temp);
+        }
+    }
+
+    /** Makes a finished temp artifact visible under its final name, durably. */
+    void commit(Path temp, Artifact.Kind kind, String id) {
+        Durable.fsync(temp);
+        Durable.atomicRename(temp, artifact(kind, id));
+    }
+
+    /** Ids with an artifact on disk (names that are not valid ids are ignored: they are not ours). */
+    Set<String> ids(Artifact.Kind kind) {
+        Set<String> ids = new TreeSet<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir(kind), "*" + artifactSuffix)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                String id = name.substring(0, name.length() - artifactSuffix.length());
+                if (SAFE_ID.matcher(id).matches() && !id.contains("..")) ids.add(id);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("listing " + dir(kind), e);
+        }
+        return ids;
+    }
+
+    /**
+     * Removes whatever interrupted work left: everything in .tmp, and sidecars whose artifact never
+     * got its final name. Only safe while no engine call is running (at start-up).
+     */
+    List<Path> sweep() {
+        List<Path> removed = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(tmp)) {
+            for (Path entry : entries) {
+                deleteTree(entry);
+                removed.add(entry);
+            }
+            for (Artifact.Kind kind : Artifact.Kind.values()) {
+                try (DirectoryStream<Path> sidecars = Files.newDirectoryStream(dir(kind), "*" + SIDECAR)) {
+                    for (Path sidecar : sidecars) {
+                        String name = sidecar.getFileName().toString();
+                        Path artifact = dir(kind).resolve(name.substring(0, name.length() - SIDECAR.length()) + artifactSuffix);
+                        if (type(artifact) == EntryType.MISSING && type(sidecar) == EntryType.FILE) {
+                            Files.delete(sidecar);
+                            removed.add(sidecar);
+                        }
+                    }
+                }
+                Durable.fsyncDirectory(dir(kind));
+            }
+            Durable.fsyncDirectory(tmp);
+        } catch (IOException e) {
+            throw new UncheckedIOException("sweeping " + tmp, e);
+        }
+        return removed;
+    }
+
+    /** Deletes a file or a tree without following symlinks (a symlink is removed, not its target). */
+    static void deleteTree(Path path) throws IOException {
+        if (type(path) == EntryType.DIRECTORY) {
+            try (Stream<Path> walk = Files.walk(path)) {
+                for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+            }
+        } else {
+            Files.deleteIfExists(path);
+        }
+    }
+
+    static void deleteQuietly(Path path) {
+        try {
+            deleteTree(path);
+        } catch (IOException | UncheckedIOException ignored) {
+            // best effort: the start-up sweep removes what is left in .tmp
+        }
+    }
+
+    /** Deletes artifact then sidecar (an artifact never outlives... its description: sidecar last). */
+    void delete(Artifact.Kind kind, String id) {
+        Path artifact = artifact(kind, id);
+        Path sidecar = sidecar(kind, id);
+        try {
+            if (type(artifact) != EntryType.MISSING) {
+                // rename into .tmp first: a crash in the middle of a tree delete leaves nothing half-visible
+                Path doomed = temporary(id, ".deleting");
+                Durable.atomicRename(artifact, doomed);
+                deleteTree(doomed);
+            }
+            if (type(sidecar) == EntryType.FILE) Files.delete(sidecar);
+            Durable.fsyncDirectory(dir(kind));
+        } catch (IOException e) {
+            throw new UncheckedIOException("deleting " + artifact, e);
+        }
+    }
+}

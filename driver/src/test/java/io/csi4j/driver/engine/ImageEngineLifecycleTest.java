@@ -1,0 +1,223 @@
+package io.csi4j.driver.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.os.BlockDevice;
+import io.csi4j.driver.os.FsStats;
+import io.csi4j.driver.os.LoopDevice;
+import io.csi4j.driver.os.MountInfo;
+import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.testing.LeakCheck;
+import io.csi4j.driver.testing.ScratchFilesystem;
+import io.csi4j.sdk.CsiException;
+import io.grpc.Status;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.OptionalInt;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The image engine end to end on real pools: xfs and btrfs (reflink) and ext4 (copy fallback),
+ * with ext4 and xfs volumes, through stage, publish, snapshot while mounted, restore, clone,
+ * expansion and teardown, leaving nothing in the kernel.
+ */
+@ExtendWith(LeakCheck.class)
+class ImageEngineLifecycleTest {
+    private static final long MIB = 1 << 20;
+
+    static String volumeId() {
+        return ObjectId.generate(ObjectId.Kind.VOLUME, "node-1").toString();
+    }
+
+    static String snapshotId() {
+        return ObjectId.generate(ObjectId.Kind.SNAPSHOT, "node-1").toString();
+    }
+
+    @ParameterizedTest(name = "{1} volumes on a {0} pool")
+    @CsvSource({"xfs,ext4", "xfs,xfs", "btrfs,ext4", "btrfs,xfs", "ext4,ext4", "ext4,xfs"})
+    void fullLifecycle(String poolFs, String volumeFs) throws Exception {
+        ScratchFilesystem.require(volumeFs);
+        try (TestPool test = TestPool.create(poolFs, 1536 * MIB); ImageEngine engine = test.imageEngine(4.0)) {
+            assertEquals(!poolFs.equals("ext4"), engine.pool().reflink(), "reflink on " + poolFs);
+            assertEquals(!poolFs.equals("ext4"), engine.notices().getFirst().contains("reflink available"), engine.notices().toString());
+            long size = volumeFs.equals("xfs") ? 300 * MIB : 64 * MIB;
+            AccessType access = AccessType.mount(volumeFs);
+            StageOptions.Mount stageOptions = new StageOptions.Mount(volumeFs, List.of("noatime"), 256);
+
+            String vol = volumeId();
+            assertEquals(size, engine.createVolume(vol, size - 12345, access), "rounded up to whole MiB");
+            assertEquals(size, engine.createVolume(vol, size, access), "a repeat converges");
+            assertEquals(size, engine.artifact(Artifact.Kind.VOLUME, vol).orElseThrow().sizeBytes());
+
+            Path staging = test.staging(vol);
+            engine.stage(vol, staging, stageOptions);
+            engine.stage(vol, staging, stageOptions); // idempotent: read back from the mount table
+            MountInfo staged = MountTable.read().at(staging).orElseThrow();
+            assertEquals(volumeFs, staged.fsType());
+            assertTrue(staged.mountOptions().contains("noatime"), staged.mountOptions().toString());
+            LoopDevice device = LoopDevice.findByBackingFile(test.pool.path().resolve("volumes/" + vol + ".img")).getFirst();
+            assertEquals(512, BlockDevice.readAheadSectors(device.node()), "256 KiB of read-ahead");
+
+            Path target = test.target(vol);
+            PublishOptions rw = new PublishOptions(false, false, List.of("noatime"), OptionalInt.of(4242));
+            engine.publish(vol, staging, target, rw);
+            engine.publish(vol, staging, target, rw);
+            assertEquals(4242, Files.getAttribute(target, "unix:gid"), "volume root belongs to the mount group");
+            assertEquals(02070, (Integer) Files.getAttribute(target, "unix:mode") & 02070, "group rwx and setgid");
+            assertEquals(1, MountTable.read().mounts().stream().filter(m -> m.mountPoint().equals(target)).count());
+
+            long originalFsSize = FsStats.of(target).totalBytes();
+            Pattern.write(target.resolve("pattern"), 0, 42, 4 << 20);
+            Files.createDirectories(target.resolve("a/b"));
+            Files.writeString(target.resolve("a/b/note"), "nested");
+
+            String snap = snapshotId();
+            long before = test.pool.stats().availableBytes();
+            assertEquals(size, engine.createSnapshot(snap, vol), "snapshot of a mounted, frozen volume");
+            assertEquals(size, engine.createSnapshot(snap, vol), "a repeat converges");
+            long used = before - test.pool.stats().availableBytes();
+            if (poolFs.equals("ext4")) {
+                assertTrue(used >= 4 * MIB, "a copy allocates the written data: " + used);
+            } else {
+                assertTrue(used < 2 * MIB, "a reflink shares the data: " + used);
+            }
+            Pattern.write(target.resolve("pattern"), 0, 43, 1 << 20); // the volume moves on; the snapshot must not
+
+            String restored = volumeId();
+            long restoredSize = size + 64 * MIB;
+            assertEquals(restoredSize, engine.restoreSnapshot(restored, snap, restoredSize, access));
+            Path restoredStaging = test.staging(restored);
+            Path restoredTarget = test.target(restored);
+            engine.stage(restored, restoredStaging, stageOptions);
+            engine.publish(restored, restoredStaging, restoredTarget, new PublishOptions(false, true, List.of(), OptionalInt.empty()));
+            Pattern.assertHolds(restoredTarget.resolve("pattern"), 0, 42, 4 << 20);
+            assertEquals("nested", Files.readString(restoredTarget.resolve("a/b/note")));
+            assertTrue(MountTable.read().at(restoredTarget).orElseThrow().readOnly());
+            long restoredFsSize = FsStats.of(restoredTarget).totalBytes();
+            assertTrue(restoredFsSize - originalFsSize > 48 * MIB,
+                    "the restored filesystem was grown to the larger volume at stage: " + originalFsSize + " -> " + restoredFsSize);
+            assertEquals(Status.Code.ALREADY_EXISTS, assertThrows(CsiException.class, () -> engine.publish(restored, restoredStaging,
+                    restoredTarget, new PublishOptions(false, false, List.of(), OptionalInt.empty()))).code(), "read-only already");
+
+            String clone = volumeId();
+            assertEquals(size, engine.cloneVolume(clone, vol, 0, access), "clone of a mounted volume");
+            Path cloneStaging = test.staging(clone);
+            engine.stage(clone, cloneStaging, stageOptions);
+            byte[] expected = Pattern.bytes(42, 4 << 20);
+            System.arraycopy(Pattern.bytes(43, 1 << 20), 0, expected, 0, 1 << 20);
+            org.junit.jupiter.api.Assertions.assertArrayEquals(expected, Files.readAllBytes(cloneStaging.resolve("pattern")),
+                    "the clone holds the volume as it was when cloned");
+
+            long grown = size + 128 * MIB;
+            assertEquals(grown, engine.expandVolume(vol, grown));
+            assertEquals(grown, engine.expandVolume(vol, size), "never shrinks");
+            assertEquals(grown, BlockDevice.size(device.node()), "the loop device saw the new size");
+            long fsBefore = FsStats.of(target).totalBytes();
+            if (volumeFs.equals("ext4") && !ScratchFilesystem.hasCapability(ScratchFilesystem.CAP_SYS_RESOURCE)) {
+                CsiException e = assertThrows(CsiException.class, () -> engine.nodeExpand(vol, target));
+                assertEquals(Status.Code.FAILED_PRECONDITION, e.code(), e.getMessage());
+                assertTrue(e.getMessage().contains("CAP_SYS_RESOURCE"), e.getMessage());
+                engine.unpublish(vol, target);
+                engine.unstage(vol, staging);
+                engine.stage(vol, staging, stageOptions); // grown offline here
+                engine.publish(vol, staging, target, rw);
+            } else {
+                assertEquals(grown, engine.nodeExpand(vol, target));
+            }
+            long fsAfter = FsStats.of(target).totalBytes();
+            assertTrue(fsAfter - fsBefore > 100 * MIB, volumeFs + " grew from " + fsBefore + " to " + fsAfter);
+            Pattern.assertHolds(target.resolve("pattern"), 0, 43, 1 << 20);
+
+            VolumeStats stats = engine.stats(vol, target);
+            assertEquals(fsAfter, stats.totalBytes());
+            assertTrue(stats.usedBytes() >= 4 * MIB && stats.usedInodes() > 0, stats.toString());
+            assertTrue(stats.abnormal().isEmpty(), stats.toString());
+
+            assertEquals(Status.Code.FAILED_PRECONDITION,
+                    assertThrows(CsiException.class, () -> engine.unstage(vol, staging)).code(), "still published");
+            assertEquals(Status.Code.FAILED_PRECONDITION,
+                    assertThrows(CsiException.class, () -> engine.deleteVolume(vol)).code(), "still attached");
+
+            for (String id : List.of(vol, restored)) {
+                engine.unpublish(id, test.target(id));
+                engine.unpublish(id, test.target(id));
+                assertFalse(Files.exists(test.target(id), LinkOption.NOFOLLOW_LINKS), "the target is removed");
+            }
+            for (String id : List.of(vol, restored, clone)) {
+                engine.unstage(id, test.staging(id));
+                engine.unstage(id, test.staging(id));
+            }
+            assertEquals(List.of(), test.leftovers());
+            for (String id : List.of(vol, restored, clone)) {
+                engine.deleteVolume(id);
+                engine.deleteVolume(id);
+                assertFalse(engine.volumeExists(id));
+            }
+            engine.deleteSnapshot(snap);
+            engine.deleteSnapshot(snap);
+            assertEquals(List.of(), List.copyOf(engine.volumeArtifacts()));
+            assertEquals(List.of(), List.copyOf(engine.snapshotArtifacts()));
+            assertEquals(List.of(), engine.removeTemporaryArtifacts(), "nothing left in .tmp");
+        }
+    }
+
+    @ParameterizedTest(name = "block volume on a {0} pool")
+    @ValueSource(strings = {"xfs", "ext4"})
+    void blockVolumeRoundTrip(String poolFs) throws Exception {
+        try (TestPool test = TestPool.create(poolFs, 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
+            String vol = volumeId();
+            assertEquals(32 * MIB, engine.createVolume(vol, 32 * MIB, AccessType.BLOCK));
+            Path staging = test.staging(vol);
+            engine.stage(vol, staging, new StageOptions.Block(0));
+            engine.stage(vol, staging, new StageOptions.Block(0));
+            List<LoopDevice> attached = LoopDevice.findByBackingFile(test.pool.path().resolve("volumes/" + vol + ".img"));
+            assertEquals(1, attached.size(), "one device, however often staged");
+            assertFalse(attached.getFirst().autoclear(), "nothing holds a block volume open: no autoclear");
+
+            Path target = test.target(vol);
+            engine.publish(vol, staging, target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
+            engine.publish(vol, staging, target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
+            assertTrue(io.csi4j.driver.os.FileStat.of(target).isBlockDevice());
+            assertEquals(32 * MIB, engine.stats(vol, target).totalBytes());
+
+            Pattern.write(target, 0, 7, 1 << 20);
+            Pattern.write(target, 20 * MIB, 8, 4096);
+            String snap = snapshotId();
+            engine.createSnapshot(snap, vol);
+            Pattern.write(target, 0, 9, 4096); // after the cut
+
+            String restored = volumeId();
+            engine.restoreSnapshot(restored, snap, 0, AccessType.BLOCK);
+            Path restoredStaging = test.staging(restored);
+            Path restoredTarget = test.target(restored);
+            engine.stage(restored, restoredStaging, new StageOptions.Block(0));
+            engine.publish(restored, restoredStaging, restoredTarget, new PublishOptions(true, true, List.of(), OptionalInt.empty()));
+            Pattern.assertHolds(restoredTarget, 0, 7, 1 << 20);
+            Pattern.assertHolds(restoredTarget, 20 * MIB, 8, 4096);
+            assertThrows(java.io.IOException.class, () -> Pattern.write(restoredTarget, 0, 1, 512),
+                    "a read-only block publication refuses writes");
+
+            assertEquals(Status.Code.FAILED_PRECONDITION,
+                    assertThrows(CsiException.class, () -> engine.unstage(vol, staging)).code(), "still published");
+            for (String id : List.of(vol, restored)) {
+                engine.unpublish(id, test.target(id));
+                assertFalse(Files.exists(test.target(id), LinkOption.NOFOLLOW_LINKS));
+                engine.unstage(id, test.staging(id));
+                engine.unstage(id, test.staging(id));
+            }
+            assertEquals(List.of(), test.leftovers());
+            engine.deleteVolume(vol);
+            engine.deleteVolume(restored);
+            engine.deleteSnapshot(snap);
+        }
+    }
+}
