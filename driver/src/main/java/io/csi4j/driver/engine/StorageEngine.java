@@ -118,8 +118,8 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
     /** Unmounts {@code targetPath} and removes it; OK when it is not mounted. */
     void unpublish(String volumeId, Path targetPath);
 
-    /** Where the volume is published on this node now (from the mount table). */
-    List<Path> publishedTargets(String volumeId);
+    /** Every mount point showing this volume now (its staging path and its targets), from the mount table. */
+    List<Path> mountPoints(String volumeId);
 
     VolumeStats stats(String volumeId, Path volumePath);
 

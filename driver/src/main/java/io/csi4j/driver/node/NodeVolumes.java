@@ -70,7 +70,7 @@ public final class NodeVolumes {
         Path staging = stagingPath.orElseThrow(() -> CsiException.failedPrecondition(
                 "staging_target_path is not set; this plugin has STAGE_UNSTAGE_VOLUME: call NodeStageVolume first"));
         requireAbsolute(staging, "staging_target_path");
-        checkSingleWriter(v, targetPath, capability);
+        checkSingleWriter(v, staging, targetPath, capability);
         engine.publish(volumeId, staging, targetPath, publishOptions(v, capability, readOnly));
     }
 
@@ -144,10 +144,11 @@ public final class NodeVolumes {
     }
 
     /** SINGLE_NODE_SINGLE_WRITER (and the other single-node modes, per the spec's table) allow one target only. */
-    private void checkSingleWriter(VolumeRecord v, Path targetPath, Capability capability) {
+    private void checkSingleWriter(VolumeRecord v, Path stagingPath, Path targetPath, Capability capability) {
         if (capability.mode() == AccessMode.SINGLE_NODE_MULTI_WRITER || capability.mode().multiNode()) return;
         if (capability.mode() == AccessMode.SINGLE_NODE_READER_ONLY) return;
-        List<Path> others = engine.publishedTargets(v.id()).stream().filter(p -> !p.equals(targetPath)).toList();
+        List<Path> others = engine.mountPoints(v.id()).stream()
+                .filter(p -> !p.equals(targetPath) && !p.equals(stagingPath)).toList();
         if (!others.isEmpty()) {
             throw CsiException.failedPrecondition("volume " + v.id() + " is already published at " + others.getFirst()
                     + " and access mode " + capability.mode() + " allows a single target");

@@ -76,10 +76,11 @@ public final class Volumes {
         long actual;
         try {
             actual = switch (request.source()) {                               // effect
-                case ContentSource.None none -> engine.createVolume(row.id(), size);
-                case ContentSource.FromSnapshot s -> engine.restoreSnapshot(row.id(), s.snapshotId(), size);
-                case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size);
+                case ContentSource.None none -> engine.createVolume(row.id(), size, shape.access());
+                case ContentSource.FromSnapshot s -> engine.restoreSnapshot(row.id(), s.snapshotId(), size, shape.access());
+                case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size, shape.access());
             };
+            if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
         } catch (RuntimeException e) {
             rollBackCreate(row.id());
             throw e;
@@ -279,16 +280,20 @@ public final class Volumes {
         for (Capability c : capabilities) {
             if (c.mode().multiNode() || (c.kind() == VolumeKind.BLOCK && !engine.supportsBlock())) return 0;
         }
-        return (long) (engine.pool().availableBytes() * config.overcommitRatio());
+        return engine.pool().allocatableBytes();
     }
 
     public long maximumVolumeSize() {
-        return (long) (engine.pool().totalBytes() * config.overcommitRatio());
+        return engine.pool().allocatableBytes();
     }
 
     // ---- shared checks ----
 
-    record Shape(VolumeKind kind, String fsType) {}
+    record Shape(VolumeKind kind, String fsType) {
+        io.csi4j.driver.engine.AccessType access() {
+            return kind == VolumeKind.BLOCK ? io.csi4j.driver.engine.AccessType.BLOCK : io.csi4j.driver.engine.AccessType.mount(fsType);
+        }
+    }
 
     private Shape shapeOf(List<Capability> capabilities) {
         if (capabilities.isEmpty()) throw CsiException.invalidArgument("volume_capabilities is REQUIRED");
@@ -345,7 +350,7 @@ public final class Volumes {
     }
 
     private void checkSpace(long bytes) {
-        long available = (long) (engine.pool().availableBytes() * config.overcommitRatio());
+        long available = engine.pool().allocatableBytes();
         if (bytes > available) {
             throw CsiException.resourceExhausted("not enough space in the pool: " + bytes + " bytes asked, "
                     + available + " available");
