@@ -101,7 +101,7 @@ public final class ServeCommand implements Callable<Integer> {
                 System.err.println("csi4j: " + report.summary()
                         + (report.clean() ? "" : "; orphans: " + report.orphanVolumes() + " " + report.orphanSnapshots()));
             }
-            System.out.println(driver.describe(csi.toString()));
+            System.out.println(driver.describe(csi.uri()));
             System.out.flush();
             server.awaitTermination();
         }
