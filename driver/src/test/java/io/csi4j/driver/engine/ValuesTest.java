@@ -34,9 +34,9 @@ class ValuesTest {
             assertEquals(Status.Code.INVALID_ARGUMENT,
                     assertThrows(CsiException.class, () -> MountOptions.parse(List.of(refused))).code(), refused);
         }
-        assertEquals("nouuid", ImageEngine.mountData("xfs", MountOptions.parse(List.of())));
-        assertEquals("discard,nouuid", ImageEngine.mountData("xfs", MountOptions.parse(List.of("discard"))));
-        assertNull(ImageEngine.mountData("ext4", MountOptions.parse(List.of("noatime"))));
+        assertEquals("nouuid", LoopStaging.mountData("xfs", MountOptions.parse(List.of())));
+        assertEquals("discard,nouuid", LoopStaging.mountData("xfs", MountOptions.parse(List.of("discard"))));
+        assertNull(LoopStaging.mountData("ext4", MountOptions.parse(List.of("noatime"))));
     }
 
     @Test
