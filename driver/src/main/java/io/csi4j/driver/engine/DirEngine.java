@@ -186,6 +186,19 @@ public final class DirEngine implements StorageEngine {
     }
 
     @Override
+    public boolean inUse(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        return translate("looking up volume " + volumeId, () -> !mountsOf(MountTable.read(), volumeId).isEmpty());
+    }
+
+    @Override
+    public List<Path> mountPoints(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        return translate("looking up mounts of volume " + volumeId,
+                () -> mountsOf(MountTable.read(), volumeId).stream().map(MountInfo::mountPoint).distinct().sorted().toList());
+    }
+
+    @Override
     public boolean volumeExists(String volumeId) {
         return translate("looking up volume " + volumeId, () -> layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY));
     }

@@ -324,6 +324,26 @@ public final class ImageEngine implements StorageEngine {
     }
 
     @Override
+    public boolean inUse(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        return translate("looking up volume " + volumeId, () -> !LoopDevice.findByBackingFile(image(volumeId)).isEmpty());
+    }
+
+    @Override
+    public List<Path> mountPoints(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        return translate("looking up mounts of volume " + volumeId, () -> {
+            MountTable table = MountTable.read();
+            var points = new java.util.TreeSet<Path>();
+            for (LoopDevice device : LoopDevice.findByBackingFile(image(volumeId))) {
+                table.mountsOf(device.node()).forEach(m -> points.add(m.mountPoint()));
+                Binds.bindsOf(table, device.node()).forEach(m -> points.add(m.mountPoint()));
+            }
+            return List.copyOf(points);
+        });
+    }
+
+    @Override
     public long expandVolume(String volumeId, long newCapacityBytes) {
         PoolLayout.checkId("volume", volumeId);
         checkCapacity(newCapacityBytes);

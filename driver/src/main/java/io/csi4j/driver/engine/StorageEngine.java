@@ -55,6 +55,9 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
 
     boolean volumeExists(String volumeId);
 
+    /** True while the volume is attached on this node (staged or published), so it must not be deleted. */
+    boolean inUse(String volumeId);
+
     /** Grows the artifact (and, if attached, the loop capacity); never shrinks. Returns the new size. */
     long expandVolume(String volumeId, long newCapacityBytes);
 
@@ -114,6 +117,9 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
 
     /** Unmounts {@code targetPath} and removes it; OK when it is not mounted. */
     void unpublish(String volumeId, Path targetPath);
+
+    /** Every mount point showing this volume now (its staging path and its targets), from the mount table. */
+    List<Path> mountPoints(String volumeId);
 
     VolumeStats stats(String volumeId, Path volumePath);
 

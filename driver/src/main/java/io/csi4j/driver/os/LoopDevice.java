@@ -36,6 +36,9 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
     private static final long LOOP_CONFIGURE = 0x4C0AL;
     private static final long LOOP_CTL_GET_FREE = 0x4C82L;
     private static final int S_IFBLK = 0060000;
+    private static final int S_IFCHR = 0020000;
+    private static final int LOOP_CONTROL_MAJOR = 10;  // misc
+    private static final int LOOP_CONTROL_MINOR = 237; // LOOP_CTRL_MINOR
     private static final int ATTACH_ATTEMPTS = 32;
 
     /**
@@ -46,6 +49,7 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
     public static AttachedLoop attach(Path file, Set<LoopFlag> flags) {
         Path backing = realPath(file);
         boolean readOnly = flags.contains(LoopFlag.READ_ONLY);
+        ensureNode(LOOP_CONTROL, S_IFCHR, LOOP_CONTROL_MAJOR, LOOP_CONTROL_MINOR);
         try (Fd control = Fd.open(LOOP_CONTROL, Libc.O_RDWR);
              Fd backingFd = Fd.open(backing, readOnly ? Libc.O_RDONLY : Libc.O_RDWR)) {
             for (int attempt = 1; ; attempt++) {
@@ -163,12 +167,15 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
      * cannot hit a stranger's device. Returns null when our binding is gone.
      */
     private Fd openIfStillOurs() {
+        if (find(number).filter(this::sameBinding).isEmpty()) return null;
         Fd fd;
         try {
-            fd = Fd.open(node, Libc.O_RDONLY);
+            fd = Fd.open(ensureNode(number), Libc.O_RDONLY);
         } catch (OsException e) {
             if (e.is(Errno.ENOENT) || e.is(Errno.ENXIO)) return null;
             throw e;
+        } catch (UncheckedIOException e) {
+            return null; // sysfs entry vanished: the device was removed
         }
         if (find(number).filter(this::sameBinding).isPresent()) return fd;
         fd.close();
@@ -194,15 +201,19 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
 
     /** Creates a block device node unless one with this device number is there already. */
     static void ensureNode(Path node, int major, int minor) {
+        ensureNode(node, S_IFBLK, major, minor);
+    }
+
+    private static void ensureNode(Path node, int type, int major, int minor) {
         try {
             FileStat stat = FileStat.of(node);
-            if (stat.isBlockDevice() && stat.rdevMajor() == major && stat.rdevMinor() == minor) return;
-            throw new IllegalStateException(node + " exists but is not block device " + major + ":" + minor);
+            if ((stat.mode() & 0170000) == type && stat.rdevMajor() == major && stat.rdevMinor() == minor) return;
+            throw new IllegalStateException(node + " exists but is not device " + major + ":" + minor);
         } catch (OsException e) {
             if (!e.is(Errno.ENOENT)) throw e;
         }
         try {
-            Libc.mknod(node, S_IFBLK | 0660, makedev(major, minor));
+            Libc.mknod(node, type | 0660, makedev(major, minor));
         } catch (OsException e) {
             if (!e.is(Errno.EEXIST)) throw e; // a concurrent attacher or udev made it
         }

@@ -15,8 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -39,6 +37,7 @@ public final class Tools {
             Map.entry("blkid", "util-linux"), Map.entry("losetup", "util-linux"), Map.entry("mount", "util-linux"));
     private static final int KEEP_BYTES = 64 * 1024;
     private static final int MESSAGE_CHARS = 2000;
+    private static final long PIPE_GRACE_NANOS = 2_000_000_000L;
 
     /** Runs {@code program args...}; throws {@link ToolException} unless it exits 0. */
     public static Result run(Duration timeout, String program, List<String> args) {
@@ -60,23 +59,23 @@ public final class Tools {
         } catch (IOException e) {
             throw new UncheckedIOException("starting " + String.join(" ", command), e);
         }
-        FutureTask<String> stdout = drain(process.getInputStream());
-        FutureTask<String> stderr = drain(process.getErrorStream());
+        Drain stdout = new Drain(process.getInputStream());
+        Drain stderr = new Drain(process.getErrorStream());
         try {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly); // what it forked, too
                 process.destroyForcibly().waitFor();
-                String err = stderr.get();
+                String err = stderr.awaitText(System.nanoTime() + PIPE_GRACE_NANOS);
                 throw new ToolException(ToolException.Reason.TIMED_OUT, command, -1, err,
                         "`" + String.join(" ", command) + "` did not finish within " + timeout + tail(": ", err));
             }
-            return new Result(command, process.exitValue(), stdout.get(), stderr.get());
+            // a grandchild left running can hold the pipes open long after the program exited
+            long deadline = System.nanoTime() + PIPE_GRACE_NANOS;
+            return new Result(command, process.exitValue(), stdout.awaitText(deadline), stderr.awaitText(deadline));
         } catch (InterruptedException e) {
             process.destroyForcibly();
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while running " + String.join(" ", command), e);
-        } catch (ExecutionException e) {
-            throw new UncheckedIOException("reading output of " + String.join(" ", command),
-                    e.getCause() instanceof IOException io ? io : new IOException(e.getCause()));
         }
     }
 
@@ -152,24 +151,39 @@ public final class Tools {
         return prefix + (t.length() <= MESSAGE_CHARS ? t : "..." + t.substring(t.length() - MESSAGE_CHARS));
     }
 
-    /** Reads a stream to its end on a virtual thread, keeping the last KEEP_BYTES. */
-    private static FutureTask<String> drain(InputStream in) {
-        FutureTask<String> task = new FutureTask<>(() -> {
+    /** Reads a program's output on a virtual thread, keeping the last KEEP_BYTES. */
+    private static final class Drain {
+        private final ByteArrayOutputStream kept = new ByteArrayOutputStream();
+        private final Thread reader;
+
+        Drain(InputStream in) {
+            reader = Thread.ofVirtual().name("tool-output").start(() -> pump(in));
+        }
+
+        private void pump(InputStream in) {
             try (in) {
-                ByteArrayOutputStream kept = new ByteArrayOutputStream();
                 byte[] buffer = new byte[8192];
                 for (int n; (n = in.read(buffer)) > 0; ) {
-                    kept.write(buffer, 0, n);
-                    if (kept.size() > 4 * KEEP_BYTES) {
-                        byte[] all = kept.toByteArray();
-                        kept.reset();
-                        kept.write(all, all.length - KEEP_BYTES, KEEP_BYTES);
+                    synchronized (this) {
+                        kept.write(buffer, 0, n);
+                        if (kept.size() > 4 * KEEP_BYTES) {
+                            byte[] all = kept.toByteArray();
+                            kept.reset();
+                            kept.write(all, all.length - KEEP_BYTES, KEEP_BYTES);
+                        }
                     }
                 }
+            } catch (IOException e) {
+                // the process is gone; what was read so far is all there is
+            }
+        }
+
+        /** Everything read once the pipe closes, or what was read by the deadline. */
+        String awaitText(long deadlineNanos) throws InterruptedException {
+            reader.join(Duration.ofNanos(Math.max(1, deadlineNanos - System.nanoTime())));
+            synchronized (this) {
                 return kept.toString(StandardCharsets.UTF_8);
             }
-        });
-        Thread.ofVirtual().name("tool-output").start(task);
-        return task;
+        }
     }
 }

@@ -1,12 +1,14 @@
 package io.csi4j.driver.os;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.driver.testing.ScratchFilesystem;
 import java.io.RandomAccessFile;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -58,6 +60,33 @@ class ToolsTest {
         assertEquals(ToolException.Reason.TIMED_OUT, e.reason());
         assertTrue(e.getMessage().contains("did not finish within PT0.3S: started"), e.getMessage());
         assertTrue(System.nanoTime() - start < 10_000_000_000L);
+    }
+
+    @Test
+    void timeoutKillsWhatTheProgramForked() throws Exception {
+        ToolException e = assertThrows(ToolException.class,
+                () -> Tools.run(Duration.ofMillis(300), "sh", List.of("-c", "sleep 37 & echo $! >&2; wait")));
+        long child = Long.parseLong(e.stderr().strip());
+        Thread.sleep(100);
+        assertFalse(running(child), "sleep " + child + " was killed");
+    }
+
+    @Test
+    void aDetachedGrandchildHoldingThePipeDoesNotHangUs() {
+        long start = System.nanoTime();
+        // the subshell forks a sleep that outlives sh (no longer our descendant) and keeps stdout open
+        Tools.Result result = Tools.run(Duration.ofSeconds(10), "sh", List.of("-c", "(sleep 4 &); echo done"));
+        assertEquals(0, result.exitCode());
+        assertEquals("done\n", result.stdout(), "what was printed before the deadline is kept");
+        assertTrue(System.nanoTime() - start < 3_500_000_000L, "one bounded wait for both pipes");
+    }
+
+    /** Alive and not a zombie (a killed orphan stays a zombie where PID 1 does not reap). */
+    private static boolean running(long pid) throws Exception {
+        Path stat = Path.of("/proc/" + pid + "/stat");
+        if (!Files.exists(stat)) return false;
+        String text = Files.readString(stat);
+        return text.charAt(text.lastIndexOf(')') + 2) != 'Z';
     }
 
     @Test

@@ -1,0 +1,141 @@
+package io.csi4j.cli;
+
+import io.csi4j.driver.Driver;
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.DriverConfig.EngineKind;
+import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
+import io.csi4j.driver.DriverConfig.Mode;
+import io.csi4j.sdk.PluginLogging;
+import io.csi4j.sdk.server.Endpoint;
+import io.csi4j.sdk.server.PluginServer;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.util.OptionalLong;
+import java.util.concurrent.Callable;
+import java.util.logging.Level;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code csi4j serve}: the local storage plugin, one process per node. */
+@Command(name = "serve", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Serve the local.csi4j.io CSI plugin (Identity, Controller, GroupController, Node).")
+public final class ServeCommand implements Callable<Integer> {
+
+    @Option(names = "--endpoint", paramLabel = "URL",
+            description = "CSI endpoint: unix:///abs/path, unix://rel/path, a path, or tcp://host:port. "
+                    + "Default: $CSI_ENDPOINT, else unix://<data-dir>/csi.sock")
+    String endpoint;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = "./csi4j-data",
+            description = "Where the catalog, the pool and the sockets live. Default: ${DEFAULT-VALUE}")
+    Path dataDir;
+
+    @Option(names = "--node-id", paramLabel = "ID", description = "This node's id. Default: the host name")
+    String nodeId;
+
+    @Option(names = "--engine", paramLabel = "image|dir", defaultValue = "image",
+            description = "Storage engine: image (sparse image files on loop devices) or dir (directories). Default: ${DEFAULT-VALUE}")
+    EngineKind engine;
+
+    @Option(names = "--pool-size", paramLabel = "SIZE", converter = ByteSize.class,
+            description = "Create (once) and mount a private XFS pool image of this size in the data directory, "
+                    + "so snapshots and clones are reflinks, e.g. 20Gi. Default: use the data directory's filesystem")
+    Long poolSize;
+
+    @Option(names = "--mode", paramLabel = "all|controller|node", defaultValue = "all",
+            description = "Which services to serve. Default: ${DEFAULT-VALUE}")
+    Mode mode;
+
+    @Option(names = "--max-volumes-per-node", paramLabel = "N", defaultValue = "0",
+            description = "Reported in NodeGetInfo and enforced by ControllerPublishVolume; 0 = no limit")
+    int maxVolumesPerNode;
+
+    @Option(names = "--default-volume-size", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "1Gi",
+            description = "Size of a volume created without a capacity range. Default: ${DEFAULT-VALUE}")
+    long defaultVolumeSize;
+
+    @Option(names = "--overcommit-ratio", paramLabel = "R", defaultValue = "1.0",
+            description = "How many times the pool's size thin volumes may promise. Default: ${DEFAULT-VALUE}")
+    double overcommitRatio;
+
+    @Option(names = "--csi-addons-endpoint", paramLabel = "URL",
+            description = "CSI-Addons endpoint (identity, volumegroup). Default: unix://<data-dir>/csi-addons.sock")
+    String addonsEndpoint;
+
+    @Option(names = "--volume-group-delete", paramLabel = "delete-volumes|retain-volumes", defaultValue = "delete-volumes",
+            description = "DeleteVolumeGroup deletes the member volumes (seed semantics) or refuses a non-empty group (ceph-csi). Default: ${DEFAULT-VALUE}")
+    String groupDelete;
+
+    @Option(names = "--metrics-address", paramLabel = "HOST:PORT",
+            description = "Serve Prometheus metrics on http://HOST:PORT/metrics")
+    String metricsAddress;
+
+    @Option(names = "--socket-mode", paramLabel = "OCTAL", defaultValue = "0600",
+            description = "Mode of the UNIX sockets, set before the first accept. Default: ${DEFAULT-VALUE}")
+    String socketMode;
+
+    @Option(names = "--remove-orphans", description = "At start-up, delete pool artifacts that no catalog row owns")
+    boolean removeOrphans;
+
+    @Option(names = "--log-level", paramLabel = "LEVEL", defaultValue = "info",
+            description = "error, warn, info or debug (debug logs requests with secrets redacted). Default: ${DEFAULT-VALUE}")
+    String logLevel;
+
+    @Override
+    public Integer call() throws Exception {
+        PluginLogging.install(level(logLevel));
+        DriverConfig config = config();
+        String fromEnv = System.getenv("CSI_ENDPOINT");
+        Endpoint csi = endpoint != null || (fromEnv != null && !fromEnv.isBlank())
+                ? Endpoint.resolve(java.util.Optional.ofNullable(endpoint), System.getenv())
+                : Endpoint.parse("unix://" + config.dataDir().resolve("csi.sock"));
+        try (Driver driver = Driver.open(config, removeOrphans)) {
+            var builder = PluginServer.builder()
+                    .listen(csi, driver.csiServices().toArray(io.grpc.BindableService[]::new))
+                    .socketMode(Integer.parseInt(socketMode, 8));
+            if (metricsAddress != null) builder.metricsAddress(metricsAddress);
+            PluginServer server = builder.build().start().stopOnSignals();
+            driver.notices().forEach(n -> System.err.println("csi4j: " + n));
+            var report = driver.reconcileReport();
+            if (!report.rolledBack().isEmpty() || !report.finished().isEmpty() || !report.clean()) {
+                System.err.println("csi4j: " + report.summary()
+                        + (report.clean() ? "" : "; orphans: " + report.orphanVolumes() + " " + report.orphanSnapshots()));
+            }
+            System.out.println(driver.describe(csi.uri()));
+            System.out.flush();
+            server.awaitTermination();
+        }
+        return 0;
+    }
+
+    DriverConfig config() {
+        String node = nodeId != null ? nodeId : hostName();
+        GroupDeletePolicy policy = switch (groupDelete) {
+            case "delete-volumes" -> GroupDeletePolicy.DELETE_VOLUMES;
+            case "retain-volumes" -> GroupDeletePolicy.RETAIN_VOLUMES;
+            default -> throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--volume-group-delete must be delete-volumes or retain-volumes, not '" + groupDelete + "'");
+        };
+        return new DriverConfig(dataDir, node, engine, poolSize == null ? OptionalLong.empty() : OptionalLong.of(poolSize),
+                mode, maxVolumesPerNode, defaultVolumeSize, overcommitRatio, policy, true, 64);
+    }
+
+    private static Level level(String name) {
+        return switch (name.toLowerCase()) {
+            case "error" -> Level.SEVERE;
+            case "warn", "warning" -> Level.WARNING;
+            case "info" -> Level.INFO;
+            case "debug" -> Level.FINE;
+            case "trace" -> Level.FINEST;
+            default -> throw new IllegalArgumentException("unknown log level " + name);
+        };
+    }
+
+    private static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            return System.getenv().getOrDefault("HOSTNAME", "localhost");
+        }
+    }
+}

@@ -1,0 +1,171 @@
+package io.csi4j.driver;
+
+import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.csi.ControllerService;
+import io.csi4j.driver.csi.GroupControllerService;
+import io.csi4j.driver.csi.IdentityService;
+import io.csi4j.driver.csi.NodeService;
+import io.csi4j.driver.engine.DirEngine;
+import io.csi4j.driver.engine.ImageEngine;
+import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.node.NodeVolumes;
+import io.csi4j.driver.reconcile.Reconciler;
+import io.csi4j.driver.snapshot.GroupSnapshots;
+import io.csi4j.driver.snapshot.Snapshots;
+import io.csi4j.driver.volume.Volumes;
+import io.csi4j.sdk.paging.PageTokens;
+import io.grpc.BindableService;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The composition root of the local driver: opens the pool, the engine and the catalog, runs the
+ * reconciler, and hands out the CSI services for the configured mode. Nothing here is global;
+ * several drivers (on different data directories) can live in one JVM, as tests do.
+ */
+public final class Driver implements AutoCloseable {
+    private final DriverConfig config;
+    private final Pool pool;
+    private final StorageEngine engine;
+    private final Catalog catalog;
+    private final Volumes volumes;
+    private final Snapshots snapshots;
+    private final GroupSnapshots groupSnapshots;
+    private final NodeVolumes node;
+    private final Reconciler reconciler;
+    private final PageTokens tokens;
+    private final AtomicBoolean ready = new AtomicBoolean();
+    private Reconciler.Report lastReport;
+
+    private Driver(DriverConfig config, boolean removeOrphans) {
+        this.config = config;
+        try {
+            Files.createDirectories(config.dataDir());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create data directory " + config.dataDir(), e);
+        }
+        this.pool = Pool.open(config.dataDir(), config.poolSizeBytes());
+        this.engine = switch (config.engine()) {
+            case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(config.overcommitRatio(), false));
+            case DIR -> DirEngine.open(pool);
+        };
+        this.catalog = Catalog.openIn(config.dataDir());
+        InstantSource clock = InstantSource.system();
+        this.volumes = new Volumes(catalog, engine, config, clock);
+        this.snapshots = new Snapshots(catalog, engine, volumes, config, clock);
+        this.groupSnapshots = new GroupSnapshots(catalog, engine, volumes, config, clock);
+        this.node = new NodeVolumes(catalog, engine, volumes, config);
+        this.reconciler = new Reconciler(catalog, engine, volumes, snapshots, groupSnapshots);
+        this.tokens = new PageTokens(pageTokenKey(config.dataDir()));
+        this.lastReport = reconciler.run(removeOrphans);
+        ready.set(true);
+    }
+
+    /** Opens everything and reconciles; the driver is ready when this returns. */
+    public static Driver open(DriverConfig config) {
+        return new Driver(config, false);
+    }
+
+    public static Driver open(DriverConfig config, boolean removeOrphans) {
+        return new Driver(config, removeOrphans);
+    }
+
+    /** The CSI services this process serves in its mode. */
+    public List<BindableService> csiServices() {
+        var services = new ArrayList<BindableService>();
+        services.add(new IdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(), config.mode().controller(), ready::get));
+        if (config.mode().controller()) {
+            services.add(new ControllerService(volumes, snapshots, tokens, config.nodeId()));
+            services.add(new GroupControllerService(groupSnapshots));
+        }
+        if (config.mode().node()) services.add(new NodeService(node, config.nodeId(), config.maxVolumesPerNode()));
+        return services;
+    }
+
+    public Map<String, String> manifest() {
+        var manifest = new LinkedHashMap<String, String>();
+        manifest.put("engine", engine.name());
+        manifest.put("pool-filesystem", engine.pool().filesystem());
+        manifest.put("reflink", engine.pool().reflink() ? "yes" : "no");
+        manifest.put("node", config.nodeId());
+        return manifest;
+    }
+
+    /** The one line printed at start-up. */
+    public String describe(String endpoint) {
+        var info = engine.pool();
+        return "csi4j %s serving %s on %s: engine=%s pool=%s (%s) reflink=%s catalog=%s node=%s mode=%s".formatted(
+                version(), DriverConfig.PLUGIN_NAME, endpoint, engine.name(), info.path(), info.filesystem(),
+                info.reflink() ? "yes" : "no (snapshots are full copies)", catalog.file(), config.nodeId(),
+                config.mode().name().toLowerCase());
+    }
+
+    public List<String> notices() {
+        return engine.notices();
+    }
+
+    public Reconciler.Report reconcileReport() {
+        return lastReport;
+    }
+
+    public boolean ready() {
+        return ready.get();
+    }
+
+    public DriverConfig config() { return config; }
+    public Catalog catalog() { return catalog; }
+    public StorageEngine engine() { return engine; }
+    public Volumes volumes() { return volumes; }
+    public Snapshots snapshots() { return snapshots; }
+    public GroupSnapshots groupSnapshots() { return groupSnapshots; }
+    public NodeVolumes node() { return node; }
+    public PageTokens pageTokens() { return tokens; }
+
+    public static String version() {
+        String v = Driver.class.getPackage().getImplementationVersion();
+        return v == null ? "0.1.0-dev" : v;
+    }
+
+    /** Page tokens stay valid across restarts: the key is kept (0600) in the data directory. */
+    private static byte[] pageTokenKey(Path dataDir) {
+        Path file = dataDir.resolve("page-token.key");
+        try {
+            if (Files.exists(file)) {
+                byte[] key = Files.readAllBytes(file);
+                if (key.length >= 16) return key;
+            }
+            byte[] key = new byte[32];
+            new SecureRandom().nextBytes(key);
+            Path tmp = dataDir.resolve("page-token.key.tmp");
+            Files.deleteIfExists(tmp);
+            Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            Files.write(tmp, key, StandardOpenOption.WRITE);
+            io.csi4j.driver.os.Durable.atomicRename(tmp, file);
+            return key;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot keep the page token key in " + file, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        ready.set(false);
+        try {
+            catalog.close();
+        } finally {
+            engine.close();
+        }
+    }
+}

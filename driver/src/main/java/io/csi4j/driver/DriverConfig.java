@@ -1,0 +1,59 @@
+package io.csi4j.driver;
+
+import java.nio.file.Path;
+import java.util.OptionalLong;
+
+/**
+ * Everything the driver is configured with. Built by {@code csi4j serve} from flags; tests build it
+ * directly with {@link #defaults(Path, String)}.
+ */
+public record DriverConfig(
+        Path dataDir,
+        String nodeId,
+        EngineKind engine,
+        OptionalLong poolSizeBytes,
+        Mode mode,
+        int maxVolumesPerNode,
+        long defaultVolumeBytes,
+        double overcommitRatio,
+        GroupDeletePolicy groupDeletePolicy,
+        boolean oneGroupPerVolume,
+        int maxGroupMembers) {
+
+    public enum EngineKind { IMAGE, DIR }
+
+    /** Which CSI services this process serves: a unified plugin, or the controller / node half. */
+    public enum Mode { ALL, CONTROLLER, NODE;
+        public boolean controller() { return this != NODE; }
+        public boolean node() { return this != CONTROLLER; }
+    }
+
+    /** Seed semantics delete a group's volumes with it; ceph-csi's refuses to delete a non-empty group. */
+    public enum GroupDeletePolicy { DELETE_VOLUMES, RETAIN_VOLUMES }
+
+    public static final String PLUGIN_NAME = "local.csi4j.io";
+    public static final String TOPOLOGY_KEY = "topology.csi4j.io/node";
+
+    public DriverConfig {
+        dataDir = dataDir.toAbsolutePath().normalize();
+        if (nodeId == null || nodeId.isBlank()) throw new IllegalArgumentException("node id must not be empty");
+        if (overcommitRatio < 1.0) throw new IllegalArgumentException("overcommit ratio must be >= 1.0");
+        if (maxVolumesPerNode < 0) throw new IllegalArgumentException("max volumes per node must be >= 0");
+        if (maxGroupMembers < 1) throw new IllegalArgumentException("max group members must be >= 1");
+    }
+
+    public static DriverConfig defaults(Path dataDir, String nodeId) {
+        return new DriverConfig(dataDir, nodeId, EngineKind.IMAGE, OptionalLong.empty(), Mode.ALL, 0,
+                1L << 30, 1.0, GroupDeletePolicy.DELETE_VOLUMES, true, 64);
+    }
+
+    public DriverConfig withEngine(EngineKind kind) {
+        return new DriverConfig(dataDir, nodeId, kind, poolSizeBytes, mode, maxVolumesPerNode, defaultVolumeBytes,
+                overcommitRatio, groupDeletePolicy, oneGroupPerVolume, maxGroupMembers);
+    }
+
+    public DriverConfig withGroupDeletePolicy(GroupDeletePolicy policy) {
+        return new DriverConfig(dataDir, nodeId, engine, poolSizeBytes, mode, maxVolumesPerNode, defaultVolumeBytes,
+                overcommitRatio, policy, oneGroupPerVolume, maxGroupMembers);
+    }
+}

@@ -1,0 +1,35 @@
+package io.csi4j.driver.catalog;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.InstantSource;
+
+/** The group snapshots table; members are in {@link SnapshotTable} (insert them in the same transaction). */
+public final class GroupSnapshotTable extends ObjectTable<GroupSnapshotRecord> {
+    private static final String COLUMNS = "seq, id, name, source_volume_ids, parameters, state, created_at, updated_at";
+    private static final String INSERT = "INSERT INTO group_snapshots (id, name, source_volume_ids, parameters, "
+            + "state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+
+    GroupSnapshotTable(Session session, InstantSource clock) {
+        super(session, clock, "group_snapshots", "group snapshot", COLUMNS);
+    }
+
+    /** @throws DuplicateNameException if a group snapshot with this name exists */
+    public void insert(GroupSnapshotRecord g) {
+        insertRow(g.id(), g.name(), INSERT, g.id(), g.name(), Json.encodeList(g.sourceVolumeIds()),
+                Json.encodeMap(g.parameters()), g.state().name(), Rows.nanos(g.createdAt()),
+                Rows.nanos(g.updatedAt()));
+    }
+
+    @Override
+    GroupSnapshotRecord map(ResultSet row) throws SQLException {
+        return new GroupSnapshotRecord(
+                row.getString("id"),
+                row.getString("name"),
+                Json.decodeList(row.getString("source_volume_ids")),
+                Json.decodeMap(row.getString("parameters")),
+                Rows.state(row),
+                Rows.instant(row.getLong("created_at")),
+                Rows.instant(row.getLong("updated_at")));
+    }
+}

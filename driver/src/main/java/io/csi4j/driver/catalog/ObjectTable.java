@@ -1,0 +1,142 @@
+package io.csi4j.driver.catalog;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.InstantSource;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What every catalogued object table has: unique id and name, a state, timestamps, and an AUTOINCREMENT
+ * {@code seq} for keyset paging. Each statement runs in the table's {@link Session}: on its own, or inside
+ * the transaction that handed the table out.
+ */
+public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, GroupSnapshotTable, VolumeGroupTable {
+    final Session session;
+    final InstantSource clock;
+    final String table;
+    final String kind;
+    final String columns;
+
+    private final String sqlById;
+    private final String sqlByName;
+    private final String sqlIdByName;
+    private final String sqlSetState;
+    private final String sqlDelete;
+    private final String sqlInState;
+    private final String sqlCount;
+    private final String sqlCountInState;
+    private final String sqlPage;
+
+    ObjectTable(Session session, InstantSource clock, String table, String kind, String columns) {
+        this.session = session;
+        this.clock = clock;
+        this.table = table;
+        this.kind = kind;
+        this.columns = columns;
+        String select = "SELECT " + columns + " FROM " + table;
+        sqlById = select + " WHERE id = ?";
+        sqlByName = select + " WHERE name = ?";
+        sqlIdByName = "SELECT id FROM " + table + " WHERE name = ?";
+        sqlSetState = "UPDATE " + table + " SET state = ?, updated_at = ? WHERE id = ? AND state = ?";
+        sqlDelete = "DELETE FROM " + table + " WHERE id = ?";
+        sqlInState = select + " WHERE state = ? ORDER BY seq";
+        sqlCount = "SELECT count(*) FROM " + table;
+        sqlCountInState = "SELECT count(*) FROM " + table + " WHERE state = ?";
+        sqlPage = select + " WHERE seq > ? ORDER BY seq LIMIT ?";
+    }
+
+    abstract T map(ResultSet row) throws SQLException;
+
+    public Optional<T> byId(String id) {
+        Objects.requireNonNull(id, "id");
+        return session.read(c -> Rows.one(c, sqlById, this::map, id));
+    }
+
+    public Optional<T> byName(String name) {
+        Objects.requireNonNull(name, "name");
+        return session.read(c -> Rows.one(c, sqlByName, this::map, name));
+    }
+
+    /**
+     * Compare-and-set: moves the row from {@code from} to {@code to} and stamps updatedAt. False when the
+     * row does not exist or is not in {@code from} (someone else moved it first).
+     */
+    public boolean setState(String id, State from, State to) {
+        Objects.requireNonNull(id, "id");
+        if (!from.canBecome(to)) throw new IllegalArgumentException(kind + " cannot go from " + from + " to " + to);
+        long now = Rows.nanos(clock.instant());
+        return session.write(c -> Rows.update(c, sqlSetState, to.name(), now, id, from.name()) == 1);
+    }
+
+    /** Removes the row; false if there was none. Refused while other rows still refer to it. */
+    public boolean delete(String id) {
+        Objects.requireNonNull(id, "id");
+        return session.write(c -> {
+            try {
+                return Rows.update(c, sqlDelete, id) == 1;
+            } catch (SQLException e) {
+                if (SqlErrors.isForeignKeyViolation(e)) {
+                    throw new ReferenceException(kind + " " + id + " is still referenced by other rows", e);
+                }
+                throw e;
+            }
+        });
+    }
+
+    /** Every row in {@code state}, oldest first: the reconciler's work list. */
+    public List<T> inState(State state) {
+        return session.read(c -> Rows.list(c, sqlInState, this::map, state.name()));
+    }
+
+    public long count() {
+        return session.read(c -> Rows.count(c, sqlCount));
+    }
+
+    public long count(State state) {
+        return session.read(c -> Rows.count(c, sqlCountInState, state.name()));
+    }
+
+    /** All rows in insertion order, {@code limit} at a time, starting after {@code afterSeq} (0 for the first page). */
+    public Page<T> page(long afterSeq, int limit) {
+        return session.read(c -> Rows.page(c, sqlPage, this::map, afterSeq, limit));
+    }
+
+    /** Inserts with name-uniqueness turned into {@link DuplicateNameException} and dangling references into {@link ReferenceException}. */
+    void insertRow(String id, String name, String sql, Object... args) {
+        session.write(c -> {
+            try {
+                Rows.update(c, sql, args);
+                return null;
+            } catch (SQLException e) {
+                if (SqlErrors.isUniqueViolation(e)) {
+                    Optional<String> existing = name == null ? Optional.empty()
+                            : Rows.one(c, sqlIdByName, row -> row.getString(1), name);
+                    if (existing.isPresent()) throw new DuplicateNameException(kind, name, existing.get());
+                    throw new CatalogException(kind + " id " + id + " already exists", e);
+                }
+                if (SqlErrors.isForeignKeyViolation(e)) {
+                    throw new ReferenceException(kind + " " + id + " refers to a row that does not exist", e);
+                }
+                throw e;
+            }
+        });
+    }
+
+    /** Queries that must be answered through an index; a test checks each plan. Counts scan by design. */
+    Map<String, String> indexedQueries() {
+        Map<String, String> queries = new LinkedHashMap<>();
+        queries.put(table + ".byId", sqlById);
+        queries.put(table + ".byName", sqlByName);
+        queries.put(table + ".idByName", sqlIdByName);
+        queries.put(table + ".setState", sqlSetState);
+        queries.put(table + ".delete", sqlDelete);
+        queries.put(table + ".inState", sqlInState);
+        queries.put(table + ".countInState", sqlCountInState);
+        queries.put(table + ".page", sqlPage);
+        return queries;
+    }
+}

@@ -1,0 +1,95 @@
+package io.csi4j.driver.catalog;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/** Controller publications, keyed by (volume, node). A volume with publications cannot be deleted. */
+public final class PublicationTable {
+    private static final String COLUMNS = "volume_id, node_id, read_only, access_mode, publish_context, created_at";
+    private static final String INSERT = "INSERT INTO publications (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?) "
+            + "ON CONFLICT (volume_id, node_id) DO NOTHING";
+    private static final String GET = "SELECT " + COLUMNS + " FROM publications WHERE volume_id = ? AND node_id = ?";
+    private static final String OF_VOLUME =
+            "SELECT " + COLUMNS + " FROM publications WHERE volume_id = ? ORDER BY node_id";
+    private static final String ON_NODE = "SELECT " + COLUMNS + " FROM publications WHERE node_id = ? ORDER BY volume_id";
+    private static final String DELETE = "DELETE FROM publications WHERE volume_id = ? AND node_id = ?";
+    private static final String COUNT = "SELECT count(*) FROM publications";
+
+    private final Session session;
+
+    PublicationTable(Session session) {
+        this.session = session;
+    }
+
+    /**
+     * Records a publication; false if (volume, node) was already published (compare with {@link #get} for
+     * CSI idempotency).
+     * @throws ReferenceException if the volume does not exist
+     */
+    public boolean insert(PublicationRecord p) {
+        return session.write(c -> {
+            try {
+                return Rows.update(c, INSERT, p.volumeId(), p.nodeId(), p.readOnly() ? 1 : 0, p.accessMode(),
+                        Json.encodeMap(p.publishContext()), Rows.nanos(p.createdAt())) == 1;
+            } catch (SQLException e) {
+                if (SqlErrors.isForeignKeyViolation(e)) {
+                    throw new ReferenceException("volume " + p.volumeId() + " does not exist", e);
+                }
+                throw e;
+            }
+        });
+    }
+
+    public Optional<PublicationRecord> get(String volumeId, String nodeId) {
+        Objects.requireNonNull(volumeId, "volumeId");
+        Objects.requireNonNull(nodeId, "nodeId");
+        return session.read(c -> Rows.one(c, GET, PublicationTable::map, volumeId, nodeId));
+    }
+
+    /** Where a volume is published, sorted by node. */
+    public List<PublicationRecord> ofVolume(String volumeId) {
+        Objects.requireNonNull(volumeId, "volumeId");
+        return session.read(c -> Rows.list(c, OF_VOLUME, PublicationTable::map, volumeId));
+    }
+
+    /** What is published to a node, sorted by volume. */
+    public List<PublicationRecord> onNode(String nodeId) {
+        Objects.requireNonNull(nodeId, "nodeId");
+        return session.read(c -> Rows.list(c, ON_NODE, PublicationTable::map, nodeId));
+    }
+
+    /** Removes a publication; false if there was none. */
+    public boolean delete(String volumeId, String nodeId) {
+        Objects.requireNonNull(volumeId, "volumeId");
+        Objects.requireNonNull(nodeId, "nodeId");
+        return session.write(c -> Rows.update(c, DELETE, volumeId, nodeId) == 1);
+    }
+
+    public long count() {
+        return session.read(c -> Rows.count(c, COUNT));
+    }
+
+    private static PublicationRecord map(ResultSet row) throws SQLException {
+        return new PublicationRecord(
+                row.getString("volume_id"),
+                row.getString("node_id"),
+                row.getInt("read_only") != 0,
+                row.getString("access_mode"),
+                Json.decodeMap(row.getString("publish_context")),
+                Rows.instant(row.getLong("created_at")));
+    }
+
+    Map<String, String> indexedQueries() {
+        Map<String, String> queries = new LinkedHashMap<>();
+        queries.put("publications.get", GET);
+        queries.put("publications.ofVolume", OF_VOLUME);
+        queries.put("publications.onNode", ON_NODE);
+        queries.put("publications.delete", DELETE);
+        return queries;
+    }
+}

@@ -1,0 +1,40 @@
+package io.csi4j.driver.catalog;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A snapshot. A member of a group snapshot has {@code groupSnapshotId} set and may have no name of its own
+ * (CSI names only the group); every other snapshot has a name. {@code createdAt} keeps nanoseconds:
+ * it is the CSI creation_time.
+ */
+public record SnapshotRecord(
+        String id,
+        String name,
+        String sourceVolumeId,
+        long sizeBytes,
+        String groupSnapshotId,
+        Map<String, String> parameters,
+        State state,
+        Instant createdAt,
+        Instant updatedAt) {
+
+    public SnapshotRecord {
+        Objects.requireNonNull(id, "id");
+        if (name == null && groupSnapshotId == null) {
+            throw new IllegalArgumentException("a snapshot outside a group snapshot needs a name");
+        }
+        Objects.requireNonNull(sourceVolumeId, "sourceVolumeId");
+        if (sizeBytes < 0) throw new IllegalArgumentException("sizeBytes < 0: " + sizeBytes);
+        parameters = Map.copyOf(parameters);
+        Objects.requireNonNull(state, "state");
+        Objects.requireNonNull(createdAt, "createdAt");
+        Objects.requireNonNull(updatedAt, "updatedAt");
+    }
+
+    public SnapshotRecord withState(State next) {
+        return new SnapshotRecord(id, name, sourceVolumeId, sizeBytes, groupSnapshotId, parameters, next,
+                createdAt, updatedAt);
+    }
+}

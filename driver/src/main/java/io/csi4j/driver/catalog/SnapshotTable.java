@@ -1,0 +1,89 @@
+package io.csi4j.driver.catalog;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/** The snapshots table, including the members of group snapshots. */
+public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
+    private static final String COLUMNS =
+            "seq, id, name, source_volume_id, size_bytes, group_snapshot_id, parameters, state, created_at, updated_at";
+    private static final String SELECT = "SELECT " + COLUMNS + " FROM snapshots";
+    private static final String INSERT = "INSERT INTO snapshots (id, name, source_volume_id, size_bytes, "
+            + "group_snapshot_id, parameters, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    private static final String PAGE_BY_ID = SELECT + " WHERE id = ? AND seq > ? ORDER BY seq LIMIT ?";
+    private static final String PAGE_BY_SOURCE =
+            SELECT + " WHERE source_volume_id = ? AND seq > ? ORDER BY seq LIMIT ?";
+    private static final String PAGE_BY_ID_AND_SOURCE =
+            SELECT + " WHERE id = ? AND source_volume_id = ? AND seq > ? ORDER BY seq LIMIT ?";
+    private static final String SET_SIZE = "UPDATE snapshots SET size_bytes = ?, updated_at = ? WHERE id = ?";
+    private static final String OF_GROUP = SELECT + " WHERE group_snapshot_id = ? ORDER BY seq";
+
+    SnapshotTable(Session session, InstantSource clock) {
+        super(session, clock, "snapshots", "snapshot", COLUMNS);
+    }
+
+    /**
+     * @throws DuplicateNameException if a snapshot with this name exists
+     * @throws ReferenceException if groupSnapshotId names no group snapshot
+     */
+    public void insert(SnapshotRecord s) {
+        insertRow(s.id(), s.name(), INSERT, s.id(), s.name(), s.sourceVolumeId(), s.sizeBytes(), s.groupSnapshotId(),
+                Json.encodeMap(s.parameters()), s.state().name(), Rows.nanos(s.createdAt()),
+                Rows.nanos(s.updatedAt()));
+    }
+
+    /** Records the size once the snapshot is cut; false if no such snapshot. */
+    public boolean setSize(String id, long sizeBytes) {
+        Objects.requireNonNull(id, "id");
+        if (sizeBytes < 0) throw new IllegalArgumentException("sizeBytes < 0: " + sizeBytes);
+        long now = Rows.nanos(clock.instant());
+        return session.write(c -> Rows.update(c, SET_SIZE, sizeBytes, now, id) == 1);
+    }
+
+    /** ListSnapshots: rows matching {@code filter} in insertion order, after {@code afterSeq}. */
+    public Page<SnapshotRecord> page(long afterSeq, int limit, SnapshotFilter filter) {
+        Objects.requireNonNull(filter, "filter");
+        String id = filter.snapshotId();
+        String source = filter.sourceVolumeId();
+        if (id == null && source == null) return page(afterSeq, limit);
+        return session.read(c -> {
+            if (source == null) return Rows.page(c, PAGE_BY_ID, this::map, afterSeq, limit, id);
+            if (id == null) return Rows.page(c, PAGE_BY_SOURCE, this::map, afterSeq, limit, source);
+            return Rows.page(c, PAGE_BY_ID_AND_SOURCE, this::map, afterSeq, limit, id, source);
+        });
+    }
+
+    /** The member snapshots of a group snapshot, in insertion order. */
+    public List<SnapshotRecord> ofGroup(String groupSnapshotId) {
+        Objects.requireNonNull(groupSnapshotId, "groupSnapshotId");
+        return session.read(c -> Rows.list(c, OF_GROUP, this::map, groupSnapshotId));
+    }
+
+    @Override
+    SnapshotRecord map(ResultSet row) throws SQLException {
+        return new SnapshotRecord(
+                row.getString("id"),
+                row.getString("name"),
+                row.getString("source_volume_id"),
+                row.getLong("size_bytes"),
+                row.getString("group_snapshot_id"),
+                Json.decodeMap(row.getString("parameters")),
+                Rows.state(row),
+                Rows.instant(row.getLong("created_at")),
+                Rows.instant(row.getLong("updated_at")));
+    }
+
+    @Override
+    Map<String, String> indexedQueries() {
+        Map<String, String> queries = super.indexedQueries();
+        queries.put("snapshots.pageById", PAGE_BY_ID);
+        queries.put("snapshots.pageBySource", PAGE_BY_SOURCE);
+        queries.put("snapshots.pageByIdAndSource", PAGE_BY_ID_AND_SOURCE);
+        queries.put("snapshots.ofGroup", OF_GROUP);
+        return queries;
+    }
+}

@@ -1,0 +1,28 @@
+package io.csi4j.driver.catalog;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+
+/** A CSI-Addons volume group; its members live in a separate table ({@link VolumeGroupTable#members}). */
+public record VolumeGroupRecord(
+        String id,
+        String name,
+        Map<String, String> parameters,
+        State state,
+        Instant createdAt,
+        Instant updatedAt) {
+
+    public VolumeGroupRecord {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(name, "name");
+        parameters = Map.copyOf(parameters);
+        Objects.requireNonNull(state, "state");
+        Objects.requireNonNull(createdAt, "createdAt");
+        Objects.requireNonNull(updatedAt, "updatedAt");
+    }
+
+    public VolumeGroupRecord withState(State next) {
+        return new VolumeGroupRecord(id, name, parameters, next, createdAt, updatedAt);
+    }
+}

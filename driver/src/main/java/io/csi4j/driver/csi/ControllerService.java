@@ -1,0 +1,204 @@
+package io.csi4j.driver.csi;
+
+import static io.csi4j.driver.csi.WireMapping.require;
+
+import io.csi4j.driver.catalog.Page;
+import io.csi4j.driver.catalog.SnapshotFilter;
+import io.csi4j.driver.catalog.SnapshotRecord;
+import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.snapshot.Snapshots;
+import io.csi4j.driver.volume.Capability;
+import io.csi4j.driver.volume.NewVolume;
+import io.csi4j.driver.volume.Volumes;
+import io.csi4j.proto.csi.*;
+import io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type;
+import io.csi4j.sdk.CsiException;
+import io.csi4j.sdk.capability.Capabilities;
+import io.csi4j.sdk.paging.PageTokens;
+import io.grpc.stub.StreamObserver;
+import java.util.List;
+import java.util.Optional;
+
+/** csi.v1.Controller: maps wire messages to {@link Volumes} / {@link Snapshots} and back. */
+public final class ControllerService extends ControllerGrpc.ControllerImplBase {
+    static final Type[] CAPABILITIES = {
+            Type.CREATE_DELETE_VOLUME, Type.PUBLISH_UNPUBLISH_VOLUME, Type.LIST_VOLUMES,
+            Type.LIST_VOLUMES_PUBLISHED_NODES, Type.GET_CAPACITY, Type.CREATE_DELETE_SNAPSHOT, Type.LIST_SNAPSHOTS,
+            Type.GET_SNAPSHOT, Type.CLONE_VOLUME, Type.EXPAND_VOLUME, Type.GET_VOLUME, Type.VOLUME_CONDITION,
+            Type.SINGLE_NODE_MULTI_WRITER, Type.MODIFY_VOLUME, Type.PUBLISH_READONLY};
+
+    private final Volumes volumes;
+    private final Snapshots snapshots;
+    private final PageTokens tokens;
+    private final String nodeId;
+
+    public ControllerService(Volumes volumes, Snapshots snapshots, PageTokens tokens, String nodeId) {
+        this.volumes = volumes;
+        this.snapshots = snapshots;
+        this.tokens = tokens;
+        this.nodeId = nodeId;
+    }
+
+    @Override
+    public void createVolume(CreateVolumeRequest req, StreamObserver<CreateVolumeResponse> out) {
+        var request = new NewVolume(req.getName(), WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()),
+                WireMapping.capabilities(req.getVolumeCapabilitiesList()), req.getParametersMap(),
+                req.getMutableParametersMap(), WireMapping.source(req.hasVolumeContentSource(), req.getVolumeContentSource()),
+                req.hasAccessibilityRequirements()
+                        ? WireMapping.allowedNodes(req.getAccessibilityRequirements().getRequisiteList(),
+                                req.getAccessibilityRequirements().getPreferredList())
+                        : Optional.empty());
+        VolumeRecord v = volumes.create(request);
+        reply(out, CreateVolumeResponse.newBuilder().setVolume(WireMapping.volume(v)).build());
+    }
+
+    @Override
+    public void deleteVolume(DeleteVolumeRequest req, StreamObserver<DeleteVolumeResponse> out) {
+        volumes.delete(req.getVolumeId());
+        reply(out, DeleteVolumeResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void controllerPublishVolume(ControllerPublishVolumeRequest req, StreamObserver<ControllerPublishVolumeResponse> out) {
+        var context = volumes.publish(req.getVolumeId(), req.getNodeId(),
+                WireMapping.capability(req.getVolumeCapability()), req.getReadonly());
+        reply(out, ControllerPublishVolumeResponse.newBuilder().putAllPublishContext(context).build());
+    }
+
+    @Override
+    public void controllerUnpublishVolume(ControllerUnpublishVolumeRequest req, StreamObserver<ControllerUnpublishVolumeResponse> out) {
+        volumes.unpublish(req.getVolumeId(), req.getNodeId());
+        reply(out, ControllerUnpublishVolumeResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void validateVolumeCapabilities(ValidateVolumeCapabilitiesRequest req, StreamObserver<ValidateVolumeCapabilitiesResponse> out) {
+        VolumeRecord v = volumes.readyVolume(req.getVolumeId(), "volume");
+        List<Capability> caps = WireMapping.capabilities(req.getVolumeCapabilitiesList());
+        var response = ValidateVolumeCapabilitiesResponse.newBuilder();
+        Optional<String> why = volumes.unsupported(v, caps);
+        if (why.isPresent()) {
+            response.setMessage(why.get());
+        } else {
+            response.setConfirmed(ValidateVolumeCapabilitiesResponse.Confirmed.newBuilder()
+                    .putAllVolumeContext(req.getVolumeContextMap())
+                    .addAllVolumeCapabilities(req.getVolumeCapabilitiesList())
+                    .putAllParameters(req.getParametersMap())
+                    .putAllMutableParameters(req.getMutableParametersMap()));
+        }
+        reply(out, response.build());
+    }
+
+    @Override
+    public void listVolumes(ListVolumesRequest req, StreamObserver<ListVolumesResponse> out) {
+        int limit = WireMapping.maxEntries(req.getMaxEntries());
+        long after = tokens.decode("volumes", "", req.getStartingToken());
+        Page<VolumeRecord> page = volumes.list(after, limit);
+        var response = ListVolumesResponse.newBuilder();
+        for (VolumeRecord v : page.items()) {
+            if (v.state() != io.csi4j.driver.catalog.State.READY) continue;
+            response.addEntries(ListVolumesResponse.Entry.newBuilder()
+                    .setVolume(WireMapping.volume(v))
+                    .setStatus(ListVolumesResponse.VolumeStatus.newBuilder()
+                            .addAllPublishedNodeIds(volumes.publishedNodes(v.id()))
+                            .setVolumeCondition(condition(v.id()))));
+        }
+        if (page.more()) response.setNextToken(tokens.encode("volumes", "", page.lastSeq()));
+        reply(out, response.build());
+    }
+
+    @Override
+    public void controllerGetVolume(ControllerGetVolumeRequest req, StreamObserver<ControllerGetVolumeResponse> out) {
+        VolumeRecord v = volumes.readyVolume(req.getVolumeId(), "volume");
+        reply(out, ControllerGetVolumeResponse.newBuilder()
+                .setVolume(WireMapping.volume(v))
+                .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder()
+                        .addAllPublishedNodeIds(volumes.publishedNodes(v.id()))
+                        .setVolumeCondition(condition(v.id())))
+                .build());
+    }
+
+    @Override
+    public void controllerModifyVolume(ControllerModifyVolumeRequest req, StreamObserver<ControllerModifyVolumeResponse> out) {
+        volumes.modify(req.getVolumeId(), req.getMutableParametersMap());
+        reply(out, ControllerModifyVolumeResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void getCapacity(GetCapacityRequest req, StreamObserver<GetCapacityResponse> out) {
+        var response = GetCapacityResponse.newBuilder();
+        String node = req.hasAccessibleTopology()
+                ? req.getAccessibleTopology().getSegmentsMap().getOrDefault(io.csi4j.driver.DriverConfig.TOPOLOGY_KEY, nodeId)
+                : nodeId;
+        if (node.equals(nodeId)) {
+            response.setAvailableCapacity(volumes.availableCapacity(WireMapping.capabilities(req.getVolumeCapabilitiesList())))
+                    .setMaximumVolumeSize(com.google.protobuf.Int64Value.of(volumes.maximumVolumeSize()));
+        }
+        reply(out, response.build());
+    }
+
+    @Override
+    public void controllerGetCapabilities(ControllerGetCapabilitiesRequest req, StreamObserver<ControllerGetCapabilitiesResponse> out) {
+        reply(out, Capabilities.controller(CAPABILITIES));
+    }
+
+    @Override
+    public void createSnapshot(CreateSnapshotRequest req, StreamObserver<CreateSnapshotResponse> out) {
+        SnapshotRecord s = snapshots.create(req.getName(), require(req.getSourceVolumeId(), "source_volume_id"),
+                req.getParametersMap());
+        reply(out, CreateSnapshotResponse.newBuilder().setSnapshot(WireMapping.snapshot(s)).build());
+    }
+
+    @Override
+    public void deleteSnapshot(DeleteSnapshotRequest req, StreamObserver<DeleteSnapshotResponse> out) {
+        snapshots.delete(req.getSnapshotId());
+        reply(out, DeleteSnapshotResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void listSnapshots(ListSnapshotsRequest req, StreamObserver<ListSnapshotsResponse> out) {
+        int limit = WireMapping.maxEntries(req.getMaxEntries());
+        String id = req.getSnapshotId().isEmpty() ? null : req.getSnapshotId();
+        String source = req.getSourceVolumeId().isEmpty() ? null : req.getSourceVolumeId();
+        String filter = PageTokens.fingerprint(req.getSnapshotId(), req.getSourceVolumeId());
+        long after = tokens.decode("snapshots", filter, req.getStartingToken());
+        Page<SnapshotRecord> page = snapshots.list(after, limit, new SnapshotFilter(id, source));
+        var response = ListSnapshotsResponse.newBuilder();
+        for (SnapshotRecord s : page.items()) {
+            if (s.state() != io.csi4j.driver.catalog.State.READY) continue;
+            response.addEntries(ListSnapshotsResponse.Entry.newBuilder().setSnapshot(WireMapping.snapshot(s)));
+        }
+        if (page.more()) response.setNextToken(tokens.encode("snapshots", filter, page.lastSeq()));
+        reply(out, response.build());
+    }
+
+    @Override
+    public void getSnapshot(GetSnapshotRequest req, StreamObserver<GetSnapshotResponse> out) {
+        SnapshotRecord s = snapshots.get(req.getSnapshotId());
+        reply(out, GetSnapshotResponse.newBuilder().setSnapshot(WireMapping.snapshot(s)).build());
+    }
+
+    @Override
+    public void controllerExpandVolume(ControllerExpandVolumeRequest req, StreamObserver<ControllerExpandVolumeResponse> out) {
+        if (req.hasVolumeCapability()) {
+            VolumeRecord v = volumes.readyVolume(req.getVolumeId(), "volume");
+            volumes.unsupported(v, List.of(WireMapping.capability(req.getVolumeCapability())))
+                    .ifPresent(why -> { throw CsiException.invalidArgument(why); });
+        }
+        var result = volumes.expand(req.getVolumeId(), WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()));
+        reply(out, ControllerExpandVolumeResponse.newBuilder()
+                .setCapacityBytes(result.capacityBytes())
+                .setNodeExpansionRequired(result.nodeExpansionRequired())
+                .build());
+    }
+
+    private VolumeCondition condition(String volumeId) {
+        Optional<String> abnormal = volumes.condition(volumeId);
+        return VolumeCondition.newBuilder().setAbnormal(abnormal.isPresent()).setMessage(abnormal.orElse("healthy")).build();
+    }
+
+    static <T> void reply(StreamObserver<T> out, T response) {
+        out.onNext(response);
+        out.onCompleted();
+    }
+}

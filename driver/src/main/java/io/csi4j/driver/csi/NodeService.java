@@ -1,0 +1,92 @@
+package io.csi4j.driver.csi;
+
+import static io.csi4j.driver.csi.ControllerService.reply;
+
+import io.csi4j.driver.engine.VolumeStats;
+import io.csi4j.driver.node.NodeVolumes;
+import io.csi4j.proto.csi.*;
+import io.csi4j.proto.csi.NodeServiceCapability.RPC.Type;
+import io.csi4j.sdk.capability.Capabilities;
+import io.grpc.stub.StreamObserver;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/** csi.v1.Node: maps wire messages to {@link NodeVolumes} and back. */
+public final class NodeService extends NodeGrpc.NodeImplBase {
+    static final Type[] CAPABILITIES = {Type.STAGE_UNSTAGE_VOLUME, Type.GET_VOLUME_STATS, Type.EXPAND_VOLUME,
+            Type.VOLUME_CONDITION, Type.SINGLE_NODE_MULTI_WRITER, Type.VOLUME_MOUNT_GROUP};
+
+    private final NodeVolumes node;
+    private final String nodeId;
+    private final int maxVolumesPerNode;
+
+    public NodeService(NodeVolumes node, String nodeId, int maxVolumesPerNode) {
+        this.node = node;
+        this.nodeId = nodeId;
+        this.maxVolumesPerNode = maxVolumesPerNode;
+    }
+
+    @Override
+    public void nodeStageVolume(NodeStageVolumeRequest req, StreamObserver<NodeStageVolumeResponse> out) {
+        node.stage(req.getVolumeId(), Path.of(req.getStagingTargetPath()), WireMapping.capability(req.getVolumeCapability()));
+        reply(out, NodeStageVolumeResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void nodeUnstageVolume(NodeUnstageVolumeRequest req, StreamObserver<NodeUnstageVolumeResponse> out) {
+        node.unstage(req.getVolumeId(), Path.of(req.getStagingTargetPath()));
+        reply(out, NodeUnstageVolumeResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void nodePublishVolume(NodePublishVolumeRequest req, StreamObserver<NodePublishVolumeResponse> out) {
+        Optional<Path> staging = req.getStagingTargetPath().isEmpty() ? Optional.empty() : Optional.of(Path.of(req.getStagingTargetPath()));
+        node.publish(req.getVolumeId(), staging, Path.of(req.getTargetPath()),
+                WireMapping.capability(req.getVolumeCapability()), req.getReadonly(), req.getVolumeContextMap());
+        reply(out, NodePublishVolumeResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void nodeUnpublishVolume(NodeUnpublishVolumeRequest req, StreamObserver<NodeUnpublishVolumeResponse> out) {
+        node.unpublish(req.getVolumeId(), Path.of(req.getTargetPath()));
+        reply(out, NodeUnpublishVolumeResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void nodeGetVolumeStats(NodeGetVolumeStatsRequest req, StreamObserver<NodeGetVolumeStatsResponse> out) {
+        VolumeStats s = node.stats(req.getVolumeId(), Path.of(req.getVolumePath()));
+        var response = NodeGetVolumeStatsResponse.newBuilder();
+        if (s.usedBytes() < 0) {
+            response.addUsage(VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.BYTES).setTotal(s.totalBytes()));
+        } else {
+            response.addUsage(VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.BYTES)
+                    .setTotal(s.totalBytes()).setUsed(s.usedBytes()).setAvailable(s.availableBytes()));
+            response.addUsage(VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.INODES)
+                    .setTotal(s.totalInodes()).setUsed(s.usedInodes()).setAvailable(s.availableInodes()));
+        }
+        response.setVolumeCondition(VolumeCondition.newBuilder()
+                .setAbnormal(s.abnormal().isPresent()).setMessage(s.abnormal().orElse("healthy")));
+        reply(out, response.build());
+    }
+
+    @Override
+    public void nodeExpandVolume(NodeExpandVolumeRequest req, StreamObserver<NodeExpandVolumeResponse> out) {
+        long size = node.expand(req.getVolumeId(), Path.of(req.getVolumePath()),
+                WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()));
+        reply(out, NodeExpandVolumeResponse.newBuilder().setCapacityBytes(size).build());
+    }
+
+    @Override
+    public void nodeGetCapabilities(NodeGetCapabilitiesRequest req, StreamObserver<NodeGetCapabilitiesResponse> out) {
+        reply(out, Capabilities.node(CAPABILITIES));
+    }
+
+    @Override
+    public void nodeGetInfo(NodeGetInfoRequest req, StreamObserver<NodeGetInfoResponse> out) {
+        reply(out, NodeGetInfoResponse.newBuilder()
+                .setNodeId(nodeId)
+                .setMaxVolumesPerNode(maxVolumesPerNode)
+                .setAccessibleTopology(WireMapping.topology(nodeId))
+                .build());
+    }
+}

@@ -1,0 +1,130 @@
+package io.csi4j.driver.csi;
+
+import com.google.protobuf.Timestamp;
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.catalog.ContentSource;
+import io.csi4j.driver.catalog.SnapshotRecord;
+import io.csi4j.driver.catalog.VolumeKind;
+import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.volume.AccessMode;
+import io.csi4j.driver.volume.Capability;
+import io.csi4j.driver.volume.CapacityRange;
+import io.csi4j.proto.csi.Snapshot;
+import io.csi4j.proto.csi.Topology;
+import io.csi4j.proto.csi.Volume;
+import io.csi4j.proto.csi.VolumeCapability;
+import io.csi4j.proto.csi.VolumeContentSource;
+import io.csi4j.sdk.CsiException;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/** Wire messages to domain records and back; the only place (with the services) that knows both. */
+final class WireMapping {
+    static final String CONTEXT_FS_TYPE = "csi4j.io/fs-type";
+    static final String CONTEXT_KIND = "csi4j.io/kind";
+
+    private WireMapping() {}
+
+    static Capability capability(VolumeCapability c) {
+        AccessMode mode = switch (c.getAccessMode().getMode()) {
+            case SINGLE_NODE_WRITER -> AccessMode.SINGLE_NODE_WRITER;
+            case SINGLE_NODE_READER_ONLY -> AccessMode.SINGLE_NODE_READER_ONLY;
+            case MULTI_NODE_READER_ONLY -> AccessMode.MULTI_NODE_READER_ONLY;
+            case MULTI_NODE_SINGLE_WRITER -> AccessMode.MULTI_NODE_SINGLE_WRITER;
+            case MULTI_NODE_MULTI_WRITER -> AccessMode.MULTI_NODE_MULTI_WRITER;
+            case SINGLE_NODE_SINGLE_WRITER -> AccessMode.SINGLE_NODE_SINGLE_WRITER;
+            case SINGLE_NODE_MULTI_WRITER -> AccessMode.SINGLE_NODE_MULTI_WRITER;
+            case UNKNOWN, UNRECOGNIZED -> throw CsiException.invalidArgument("volume_capability.access_mode.mode is REQUIRED");
+        };
+        return switch (c.getAccessTypeCase()) {
+            case BLOCK -> Capability.block(mode);
+            case MOUNT -> new Capability(mode, VolumeKind.FILESYSTEM, c.getMount().getFsType(),
+                    c.getMount().getMountFlagsList(), c.getMount().getVolumeMountGroup());
+            case ACCESSTYPE_NOT_SET -> throw CsiException.invalidArgument("volume_capability.access_type (block or mount) is REQUIRED");
+        };
+    }
+
+    static List<Capability> capabilities(List<VolumeCapability> caps) {
+        return caps.stream().map(WireMapping::capability).toList();
+    }
+
+    static CapacityRange range(boolean present, io.csi4j.proto.csi.CapacityRange r) {
+        return present ? new CapacityRange(r.getRequiredBytes(), r.getLimitBytes()) : CapacityRange.ANY;
+    }
+
+    static ContentSource source(boolean present, VolumeContentSource s) {
+        if (!present) return ContentSource.NONE;
+        return switch (s.getTypeCase()) {
+            case SNAPSHOT -> new ContentSource.FromSnapshot(require(s.getSnapshot().getSnapshotId(), "volume_content_source.snapshot.snapshot_id"));
+            case VOLUME -> new ContentSource.FromVolume(require(s.getVolume().getVolumeId(), "volume_content_source.volume.volume_id"));
+            case TYPE_NOT_SET -> throw CsiException.invalidArgument("volume_content_source names neither a snapshot nor a volume");
+        };
+    }
+
+    /** The nodes a topology list allows; a topology without our key allows any node. */
+    static Optional<Set<String>> allowedNodes(List<Topology> requisite, List<Topology> preferred) {
+        List<Topology> constraints = requisite.isEmpty() ? List.of() : requisite;
+        if (constraints.isEmpty()) return Optional.empty();
+        Set<String> nodes = new HashSet<>();
+        for (Topology t : constraints) {
+            String node = t.getSegmentsMap().get(DriverConfig.TOPOLOGY_KEY);
+            if (node == null) return Optional.empty();
+            nodes.add(node);
+        }
+        return Optional.of(nodes);
+    }
+
+    static Topology topology(String nodeId) {
+        return Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, nodeId).build();
+    }
+
+    static Volume volume(VolumeRecord v) {
+        var b = Volume.newBuilder()
+                .setVolumeId(v.id())
+                .setCapacityBytes(v.capacityBytes())
+                .putVolumeContext(CONTEXT_KIND, v.kind().name().toLowerCase())
+                .addAccessibleTopology(topology(v.nodeId()));
+        if (v.fsType() != null) b.putVolumeContext(CONTEXT_FS_TYPE, v.fsType());
+        switch (v.source()) {
+            case ContentSource.None none -> {}
+            case ContentSource.FromSnapshot s -> b.setContentSource(VolumeContentSource.newBuilder()
+                    .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(s.snapshotId())));
+            case ContentSource.FromVolume s -> b.setContentSource(VolumeContentSource.newBuilder()
+                    .setVolume(VolumeContentSource.VolumeSource.newBuilder().setVolumeId(s.volumeId())));
+        }
+        return b.build();
+    }
+
+    static Snapshot snapshot(SnapshotRecord s) {
+        var b = Snapshot.newBuilder()
+                .setSnapshotId(s.id())
+                .setSourceVolumeId(s.sourceVolumeId())
+                .setSizeBytes(s.sizeBytes())
+                .setCreationTime(timestamp(s.createdAt()))
+                .setReadyToUse(true);
+        if (s.groupSnapshotId() != null) b.setGroupSnapshotId(s.groupSnapshotId());
+        return b.build();
+    }
+
+    static Timestamp timestamp(Instant t) {
+        return Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano()).build();
+    }
+
+    static String require(String value, String field) {
+        if (value.isEmpty()) throw CsiException.invalidArgument(field + " is REQUIRED");
+        return value;
+    }
+
+    static int maxEntries(int maxEntries) {
+        if (maxEntries < 0) throw CsiException.invalidArgument("max_entries must not be negative");
+        return maxEntries == 0 ? 1000 : Math.min(maxEntries, 1000);
+    }
+
+    static Map<String, String> none() {
+        return Map.of();
+    }
+}

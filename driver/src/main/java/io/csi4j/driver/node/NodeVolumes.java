@@ -1,0 +1,192 @@
+package io.csi4j.driver.node;
+
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.catalog.State;
+import io.csi4j.driver.catalog.VolumeKind;
+import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.engine.PublishOptions;
+import io.csi4j.driver.engine.StageOptions;
+import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.VolumeStats;
+import io.csi4j.driver.volume.AccessMode;
+import io.csi4j.driver.volume.Capability;
+import io.csi4j.driver.volume.CapacityRange;
+import io.csi4j.driver.volume.MutableParameters;
+import io.csi4j.driver.volume.NewVolume;
+import io.csi4j.driver.volume.Volumes;
+import io.csi4j.sdk.CsiException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * Node-side volume operations. State comes from the kernel (the engine reads the mount table and
+ * the loop devices), never from a cache, so every call is idempotent across plugin restarts.
+ */
+public final class NodeVolumes {
+    public static final String EPHEMERAL = "csi.storage.k8s.io/ephemeral";
+    /** volume_context key giving an ephemeral inline volume's size (e.g. "1Gi" is the CO's job; we take bytes). */
+    public static final String EPHEMERAL_SIZE = "csi4j.io/size";
+    private static final String EPHEMERAL_NAME_PREFIX = "ephemeral-";
+
+    private final Catalog catalog;
+    private final StorageEngine engine;
+    private final Volumes volumes;
+    private final DriverConfig config;
+
+    public NodeVolumes(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config) {
+        this.catalog = catalog;
+        this.engine = engine;
+        this.volumes = volumes;
+        this.config = config;
+    }
+
+    public void stage(String volumeId, Path stagingPath, Capability capability) {
+        VolumeRecord v = volumes.readyVolume(volumeId, "volume");
+        checkCapability(v, capability);
+        requireAbsolute(stagingPath, "staging_target_path");
+        engine.stage(volumeId, stagingPath, stageOptions(v, capability));
+    }
+
+    public void unstage(String volumeId, Path stagingPath) {
+        volumes.readyVolume(volumeId, "volume");
+        requireAbsolute(stagingPath, "staging_target_path");
+        engine.unstage(volumeId, stagingPath);
+    }
+
+    public void publish(String volumeId, Optional<Path> stagingPath, Path targetPath, Capability capability,
+                        boolean readOnly, Map<String, String> volumeContext) {
+        requireAbsolute(targetPath, "target_path");
+        if ("true".equals(volumeContext.get(EPHEMERAL))) {
+            publishEphemeral(volumeId, targetPath, capability, readOnly, volumeContext);
+            return;
+        }
+        VolumeRecord v = volumes.readyVolume(volumeId, "volume");
+        checkCapability(v, capability);
+        Path staging = stagingPath.orElseThrow(() -> CsiException.failedPrecondition(
+                "staging_target_path is not set; this plugin has STAGE_UNSTAGE_VOLUME: call NodeStageVolume first"));
+        requireAbsolute(staging, "staging_target_path");
+        checkSingleWriter(v, staging, targetPath, capability);
+        engine.publish(volumeId, staging, targetPath, publishOptions(v, capability, readOnly));
+    }
+
+    public void unpublish(String volumeId, Path targetPath) {
+        requireAbsolute(targetPath, "target_path");
+        Optional<VolumeRecord> ephemeral = catalog.volumes().byName(EPHEMERAL_NAME_PREFIX + volumeId);
+        if (ephemeral.isPresent()) {
+            unpublishEphemeral(ephemeral.get(), targetPath);
+            return;
+        }
+        volumes.readyVolume(volumeId, "volume");
+        engine.unpublish(volumeId, targetPath);
+    }
+
+    public VolumeStats stats(String volumeId, Path volumePath) {
+        String id = resolveEphemeral(volumeId);
+        volumes.readyVolume(id, "volume");
+        requireAbsolute(volumePath, "volume_path");
+        if (!Files.exists(volumePath)) throw CsiException.notFound("volume_path " + volumePath + " does not exist");
+        return engine.stats(id, volumePath);
+    }
+
+    public long expand(String volumeId, Path volumePath, CapacityRange range) {
+        VolumeRecord v = volumes.readyVolume(volumeId, "volume");
+        requireAbsolute(volumePath, "volume_path");
+        if (!Files.exists(volumePath)) throw CsiException.notFound("volume_path " + volumePath + " does not exist");
+        if (range.limitBytes() > 0 && range.limitBytes() < v.capacityBytes()) {
+            throw CsiException.outOfRange("limit_bytes " + range.limitBytes() + " is below the volume's size " + v.capacityBytes());
+        }
+        return engine.nodeExpand(volumeId, volumePath);
+    }
+
+    // ---- ephemeral inline volumes: created at publish, removed at unpublish ----
+
+    private void publishEphemeral(String csiVolumeId, Path targetPath, Capability capability, boolean readOnly,
+                                  Map<String, String> context) {
+        if (capability.kind() != VolumeKind.FILESYSTEM) {
+            throw CsiException.invalidArgument("ephemeral inline volumes are filesystem volumes");
+        }
+        long size = context.containsKey(EPHEMERAL_SIZE) ? parseSize(context.get(EPHEMERAL_SIZE)) : 0;
+        String name = EPHEMERAL_NAME_PREFIX + csiVolumeId;
+        var known = new java.util.HashMap<String, String>();
+        VolumeRecord v = volumes.create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability),
+                known, Map.of(), io.csi4j.driver.catalog.ContentSource.NONE, Optional.empty()));
+        Path staging = ephemeralStaging(v.id());
+        engine.stage(v.id(), staging, stageOptions(v, capability));
+        engine.publish(v.id(), staging, targetPath, publishOptions(v, capability, readOnly));
+    }
+
+    private void unpublishEphemeral(VolumeRecord v, Path targetPath) {
+        engine.unpublish(v.id(), targetPath);
+        engine.unstage(v.id(), ephemeralStaging(v.id()));
+        volumes.delete(v.id());
+    }
+
+    private String resolveEphemeral(String csiVolumeId) {
+        return catalog.volumes().byName(EPHEMERAL_NAME_PREFIX + csiVolumeId).filter(r -> r.state() == State.READY)
+                .map(VolumeRecord::id).orElse(csiVolumeId);
+    }
+
+    private Path ephemeralStaging(String volumeId) {
+        return config.dataDir().resolve("ephemeral").resolve(volumeId);
+    }
+
+    // ---- checks ----
+
+    private void checkCapability(VolumeRecord v, Capability capability) {
+        volumes.unsupported(v, List.of(capability)).ifPresent(why -> {
+            throw CsiException.failedPrecondition("volume " + v.id() + ": " + why);
+        });
+    }
+
+    /** SINGLE_NODE_SINGLE_WRITER (and the other single-node modes, per the spec's table) allow one target only. */
+    private void checkSingleWriter(VolumeRecord v, Path stagingPath, Path targetPath, Capability capability) {
+        if (capability.mode() == AccessMode.SINGLE_NODE_MULTI_WRITER || capability.mode().multiNode()) return;
+        if (capability.mode() == AccessMode.SINGLE_NODE_READER_ONLY) return;
+        List<Path> others = engine.mountPoints(v.id()).stream()
+                .filter(p -> !p.equals(targetPath) && !p.equals(stagingPath)).toList();
+        if (!others.isEmpty()) {
+            throw CsiException.failedPrecondition("volume " + v.id() + " is already published at " + others.getFirst()
+                    + " and access mode " + capability.mode() + " allows a single target");
+        }
+    }
+
+    private StageOptions stageOptions(VolumeRecord v, Capability capability) {
+        String readAhead = v.mutableParameters().get(MutableParameters.READ_AHEAD_KIB);
+        long readAheadKiB = readAhead == null ? 0 : MutableParameters.readAheadKiB(readAhead);
+        if (v.kind() == VolumeKind.BLOCK) return new StageOptions.Block(readAheadKiB);
+        String fsType = v.fsType() == null ? Volumes.DEFAULT_FS_TYPE : v.fsType();
+        return new StageOptions.Mount(fsType, capability.mountFlags(), readAheadKiB);
+    }
+
+    private static PublishOptions publishOptions(VolumeRecord v, Capability capability, boolean readOnly) {
+        OptionalInt group = OptionalInt.empty();
+        if (!capability.mountGroup().isEmpty()) {
+            try {
+                group = OptionalInt.of(Integer.parseInt(capability.mountGroup()));
+            } catch (NumberFormatException e) {
+                throw CsiException.invalidArgument("volume_mount_group must be a numeric group id, not '" + capability.mountGroup() + "'");
+            }
+        }
+        return new PublishOptions(v.kind() == VolumeKind.BLOCK, readOnly || capability.mode().readOnly(),
+                capability.mountFlags(), group);
+    }
+
+    private static void requireAbsolute(Path path, String field) {
+        if (!path.isAbsolute() || !path.normalize().equals(path)) {
+            throw CsiException.invalidArgument(field + " must be an absolute, normalized path: " + path);
+        }
+    }
+
+    private static long parseSize(String text) {
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw CsiException.invalidArgument(EPHEMERAL_SIZE + " must be a number of bytes, not '" + text + "'");
+        }
+    }
+}

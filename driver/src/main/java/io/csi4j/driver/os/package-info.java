@@ -1,0 +1,20 @@
+/**
+ * The operating system beneath the storage engines: Linux syscalls through java.lang.foreign (no
+ * JNA, no JNI), and the few external programs with no syscall equivalent (mkfs, online resize, blkid).
+ *
+ * <ul>
+ *   <li>{@link io.csi4j.driver.os.Mounts} mounts; {@link io.csi4j.driver.os.MountTable} says what is
+ *       mounted, read fresh from /proc/self/mountinfo every time.</li>
+ *   <li>{@link io.csi4j.driver.os.LoopDevice} attaches image files; {@link io.csi4j.driver.os.BlockDevice}
+ *       sizes and tunes block devices.</li>
+ *   <li>{@link io.csi4j.driver.os.Reflink}, {@link io.csi4j.driver.os.SparseCopy},
+ *       {@link io.csi4j.driver.os.Freeze} make snapshots; {@link io.csi4j.driver.os.Fallocate} and
+ *       {@link io.csi4j.driver.os.FileStat} manage sparse space; {@link io.csi4j.driver.os.Durable}
+ *       makes effects crash-safe.</li>
+ *   <li>{@link io.csi4j.driver.os.FsStats} is statfs; {@link io.csi4j.driver.os.Tools} runs programs.</li>
+ * </ul>
+ *
+ * Failing syscalls throw {@link io.csi4j.driver.os.OsException} (call, path, errno); failing programs
+ * throw {@link io.csi4j.driver.os.ToolException}. Both are unchecked; the engine maps them to CSI codes.
+ */
+package io.csi4j.driver.os;

@@ -1,0 +1,171 @@
+package io.csi4j.driver.snapshot;
+
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.catalog.GroupSnapshotRecord;
+import io.csi4j.driver.catalog.SnapshotRecord;
+import io.csi4j.driver.catalog.State;
+import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.driver.volume.Ownership;
+import io.csi4j.driver.volume.Volumes;
+import io.csi4j.sdk.CsiException;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Group snapshots: one member snapshot per source volume, cut write-order consistent by the engine
+ * (freeze all, cut all, thaw all). The group row and its members share one intent and one commit.
+ */
+public final class GroupSnapshots {
+    private final Catalog catalog;
+    private final StorageEngine engine;
+    private final Volumes volumes;
+    private final DriverConfig config;
+    private final InstantSource clock;
+
+    /** A group snapshot with its member snapshots, in source order. */
+    public record GroupSnapshot(GroupSnapshotRecord group, List<SnapshotRecord> members) {}
+
+    public GroupSnapshots(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config, InstantSource clock) {
+        this.catalog = catalog;
+        this.engine = engine;
+        this.volumes = volumes;
+        this.config = config;
+        this.clock = clock;
+    }
+
+    public GroupSnapshot create(String name, List<String> sourceVolumeIds, Map<String, String> parameters) {
+        if (!parameters.isEmpty()) {
+            throw CsiException.invalidArgument("unknown group snapshot parameters " + parameters.keySet() + "; this driver takes none");
+        }
+        if (sourceVolumeIds.isEmpty()) throw CsiException.invalidArgument("source_volume_ids is REQUIRED");
+        Set<String> sources = new HashSet<>(sourceVolumeIds);
+        if (sources.size() != sourceVolumeIds.size()) throw CsiException.invalidArgument("source_volume_ids has duplicates");
+
+        Optional<GroupSnapshotRecord> existing = catalog.groupSnapshots().byName(name);
+        if (existing.isPresent()) {
+            GroupSnapshotRecord g = existing.get();
+            if (!new HashSet<>(g.sourceVolumeIds()).equals(sources)) {
+                throw CsiException.alreadyExists("group snapshot '" + name + "' already exists (" + g.id()
+                        + ") for source volumes " + g.sourceVolumeIds());
+            }
+            if (g.state() != State.READY) throw CsiException.aborted("group snapshot '" + name + "' is being " + Snapshots.verb(g.state()));
+            return withMembers(g);
+        }
+        for (String volumeId : sourceVolumeIds) volumes.readyVolume(volumeId, "source volume");
+
+        var now = clock.instant();
+        var group = new GroupSnapshotRecord(ObjectId.generate(Kind.GROUP_SNAPSHOT, config.nodeId()).toString(), name,
+                sourceVolumeIds, parameters, State.CREATING, now, now);
+        Map<String, String> snapshotToVolume = new LinkedHashMap<>();
+        for (String volumeId : sourceVolumeIds) {
+            snapshotToVolume.put(ObjectId.generate(Kind.SNAPSHOT, config.nodeId()).toString(), volumeId);
+        }
+        catalog.inTransaction(tx -> {                                                    // intent
+            tx.groupSnapshots().insert(group);
+            snapshotToVolume.forEach((snapshotId, volumeId) -> tx.snapshots().insert(new SnapshotRecord(
+                    snapshotId, null, volumeId, 0, group.id(), Map.of(), State.CREATING, now, now)));
+            return null;
+        });
+        Map<String, Long> sizes;
+        try {
+            sizes = engine.createGroupSnapshot(snapshotToVolume);                        // effect
+        } catch (RuntimeException e) {
+            try {
+                removeRows(group.id(), snapshotToVolume.keySet());
+            } catch (RuntimeException cleanup) {
+                // left CREATING: the reconciler rolls it back
+            }
+            throw e;
+        }
+        catalog.inTransaction(tx -> {                                                    // commit
+            sizes.forEach((snapshotId, size) -> tx.snapshots().setSize(snapshotId, size));
+            for (String snapshotId : snapshotToVolume.keySet()) tx.snapshots().setState(snapshotId, State.CREATING, State.READY);
+            if (!tx.groupSnapshots().setState(group.id(), State.CREATING, State.READY)) {
+                throw CsiException.aborted("group snapshot " + group.id() + " changed state while being created");
+            }
+            return null;
+        });
+        return withMembers(catalog.groupSnapshots().byId(group.id()).orElseThrow());
+    }
+
+    public void delete(String groupSnapshotId, List<String> snapshotIds) {
+        Optional<ObjectId> id = ObjectId.parse(Kind.GROUP_SNAPSHOT, groupSnapshotId);
+        if (id.isEmpty()) return;
+        Optional<GroupSnapshotRecord> found = catalog.groupSnapshots().byId(groupSnapshotId);
+        if (found.isEmpty()) {
+            Ownership.requireLocal(id.get(), config.nodeId(), "group snapshot");
+            return;
+        }
+        GroupSnapshotRecord g = found.get();
+        List<SnapshotRecord> members = catalog.snapshots().ofGroup(g.id());
+        checkSnapshotList(g, members, snapshotIds);
+        if (g.state() == State.CREATING) throw CsiException.aborted("group snapshot " + g.id() + " is being created");
+        if (g.state() == State.READY) {
+            catalog.inTransaction(tx -> {                                                // intent
+                tx.groupSnapshots().setState(g.id(), State.READY, State.DELETING);
+                members.forEach(m -> tx.snapshots().setState(m.id(), State.READY, State.DELETING));
+                return null;
+            });
+        }
+        finishDelete(g.id());
+    }
+
+    /** Effect and commit of a group delete (or of a rolled-back create); the reconciler uses it too. */
+    public void finishDelete(String groupSnapshotId) {
+        List<String> memberIds = catalog.snapshots().ofGroup(groupSnapshotId).stream().map(SnapshotRecord::id).toList();
+        removeRows(groupSnapshotId, memberIds);
+    }
+
+    private void removeRows(String groupSnapshotId, java.util.Collection<String> memberIds) {
+        for (String snapshotId : memberIds) engine.deleteSnapshot(snapshotId);           // effect
+        catalog.inTransaction(tx -> {                                                    // commit
+            memberIds.forEach(tx.snapshots()::delete);
+            tx.groupSnapshots().delete(groupSnapshotId);
+            return null;
+        });
+    }
+
+    public GroupSnapshot get(String groupSnapshotId, List<String> snapshotIds) {
+        Optional<ObjectId> id = ObjectId.parse(Kind.GROUP_SNAPSHOT, groupSnapshotId);
+        if (id.isEmpty()) throw CsiException.notFound("group snapshot " + groupSnapshotId + " does not exist");
+        GroupSnapshotRecord g = catalog.groupSnapshots().byId(groupSnapshotId).filter(r -> r.state() == State.READY)
+                .orElseThrow(() -> {
+                    Ownership.requireLocal(id.get(), config.nodeId(), "group snapshot");
+                    return CsiException.notFound("group snapshot " + groupSnapshotId + " does not exist");
+                });
+        GroupSnapshot result = withMembers(g);
+        checkSnapshotList(g, result.members(), snapshotIds);
+        return result;
+    }
+
+    private GroupSnapshot withMembers(GroupSnapshotRecord g) {
+        var byVolume = new LinkedHashMap<String, SnapshotRecord>();
+        for (SnapshotRecord s : catalog.snapshots().ofGroup(g.id())) byVolume.put(s.sourceVolumeId(), s);
+        var ordered = new ArrayList<SnapshotRecord>();
+        for (String volumeId : g.sourceVolumeIds()) {
+            SnapshotRecord s = byVolume.get(volumeId);
+            if (s != null) ordered.add(s);
+        }
+        return new GroupSnapshot(g, ordered);
+    }
+
+    /** Spec: a snapshot_ids list that is given must be exactly the group's members (INVALID_ARGUMENT otherwise). */
+    private static void checkSnapshotList(GroupSnapshotRecord g, List<SnapshotRecord> members, List<String> snapshotIds) {
+        if (snapshotIds.isEmpty()) return;
+        Set<String> actual = new HashSet<>();
+        members.forEach(m -> actual.add(m.id()));
+        if (!actual.equals(new HashSet<>(snapshotIds))) {
+            throw CsiException.invalidArgument("snapshot_ids " + snapshotIds + " do not match the members of group snapshot "
+                    + g.id() + ": " + actual);
+        }
+    }
+}

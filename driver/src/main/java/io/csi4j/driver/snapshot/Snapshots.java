@@ -1,0 +1,123 @@
+package io.csi4j.driver.snapshot;
+
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.catalog.Page;
+import io.csi4j.driver.catalog.SnapshotFilter;
+import io.csi4j.driver.catalog.SnapshotRecord;
+import io.csi4j.driver.catalog.State;
+import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.driver.volume.Ownership;
+import io.csi4j.driver.volume.Volumes;
+import io.csi4j.sdk.CsiException;
+import java.time.InstantSource;
+import java.util.Map;
+import java.util.Optional;
+
+/** Single-volume snapshots: intent → effect (reflink or copy, frozen if mounted) → commit. */
+public final class Snapshots {
+    private final Catalog catalog;
+    private final StorageEngine engine;
+    private final Volumes volumes;
+    private final DriverConfig config;
+    private final InstantSource clock;
+
+    public Snapshots(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config, InstantSource clock) {
+        this.catalog = catalog;
+        this.engine = engine;
+        this.volumes = volumes;
+        this.config = config;
+        this.clock = clock;
+    }
+
+    public SnapshotRecord create(String name, String sourceVolumeId, Map<String, String> parameters) {
+        if (!parameters.isEmpty()) {
+            throw CsiException.invalidArgument("unknown snapshot parameters " + parameters.keySet()
+                    + "; this driver takes none");
+        }
+        Optional<SnapshotRecord> existing = catalog.snapshots().byName(name);
+        if (existing.isPresent()) {
+            SnapshotRecord s = existing.get();
+            if (!s.sourceVolumeId().equals(sourceVolumeId)) {
+                throw CsiException.alreadyExists("snapshot '" + name + "' already exists (" + s.id()
+                        + ") for source volume " + s.sourceVolumeId());
+            }
+            if (s.state() != State.READY) throw CsiException.aborted("snapshot '" + name + "' is being " + verb(s.state()));
+            return s;
+        }
+        volumes.readyVolume(sourceVolumeId, "source volume");
+        var now = clock.instant();
+        var row = new SnapshotRecord(ObjectId.generate(Kind.SNAPSHOT, config.nodeId()).toString(), name,
+                sourceVolumeId, 0, null, parameters, State.CREATING, now, now);
+        catalog.snapshots().insert(row);                                              // intent
+        long size;
+        try {
+            size = engine.createSnapshot(row.id(), sourceVolumeId);                   // effect
+        } catch (RuntimeException e) {
+            try {
+                engine.deleteSnapshot(row.id());
+                catalog.snapshots().delete(row.id());
+            } catch (RuntimeException cleanup) {
+                // left CREATING: the reconciler rolls it back
+            }
+            throw e;
+        }
+        catalog.inTransaction(tx -> {                                                 // commit
+            tx.snapshots().setSize(row.id(), size);
+            if (!tx.snapshots().setState(row.id(), State.CREATING, State.READY)) {
+                throw CsiException.aborted("snapshot " + row.id() + " changed state while being created");
+            }
+            return null;
+        });
+        return catalog.snapshots().byId(row.id()).orElseThrow();
+    }
+
+    public void delete(String snapshotId) {
+        Optional<ObjectId> id = ObjectId.parse(Kind.SNAPSHOT, snapshotId);
+        if (id.isEmpty()) return;
+        Optional<SnapshotRecord> found = catalog.snapshots().byId(snapshotId);
+        if (found.isEmpty()) {
+            Ownership.requireLocal(id.get(), config.nodeId(), "snapshot");
+            return;
+        }
+        SnapshotRecord s = found.get();
+        if (s.groupSnapshotId() != null) {
+            throw CsiException.invalidArgument("snapshot " + snapshotId + " is part of group snapshot "
+                    + s.groupSnapshotId() + " and cannot be deleted on its own; delete the group snapshot");
+        }
+        if (s.state() == State.CREATING) throw CsiException.aborted("snapshot " + snapshotId + " is being created");
+        if (s.state() == State.READY && !catalog.snapshots().setState(snapshotId, State.READY, State.DELETING)) {
+            throw CsiException.aborted("snapshot " + snapshotId + " changed state; retry");
+        }
+        finishDelete(snapshotId);
+    }
+
+    public void finishDelete(String snapshotId) {
+        engine.deleteSnapshot(snapshotId);
+        catalog.snapshots().delete(snapshotId);
+    }
+
+    public Optional<SnapshotRecord> find(String snapshotId) {
+        if (ObjectId.parse(Kind.SNAPSHOT, snapshotId).isEmpty()) return Optional.empty();
+        return catalog.snapshots().byId(snapshotId).filter(s -> s.state() == State.READY);
+    }
+
+    public SnapshotRecord get(String snapshotId) {
+        Optional<ObjectId> id = ObjectId.parse(Kind.SNAPSHOT, snapshotId);
+        if (id.isEmpty()) throw CsiException.notFound("snapshot " + snapshotId + " does not exist");
+        return find(snapshotId).orElseThrow(() -> {
+            Ownership.requireLocal(id.get(), config.nodeId(), "snapshot");
+            return CsiException.notFound("snapshot " + snapshotId + " does not exist");
+        });
+    }
+
+    public Page<SnapshotRecord> list(long afterSeq, int limit, SnapshotFilter filter) {
+        return catalog.snapshots().page(afterSeq, limit, filter);
+    }
+
+    static String verb(State state) {
+        return state == State.CREATING ? "created" : "deleted";
+    }
+}

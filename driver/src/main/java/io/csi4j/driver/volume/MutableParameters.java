@@ -1,0 +1,37 @@
+package io.csi4j.driver.volume;
+
+import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.sdk.CsiException;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/** The keys ControllerModifyVolume (and CreateVolume's mutable_parameters) accept; values checked by the engine. */
+public final class MutableParameters {
+    public static final String READ_AHEAD_KIB = "readAheadKiB";
+    public static final String COMPRESSION = "compression";
+    public static final Set<String> KNOWN = Set.of(READ_AHEAD_KIB, COMPRESSION);
+
+    private MutableParameters() {}
+
+    public static void validate(Map<String, String> parameters, StorageEngine engine) {
+        var unknown = new TreeSet<>(parameters.keySet());
+        unknown.removeAll(KNOWN);
+        if (!unknown.isEmpty()) {
+            throw CsiException.invalidArgument("unsupported mutable parameters " + unknown + "; supported: "
+                    + new TreeSet<>(KNOWN));
+        }
+        String readAhead = parameters.get(READ_AHEAD_KIB);
+        if (readAhead != null) readAheadKiB(readAhead);
+    }
+
+    public static long readAheadKiB(String value) {
+        try {
+            long kib = Long.parseLong(value.trim());
+            if (kib < 0 || kib > 65536) throw new NumberFormatException();
+            return kib;
+        } catch (NumberFormatException e) {
+            throw CsiException.invalidArgument(READ_AHEAD_KIB + " must be an integer from 0 to 65536, not '" + value + "'");
+        }
+    }
+}

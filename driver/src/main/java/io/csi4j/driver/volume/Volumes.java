@@ -1,0 +1,389 @@
+package io.csi4j.driver.volume;
+
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.catalog.ContentSource;
+import io.csi4j.driver.catalog.Page;
+import io.csi4j.driver.catalog.PublicationRecord;
+import io.csi4j.driver.catalog.SnapshotRecord;
+import io.csi4j.driver.catalog.State;
+import io.csi4j.driver.catalog.VolumeGroupRecord;
+import io.csi4j.driver.catalog.VolumeKind;
+import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.sdk.CsiException;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+
+/**
+ * Volume life cycle on the controller side. Every mutation is intent → effect → commit: the row is
+ * written CREATING/DELETING first, then the engine acts, then the row becomes READY or goes away.
+ * A crash between any two steps is finished or rolled back by the {@code Reconciler}.
+ */
+public final class Volumes {
+    /** StorageClass parameter placing a new volume into an existing CSI-Addons volume group. */
+    public static final String PARAM_VOLUME_GROUP = "csi4j.io/volume-group";
+    /** Keys the Kubernetes provisioner adds with --extra-create-metadata; accepted and kept. */
+    public static final String KUBERNETES_PREFIX = "csi.storage.k8s.io/";
+    public static final List<String> FS_TYPES = List.of("ext4", "xfs");
+    public static final String DEFAULT_FS_TYPE = "ext4";
+
+    private final Catalog catalog;
+    private final StorageEngine engine;
+    private final DriverConfig config;
+    private final InstantSource clock;
+
+    public Volumes(Catalog catalog, StorageEngine engine, DriverConfig config, InstantSource clock) {
+        this.catalog = catalog;
+        this.engine = engine;
+        this.config = config;
+        this.clock = clock;
+    }
+
+    // ---- CreateVolume ----
+
+    public VolumeRecord create(NewVolume request) {
+        validateParameters(request.parameters());
+        Shape shape = shapeOf(request.capabilities());
+        checkTopology(request);
+
+        Optional<VolumeRecord> existing = catalog.volumes().byName(request.name());
+        if (existing.isPresent()) return existingIfCompatible(existing.get(), request, shape);
+
+        long floor = switch (request.source()) {
+            case ContentSource.None none -> 0;
+            case ContentSource.FromSnapshot s -> readySnapshot(s.snapshotId()).sizeBytes();
+            case ContentSource.FromVolume v -> readyVolume(v.volumeId(), "source volume").capacityBytes();
+        };
+        long size = request.range().resolve(config.defaultVolumeBytes(), floor);
+        checkSpace(size);
+        if (!request.mutableParameters().isEmpty()) MutableParameters.validate(request.mutableParameters(), engine);
+        String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
+        if (groupId != null) readyGroupWithRoom(groupId);
+
+        var now = clock.instant();
+        var row = new VolumeRecord(ObjectId.generate(Kind.VOLUME, config.nodeId()).toString(), request.name(), size,
+                shape.kind(), shape.fsType(), request.parameters(), request.mutableParameters(), request.source(),
+                config.nodeId(), State.CREATING, now, now);
+        catalog.volumes().insert(row);                                         // intent
+        long actual;
+        try {
+            actual = switch (request.source()) {                               // effect
+                case ContentSource.None none -> engine.createVolume(row.id(), size, shape.access());
+                case ContentSource.FromSnapshot s -> engine.restoreSnapshot(row.id(), s.snapshotId(), size, shape.access());
+                case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size, shape.access());
+            };
+            if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
+        } catch (RuntimeException e) {
+            rollBackCreate(row.id());
+            throw e;
+        }
+        catalog.inTransaction(tx -> {                                          // commit
+            if (actual != size) tx.volumes().setCapacity(row.id(), actual);
+            if (groupId != null) tx.volumeGroups().addMember(groupId, row.id());
+            if (!tx.volumes().setState(row.id(), State.CREATING, State.READY)) {
+                throw CsiException.aborted("volume " + row.id() + " changed state while being created");
+            }
+            return null;
+        });
+        return catalog.volumes().byId(row.id()).orElseThrow();
+    }
+
+    private VolumeRecord existingIfCompatible(VolumeRecord v, NewVolume request, Shape shape) {
+        if (v.state() != State.READY) {
+            throw CsiException.aborted("volume '" + v.name() + "' is being " + (v.state() == State.CREATING ? "created" : "deleted"));
+        }
+        List<String> differences = new ArrayList<>();
+        if (!request.range().admits(v.capacityBytes()) && !request.range().equals(CapacityRange.ANY)) {
+            differences.add("capacity " + v.capacityBytes() + " is outside the requested range");
+        }
+        if (v.kind() != shape.kind()) differences.add("it is a " + v.kind().name().toLowerCase() + " volume");
+        if (shape.kind() == VolumeKind.FILESYSTEM && !fsTypeOf(v).equals(shape.fsType())) {
+            differences.add("its fs_type is " + fsTypeOf(v));
+        }
+        if (!v.source().equals(request.source())) differences.add("its content source is " + describe(v.source()));
+        if (!v.parameters().equals(request.parameters())) differences.add("its parameters are " + v.parameters());
+        if (!differences.isEmpty()) {
+            throw CsiException.alreadyExists("volume '" + v.name() + "' already exists (" + v.id() + ") but "
+                    + String.join("; ", differences));
+        }
+        return v;
+    }
+
+    private void rollBackCreate(String volumeId) {
+        try {
+            engine.deleteVolume(volumeId);
+            catalog.volumes().delete(volumeId);
+        } catch (RuntimeException cleanup) {
+            // The row stays CREATING; the reconciler rolls it back at the next start.
+        }
+    }
+
+    // ---- DeleteVolume ----
+
+    public void delete(String volumeId) {
+        Optional<ObjectId> id = ObjectId.parse(Kind.VOLUME, volumeId);
+        if (id.isEmpty()) return;                                   // not an id of ours: nothing to delete
+        Optional<VolumeRecord> found = catalog.volumes().byId(volumeId);
+        if (found.isEmpty()) {
+            Ownership.requireLocal(id.get(), config.nodeId(), "volume");
+            return;                                                 // already gone: OK (spec)
+        }
+        VolumeRecord v = found.get();
+        if (v.state() == State.CREATING) throw CsiException.aborted("volume " + volumeId + " is being created");
+        if (v.state() == State.READY) {
+            List<PublicationRecord> publications = catalog.publications().ofVolume(volumeId);
+            if (!publications.isEmpty()) {
+                throw CsiException.failedPrecondition("volume " + volumeId + " is published to node "
+                        + publications.getFirst().nodeId() + "; call ControllerUnpublishVolume first");
+            }
+            List<String> groups = catalog.volumeGroups().groupsOf(volumeId);
+            if (!groups.isEmpty()) {
+                throw CsiException.failedPrecondition("volume " + volumeId + " is in volume group " + groups.getFirst()
+                        + "; remove it from the group first (ModifyVolumeGroupMembership)");
+            }
+            if (engine.inUse(volumeId)) {
+                throw CsiException.failedPrecondition("volume " + volumeId + " is staged on this node; unstage it first");
+            }
+            if (!catalog.volumes().setState(volumeId, State.READY, State.DELETING)) {      // intent
+                throw CsiException.aborted("volume " + volumeId + " changed state; retry");
+            }
+        }
+        finishDelete(volumeId);
+    }
+
+    /** Effect and commit of a delete whose intent is recorded; also the reconciler's way to finish one. */
+    public void finishDelete(String volumeId) {
+        engine.deleteVolume(volumeId);                                                      // effect
+        catalog.inTransaction(tx -> {                                                       // commit
+            tx.publications().ofVolume(volumeId).forEach(p -> tx.publications().delete(volumeId, p.nodeId()));
+            tx.volumeGroups().groupsOf(volumeId).forEach(g -> tx.volumeGroups().removeMember(g, volumeId));
+            tx.volumes().delete(volumeId);
+            return null;
+        });
+    }
+
+    // ---- reads ----
+
+    /** A READY volume of this node, or NOT_FOUND (FAILED_PRECONDITION naming the owner if it is another node's). */
+    public VolumeRecord readyVolume(String volumeId, String what) {
+        Optional<ObjectId> id = ObjectId.parse(Kind.VOLUME, volumeId);
+        if (id.isEmpty()) throw CsiException.notFound(what + " " + volumeId + " does not exist");
+        Optional<VolumeRecord> v = catalog.volumes().byId(volumeId).filter(r -> r.state() == State.READY);
+        if (v.isEmpty()) {
+            Ownership.requireLocal(id.get(), config.nodeId(), what);
+            throw CsiException.notFound(what + " " + volumeId + " does not exist");
+        }
+        return v.get();
+    }
+
+    public Page<VolumeRecord> list(long afterSeq, int limit) {
+        return catalog.volumes().page(afterSeq, limit);
+    }
+
+    public Optional<String> condition(String volumeId) {
+        return engine.volumeCondition(volumeId);
+    }
+
+    public List<String> publishedNodes(String volumeId) {
+        return catalog.publications().ofVolume(volumeId).stream().map(PublicationRecord::nodeId).toList();
+    }
+
+    /** Why these capabilities can't be served by this volume, or empty if they can. */
+    public Optional<String> unsupported(VolumeRecord v, List<Capability> capabilities) {
+        for (Capability c : capabilities) {
+            if (c.mode().multiNode()) return Optional.of("access mode " + c.mode() + " needs more than one node");
+            if (c.kind() != v.kind()) return Optional.of("volume is " + v.kind().name().toLowerCase() + ", not " + c.kind().name().toLowerCase());
+            if (c.kind() == VolumeKind.FILESYSTEM && !c.fsType().isEmpty() && !c.fsType().equals(fsTypeOf(v))) {
+                return Optional.of("volume's fs_type is " + fsTypeOf(v) + ", not " + c.fsType());
+            }
+        }
+        return Optional.empty();
+    }
+
+    // ---- ControllerExpandVolume ----
+
+    public record Expansion(long capacityBytes, boolean nodeExpansionRequired) {}
+
+    public Expansion expand(String volumeId, CapacityRange range) {
+        VolumeRecord v = readyVolume(volumeId, "volume");
+        if (range.limitBytes() > 0 && range.limitBytes() < v.capacityBytes()) {
+            throw CsiException.outOfRange("limit_bytes " + range.limitBytes() + " is below the volume's size "
+                    + v.capacityBytes() + "; volumes cannot shrink");
+        }
+        boolean nodeSide = v.kind() == VolumeKind.FILESYSTEM;
+        if (range.requiredBytes() <= v.capacityBytes()) return new Expansion(v.capacityBytes(), nodeSide);
+        long target = range.resolve(config.defaultVolumeBytes(), v.capacityBytes());
+        checkSpace(target - v.capacityBytes());
+        long grown = engine.expandVolume(volumeId, target);        // idempotent: a repeat after a crash converges
+        catalog.volumes().setCapacity(volumeId, grown);
+        return new Expansion(grown, nodeSide);
+    }
+
+    // ---- ControllerModifyVolume ----
+
+    public void modify(String volumeId, Map<String, String> mutableParameters) {
+        VolumeRecord v = readyVolume(volumeId, "volume");
+        MutableParameters.validate(mutableParameters, engine);
+        engine.modifyVolume(volumeId, mutableParameters);
+        var merged = new HashMap<>(v.mutableParameters());
+        merged.putAll(mutableParameters);
+        catalog.volumes().setMutableParameters(volumeId, merged);
+    }
+
+    // ---- ControllerPublish/Unpublish (bookkeeping: the node side attaches) ----
+
+    public Map<String, String> publish(String volumeId, String nodeId, Capability capability, boolean readOnly) {
+        VolumeRecord v = readyVolume(volumeId, "volume");
+        if (!nodeId.equals(config.nodeId())) {
+            throw CsiException.notFound("node " + nodeId + " does not exist for this plugin (it serves node "
+                    + config.nodeId() + ")");
+        }
+        unsupported(v, List.of(capability)).ifPresent(why -> { throw CsiException.invalidArgument(why); });
+        var existing = catalog.publications().get(volumeId, nodeId);
+        if (existing.isPresent()) {
+            var p = existing.get();
+            if (p.readOnly() != readOnly || !p.accessMode().equals(capability.mode().name())) {
+                throw CsiException.alreadyExists("volume " + volumeId + " is already published to node " + nodeId
+                        + " with readonly=" + p.readOnly() + " and access mode " + p.accessMode());
+            }
+            return p.publishContext();
+        }
+        if (config.maxVolumesPerNode() > 0 && catalog.publications().onNode(nodeId).size() >= config.maxVolumesPerNode()) {
+            throw CsiException.resourceExhausted("node " + nodeId + " already has the maximum of "
+                    + config.maxVolumesPerNode() + " volumes published");
+        }
+        var publication = new PublicationRecord(volumeId, nodeId, readOnly, capability.mode().name(), Map.of(), clock.instant());
+        catalog.publications().insert(publication);
+        return publication.publishContext();
+    }
+
+    public void unpublish(String volumeId, String nodeId) {
+        if (ObjectId.parse(Kind.VOLUME, volumeId).isEmpty()) return;
+        if (nodeId.isEmpty()) {
+            catalog.publications().ofVolume(volumeId).forEach(p -> catalog.publications().delete(volumeId, p.nodeId()));
+        } else {
+            catalog.publications().delete(volumeId, nodeId);
+        }
+    }
+
+    // ---- GetCapacity ----
+
+    public long availableCapacity(List<Capability> capabilities) {
+        for (Capability c : capabilities) {
+            if (c.mode().multiNode() || (c.kind() == VolumeKind.BLOCK && !engine.supportsBlock())) return 0;
+        }
+        return engine.pool().allocatableBytes();
+    }
+
+    public long maximumVolumeSize() {
+        return engine.pool().allocatableBytes();
+    }
+
+    // ---- shared checks ----
+
+    record Shape(VolumeKind kind, String fsType) {
+        io.csi4j.driver.engine.AccessType access() {
+            return kind == VolumeKind.BLOCK ? io.csi4j.driver.engine.AccessType.BLOCK : io.csi4j.driver.engine.AccessType.mount(fsType);
+        }
+    }
+
+    private Shape shapeOf(List<Capability> capabilities) {
+        if (capabilities.isEmpty()) throw CsiException.invalidArgument("volume_capabilities is REQUIRED");
+        VolumeKind kind = null;
+        String fsType = null;
+        for (Capability c : capabilities) {
+            if (c.mode().multiNode()) {
+                throw CsiException.invalidArgument("access mode " + c.mode() + " is not supported: volumes of "
+                        + DriverConfig.PLUGIN_NAME + " live on one node");
+            }
+            if (kind != null && kind != c.kind()) {
+                throw CsiException.invalidArgument("volume_capabilities mix block and mount access; a volume is one or the other");
+            }
+            kind = c.kind();
+            if (kind == VolumeKind.BLOCK && !engine.supportsBlock()) {
+                throw CsiException.invalidArgument("block access is not supported by the " + engine.name() + " engine");
+            }
+            if (kind == VolumeKind.FILESYSTEM && !c.fsType().isEmpty()) {
+                if (engine.supportsBlock() && !FS_TYPES.contains(c.fsType())) {
+                    throw CsiException.invalidArgument("fs_type '" + c.fsType() + "' is not supported; use one of " + FS_TYPES);
+                }
+                if (fsType != null && !fsType.equals(c.fsType())) {
+                    throw CsiException.invalidArgument("volume_capabilities ask for two fs types: " + fsType + " and " + c.fsType());
+                }
+                fsType = c.fsType();
+            }
+        }
+        if (kind == VolumeKind.BLOCK) return new Shape(kind, null);
+        return new Shape(kind, fsType == null ? DEFAULT_FS_TYPE : fsType);
+    }
+
+    private static String fsTypeOf(VolumeRecord v) {
+        return v.fsType() == null ? DEFAULT_FS_TYPE : v.fsType();
+    }
+
+    private void validateParameters(Map<String, String> parameters) {
+        var unknown = new TreeSet<String>();
+        for (String key : parameters.keySet()) {
+            if (!key.equals(PARAM_VOLUME_GROUP) && !key.startsWith(KUBERNETES_PREFIX)) unknown.add(key);
+        }
+        if (!unknown.isEmpty()) {
+            throw CsiException.invalidArgument("unknown parameters " + unknown + "; known: " + PARAM_VOLUME_GROUP
+                    + " and keys starting with " + KUBERNETES_PREFIX);
+        }
+    }
+
+    private void checkTopology(NewVolume request) {
+        request.allowedNodes().ifPresent(nodes -> {
+            if (!nodes.contains(config.nodeId())) {
+                throw CsiException.resourceExhausted("accessibility requirements allow nodes " + nodes
+                        + " but this plugin provisions on node " + config.nodeId());
+            }
+        });
+    }
+
+    private void checkSpace(long bytes) {
+        long available = engine.pool().allocatableBytes();
+        if (bytes > available) {
+            throw CsiException.resourceExhausted("not enough space in the pool: " + bytes + " bytes asked, "
+                    + available + " available");
+        }
+    }
+
+    private SnapshotRecord readySnapshot(String snapshotId) {
+        Optional<ObjectId> id = ObjectId.parse(Kind.SNAPSHOT, snapshotId);
+        if (id.isEmpty()) throw CsiException.notFound("source snapshot " + snapshotId + " does not exist");
+        var s = catalog.snapshots().byId(snapshotId).filter(r -> r.state() == State.READY);
+        if (s.isEmpty()) {
+            Ownership.requireLocal(id.get(), config.nodeId(), "source snapshot");
+            throw CsiException.notFound("source snapshot " + snapshotId + " does not exist");
+        }
+        return s.get();
+    }
+
+    private VolumeGroupRecord readyGroupWithRoom(String groupId) {
+        var g = catalog.volumeGroups().byId(groupId).filter(r -> r.state() == State.READY)
+                .orElseThrow(() -> CsiException.notFound("volume group " + groupId + " (parameter "
+                        + PARAM_VOLUME_GROUP + ") does not exist"));
+        if (catalog.volumeGroups().members(groupId).size() >= config.maxGroupMembers()) {
+            throw CsiException.resourceExhausted("volume group " + groupId + " already has the maximum of "
+                    + config.maxGroupMembers() + " members");
+        }
+        return g;
+    }
+
+    private static String describe(ContentSource source) {
+        return switch (source) {
+            case ContentSource.None none -> "empty";
+            case ContentSource.FromSnapshot s -> "snapshot " + s.snapshotId();
+            case ContentSource.FromVolume v -> "volume " + v.volumeId();
+        };
+    }
+}
