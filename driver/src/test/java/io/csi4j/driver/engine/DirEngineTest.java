@@ -84,6 +84,8 @@ class DirEngineTest {
             assertTrue(bind.root().endsWith("/volumes/" + vol + ".dir"), "a bind of the volume directory: " + bind.root());
             assertTrue(bind.mountOptions().contains("nosuid"), bind.mountOptions().toString());
             assertEquals(4242, Files.getAttribute(target, "unix:gid"));
+            assertTrue(engine.inUse(vol));
+            assertEquals(List.of(target), engine.mountPoints(vol));
 
             // a tree written through the publication
             Files.createDirectories(target.resolve("a/b/c"));
@@ -130,6 +132,7 @@ class DirEngineTest {
             engine.unpublish(vol, target);
             assertFalse(Files.exists(target, LinkOption.NOFOLLOW_LINKS));
             engine.unstage(vol, test.staging(vol));
+            assertFalse(engine.inUse(vol));
 
             // unpublished, and a read-only publication cannot write: the group is consistent
             Map<String, String> members = new LinkedHashMap<>();
