@@ -91,8 +91,9 @@ public final class ImageEngine implements StorageEngine {
     public PoolInfo pool() {
         return translate("reading pool " + pool.path(), () -> {
             FsStats stats = pool.stats();
+            long provisioned = provisionedBytes() + reserved();
             return new PoolInfo(pool.path(), stats.type(), pool.reflink(), stats.totalBytes(), stats.availableBytes(),
-                    provisionedBytes() + reserved(), options.overcommitRatio());
+                    provisioned, PoolInfo.allocatable(stats.totalBytes(), stats.availableBytes(), provisioned, options.overcommitRatio()));
         });
     }
 
@@ -195,7 +196,7 @@ public final class ImageEngine implements StorageEngine {
         if (bytes > info.allocatableBytes()) {
             throw CsiException.resourceExhausted(what + " needs " + bytes + " bytes; the pool can promise "
                     + info.allocatableBytes() + " more (total " + info.totalBytes() + ", available " + info.availableBytes()
-                    + ", provisioned " + info.provisionedBytes() + ", overcommit " + info.overcommitRatio() + ")");
+                    + ", provisioned " + info.provisionedBytes() + ", overcommit " + options.overcommitRatio() + ")");
         }
     }
 

@@ -76,6 +76,9 @@ class DirEngineTest {
             String vol = volumeId();
             assertEquals(1024 * MIB, engine.createVolume(vol, 1024 * MIB, AccessType.mount("")));
             assertEquals(1024 * MIB, engine.createVolume(vol, 1024 * MIB, AccessType.mount("")));
+            PoolInfo info = engine.pool();
+            assertEquals(1024 * MIB, info.provisionedBytes(), "recorded");
+            assertEquals(info.availableBytes(), info.allocatableBytes(), "not enforced: promises more than the pool holds");
             engine.stage(vol, test.staging(vol), new StageOptions.Mount("", List.of(), 0));
             Path target = test.target(vol);
             engine.publish(vol, test.staging(vol), target, new PublishOptions(false, false, List.of("nosuid"), OptionalInt.of(4242)));

@@ -56,11 +56,10 @@ class ValuesTest {
 
     @Test
     void allocatableCapacityIsBoundedByPromisesAndByFreeSpace() {
-        Path p = Path.of("/pool");
-        assertEquals(600, new PoolInfo(p, "xfs", true, 1000, 900, 400, 1.0).allocatableBytes());
-        assertEquals(500, new PoolInfo(p, "xfs", true, 1000, 500, 400, 1.0).allocatableBytes(), "thin data used space");
-        assertEquals(1600, new PoolInfo(p, "xfs", true, 1000, 900, 400, 2.0).allocatableBytes());
-        assertEquals(0, new PoolInfo(p, "xfs", true, 1000, 900, 1400, 1.0).allocatableBytes(), "never negative");
+        assertEquals(600, PoolInfo.allocatable(1000, 900, 400, 1.0));
+        assertEquals(500, PoolInfo.allocatable(1000, 500, 400, 1.0), "thin data used space");
+        assertEquals(1600, PoolInfo.allocatable(1000, 900, 400, 2.0));
+        assertEquals(0, PoolInfo.allocatable(1000, 900, 1400, 1.0), "never negative");
     }
 
     @Test
