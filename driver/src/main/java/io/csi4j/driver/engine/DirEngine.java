@@ -57,7 +57,7 @@ public final class DirEngine implements StorageEngine {
             }
             // capacity is not enforced: what a new volume can get is what the filesystem has free
             return new PoolInfo(pool.path(), stats.type(), pool.reflink(), stats.totalBytes(), stats.availableBytes(),
-                    Math.min(provisioned, stats.totalBytes() - stats.availableBytes()), 1.0);
+                    provisioned, stats.availableBytes());
         });
     }
 

@@ -187,6 +187,8 @@ class ImageEngineLifecycleTest {
             engine.publish(vol, staging, target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
             engine.publish(vol, staging, target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
             assertTrue(io.csi4j.driver.os.FileStat.of(target).isBlockDevice());
+            assertTrue(engine.inUse(vol));
+            assertEquals(List.of(target), engine.mountPoints(vol), "a block publication is a bind of the device node");
             assertEquals(32 * MIB, engine.stats(vol, target).totalBytes());
 
             Pattern.write(target, 0, 7, 1 << 20);

@@ -378,6 +378,8 @@ class ImageEngineTest {
                 second.stage(vol, staging, EXT4);
                 second.publish(vol, staging, target, new PublishOptions(false, false, List.of(), OptionalInt.empty()));
                 assertEquals(1, MountTable.read().mounts().stream().filter(m -> m.mountPoint().equals(target)).count());
+                assertTrue(second.inUse(vol));
+                assertEquals(List.of(staging, target).stream().sorted().toList(), second.mountPoints(vol));
                 assertEquals(Status.Code.ALREADY_EXISTS, code(() -> second.publish(vol, staging, target,
                         new PublishOptions(false, true, List.of(), OptionalInt.empty()))), "published read-write, not read-only");
                 second.unpublish(vol, target);
@@ -385,6 +387,8 @@ class ImageEngineTest {
                 second.stage(vol, staging, EXT4);
                 assertEquals("across a restart", Files.readString(staging.resolve("kept")));
                 second.unstage(vol, staging);
+                assertFalse(second.inUse(vol));
+                assertEquals(List.of(), second.mountPoints(vol));
             }
             assertEquals(List.of(), test.leftovers());
         }
