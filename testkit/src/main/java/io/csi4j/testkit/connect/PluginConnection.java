@@ -3,6 +3,7 @@ package io.csi4j.testkit.connect;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -26,7 +27,8 @@ public final class PluginConnection implements AutoCloseable {
         NettyChannelBuilder builder = switch (endpoint) {
             case Endpoint.Unix unix -> NettyChannelBuilder
                     .forAddress(unix.address(), InsecureChannelCredentials.create())
-                    .channelType(NioDomainSocketChannel.class, UnixDomainSocketAddress.class);
+                    .channelType(NioDomainSocketChannel.class, UnixDomainSocketAddress.class)
+                    .withOption(ChannelOption.SO_KEEPALIVE, null); // a domain socket has no keepalive: gRPC's default would be logged as unknown
             case Endpoint.Tcp tcp -> NettyChannelBuilder
                     .forAddress(tcp.address(), InsecureChannelCredentials.create())
                     .channelType(NioSocketChannel.class);

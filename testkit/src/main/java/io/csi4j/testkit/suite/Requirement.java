@@ -21,8 +21,9 @@ public record Requirement(String description, BiPredicate<Capabilities, SanityCo
     public Requirement and(Requirement other) {
         if (this == NONE) return other;
         if (other == NONE) return this;
-        return new Requirement(description + " and " + other.description,
-                (c, k) -> test.test(c, k) && other.test.test(c, k));
+        java.util.LinkedHashSet<String> needs = new java.util.LinkedHashSet<>(java.util.List.of(description.split(" and ")));
+        needs.addAll(java.util.List.of(other.description.split(" and ")));
+        return new Requirement(String.join(" and ", needs), (c, k) -> test.test(c, k) && other.test.test(c, k));
     }
 
     public static final Requirement NONE = new Requirement("nothing", (c, k) -> true);
