@@ -203,8 +203,8 @@ final class ControllerTests {
                 ok(attempt == 0 ? "DeleteVolume MUST succeed for an existing volume"
                                 : "DeleteVolume MUST be idempotent: a volume that no longer exists MUST reply OK",
                         () -> ctx.controller().deleteVolume(delete(ctx, v.getVolumeId())));
+                if (attempt == 0) ctx.forgetVolume(v.getVolumeId());
             }
-            ctx.forgetVolume(v.getVolumeId());
             if (ctx.caps().has(GET_VOLUME)) {
                 fails(Status.Code.NOT_FOUND, "ControllerGetVolume of a deleted volume MUST fail with NOT_FOUND",
                         () -> ctx.controller().controllerGetVolume(ControllerGetVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build()));
@@ -354,11 +354,14 @@ final class ControllerTests {
             Volume v = ctx.createVolume("cunpublish");
             ok("ControllerPublishVolume MUST succeed for an existing volume and this node's node_id",
                     () -> ctx.controller().controllerPublishVolume(publishRequest(ctx, v).build()));
+            Cleanup.Handle unpublish = ctx.cleanup().add(Cleanup.Stage.CONTROLLER_UNPUBLISH, "ControllerUnpublishVolume " + v.getVolumeId(),
+                    () -> ctx.controller().controllerUnpublishVolume(unpublishRequest(ctx, v.getVolumeId())));
             for (int i = 0; i < ctx.repeats(); i++) {
                 int attempt = i;
                 ok(attempt == 0 ? "ControllerUnpublishVolume MUST succeed for a published volume"
                                 : "ControllerUnpublishVolume MUST be idempotent: a volume not attached to the node MUST reply OK",
                         () -> ctx.controller().controllerUnpublishVolume(unpublishRequest(ctx, v.getVolumeId())));
+                unpublish.done();
             }
         });
 

@@ -163,11 +163,14 @@ final class NodeTests {
             Path dir = ctx.newStagingDir();
             ok("NodeStageVolume MUST succeed for a (controller-published) volume and an existing staging directory",
                     () -> ctx.node().nodeStageVolume(stageRequest(ctx, v, context, dir).build()));
+            Cleanup.Handle unstage = ctx.cleanup().add(Cleanup.Stage.NODE_UNSTAGE, "NodeUnstageVolume " + v.getVolumeId(),
+                    () -> ctx.node().nodeUnstageVolume(unstageRequest(v.getVolumeId(), dir)));
             for (int i = 0; i < ctx.repeats(); i++) {
                 int attempt = i;
                 ok(attempt == 0 ? "NodeUnstageVolume MUST succeed for a staged volume"
                                 : "NodeUnstageVolume MUST be idempotent: a volume not staged at staging_target_path MUST reply OK",
                         () -> ctx.node().nodeUnstageVolume(unstageRequest(v.getVolumeId(), dir)));
+                unstage.done();
             }
         });
 

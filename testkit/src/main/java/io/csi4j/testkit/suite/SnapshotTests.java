@@ -149,8 +149,8 @@ final class SnapshotTests {
                 ok(attempt == 0 ? "DeleteSnapshot MUST succeed for an existing snapshot"
                                 : "DeleteSnapshot MUST be idempotent: a snapshot that does not exist MUST reply OK",
                         () -> ctx.controller().deleteSnapshot(delete(ctx, s.getSnapshotId())));
+                if (attempt == 0) ctx.forgetSnapshot(s.getSnapshotId());
             }
-            ctx.forgetSnapshot(s.getSnapshotId());
             if (ctx.caps().has(GET_SNAPSHOT)) {
                 fails(Status.Code.NOT_FOUND, "GetSnapshot: a snapshot that does not exist any more MUST fail with NOT_FOUND",
                         () -> ctx.controller().getSnapshot(GetSnapshotRequest.newBuilder().setSnapshotId(s.getSnapshotId()).putAllSecrets(ctx.secrets()).build()));
