@@ -67,7 +67,7 @@ class BrokenPluginTest {
             SanityConfig config = ReferencePluginConformanceTest.config(plugin, AccessType.MOUNT)
                     .stagingDir(dir.resolve("staging"))
                     .targetDir(dir.resolve("target"))
-                    .callTimeout(Duration.ofSeconds(flaw == Flaw.HANGS_ON_STATS ? 2 : 20))
+                    .callTimeout(Duration.ofSeconds(flaw == Flaw.HANGS_ON_STATS ? 1 : 20))
                     .build();
             StringBuilder log = new StringBuilder();
             SanityReport report = ReferencePluginConformanceTest.run(config, log);

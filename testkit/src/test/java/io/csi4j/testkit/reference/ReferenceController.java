@@ -138,7 +138,7 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
                 return volume(created);
             }
         }
-        sleep(100); // RACY_CREATE: the name was checked, the insert comes later without checking again
+        sleep(20); // RACY_CREATE: the name was checked, the insert comes later without checking again
         created = materialize(r, name, block, capacity);
         synchronized (store) {
             store.volumes.put(created.id, created);
