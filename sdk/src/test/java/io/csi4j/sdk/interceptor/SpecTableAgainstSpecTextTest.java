@@ -1,0 +1,92 @@
+package io.csi4j.sdk.interceptor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Re-reads the spec text and checks that the hand-written REQUIRED table of {@link CsiRules} says exactly what
+ * the spec's comments say for csi.v1. Needs the spec (set CSI4J_SPEC, or the shared reference copy).
+ */
+class SpecTableAgainstSpecTextTest {
+    private static final Pattern MESSAGE = Pattern.compile("^\\s*message\\s+(\\w+)\\s*\\{");
+    private static final Pattern FIELD = Pattern.compile("^\\s*(?:repeated\\s+)?(?:map<[^>]+>|[.\\w]+)\\s+(\\w+)\\s*=\\s*\\d+");
+    private static final Pattern SAYS_REQUIRED = Pattern.compile("This field\\s+is REQUIRED|This is a REQUIRED field|field\\s+is REQUIRED");
+
+    @Test
+    void requiredTableMatchesTheSpecText() throws Exception {
+        Path spec = Path.of(System.getenv().getOrDefault("CSI4J_SPEC", "/work/shared/reference/csi-spec-v1.13.md"));
+        Assumptions.assumeTrue(Files.exists(spec), "spec text not available at " + spec);
+        Set<String> fromSpec = new TreeSet<>();
+        Deque<String> messages = new ArrayDeque<>();
+        Deque<Integer> depths = new ArrayDeque<>();
+        StringBuilder comment = new StringBuilder();
+        boolean inBlock = false;
+        int depth = 0;
+        for (String line : Files.readAllLines(spec)) {
+            if (line.startsWith("```")) {
+                inBlock = line.startsWith("```protobuf");
+                messages.clear();
+                depths.clear();
+                depth = 0;
+                continue;
+            }
+            if (!inBlock) continue;
+            String trimmed = line.strip();
+            if (trimmed.startsWith("//")) {
+                comment.append(' ').append(trimmed.substring(2).strip());
+                continue;
+            }
+            Matcher m = MESSAGE.matcher(line);
+            if (m.find()) {
+                messages.push(m.group(1));
+                depths.push(depth);
+            } else {
+                Matcher f = FIELD.matcher(line);
+                if (f.find() && !messages.isEmpty() && !trimmed.startsWith("option") && !trimmed.startsWith("rpc")) {
+                    if (SAYS_REQUIRED.matcher(comment).find()) {
+                        List<String> path = List.copyOf(messages).reversed();
+                        fromSpec.add(String.join(".", path) + "." + f.group(1));
+                    }
+                }
+            }
+            if (!trimmed.isEmpty()) comment.setLength(0);
+            depth += count(line, '{') - count(line, '}');
+            while (!depths.isEmpty() && depth <= depths.peek()) {
+                depths.pop();
+                messages.pop();
+            }
+        }
+        Set<String> fromTable = new TreeSet<>();
+        var methods = new java.util.HashMap<String, com.google.protobuf.Descriptors.MethodDescriptor>();
+        for (var service : io.csi4j.proto.csi.CsiProto.getDescriptor().getServices()) {
+            for (var method : service.getMethods()) methods.put(service.getFullName() + "/" + method.getName(), method);
+        }
+        for (CsiRules.Rpc rpc : CsiRules.RPCS) {
+            var method = methods.get(rpc.method());
+            if (method == null) continue; // CSI-Addons
+            rpc.request().forEach(f -> fromTable.add(method.getInputType().getName() + "." + f));
+            rpc.response().forEach(f -> fromTable.add(method.getOutputType().getName() + "." + f));
+        }
+        for (CsiRules.Nested nested : CsiRules.NESTED) {
+            if (!nested.message().startsWith("csi.v1.")) continue;
+            nested.required().forEach(f -> fromTable.add(nested.message().substring("csi.v1.".length()) + "." + f));
+        }
+        assertEquals(83, fromSpec.size(), fromSpec.toString());
+        assertEquals(fromSpec, fromTable);
+    }
+
+    private static int count(String s, char c) {
+        return (int) s.chars().filter(x -> x == c).count();
+    }
+}
