@@ -33,9 +33,31 @@ public final class ReferencePlugin implements AutoCloseable {
     private final EventLoopGroup loop = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
     private final Server csi;
     private final Server addons;
+    private final io.csi4j.sdk.server.PluginServer sdkServer;
     private final String endpoint;
 
+    /** Serves the reference services through the sdk's PluginServer (its standard interceptor chain in front). */
+    private ReferencePlugin(Path dir, Options options, Set<Flaw> flaws) throws IOException {
+        this.dir = dir;
+        this.store = new Store(Files.createDirectories(dir.resolve("pool")), options, flaws);
+        ReferenceController controller = new ReferenceController(store);
+        List<BindableService> services = new java.util.ArrayList<>(List.of(new ReferenceIdentity(store), controller, new ReferenceNode(store)));
+        if (options.groupSnapshots()) services.add(new ReferenceGroupController(store, controller));
+        Path socket = dir.resolve("csi.sock");
+        var builder = io.csi4j.sdk.server.PluginServer.builder()
+                .listen(new io.csi4j.sdk.server.Endpoint.Unix(socket), services.toArray(BindableService[]::new));
+        if (options.addons()) {
+            builder.listen(new io.csi4j.sdk.server.Endpoint.Unix(dir.resolve("csi-addons.sock")),
+                    new ReferenceAddons.Identity(store), new ReferenceAddons.Groups(store));
+        }
+        this.sdkServer = builder.build().start();
+        this.csi = null;
+        this.addons = null;
+        this.endpoint = "unix://" + socket.toAbsolutePath();
+    }
+
     private ReferencePlugin(Path dir, Options options, Set<Flaw> flaws, boolean tcp) throws IOException {
+        this.sdkServer = null;
         this.dir = dir;
         Path pool = Files.createDirectories(dir.resolve("pool"));
         this.store = new Store(pool, options, flaws);
@@ -60,6 +82,10 @@ public final class ReferencePlugin implements AutoCloseable {
         return new ReferencePlugin(dir, options, flaws, false);
     }
 
+    public static ReferencePlugin startOnSdk(Path dir, Options options, Set<Flaw> flaws) throws IOException {
+        return new ReferencePlugin(dir, options, flaws);
+    }
+
     public static ReferencePlugin startTcp(Path dir, Options options) throws IOException {
         return new ReferencePlugin(dir, options, Set.of(), true);
     }
@@ -80,7 +106,7 @@ public final class ReferencePlugin implements AutoCloseable {
     }
 
     public Optional<String> addonsEndpoint() {
-        return addons == null ? Optional.empty() : Optional.of("unix://" + dir.resolve("csi-addons.sock").toAbsolutePath());
+        return !store.options.addons() ? Optional.empty() : Optional.of("unix://" + dir.resolve("csi-addons.sock").toAbsolutePath());
     }
 
     /** What is left in the plugin: a suite that cleans up leaves nothing. */
@@ -99,10 +125,11 @@ public final class ReferencePlugin implements AutoCloseable {
 
     @Override
     public void close() {
-        csi.shutdownNow();
+        if (sdkServer != null) sdkServer.close();
+        if (csi != null) csi.shutdownNow();
         if (addons != null) addons.shutdownNow();
         try {
-            csi.awaitTermination(5, TimeUnit.SECONDS);
+            if (csi != null) csi.awaitTermination(5, TimeUnit.SECONDS);
             if (addons != null) addons.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
