@@ -242,7 +242,8 @@ final class ControllerTests {
             check(answer.hasConfirmed(),
                     "CreateVolume: the SP MUST provision a volume that satisfies ALL requested capabilities, so ValidateVolumeCapabilities confirms them",
                     () -> "no confirmed (message: '" + answer.getMessage() + "')");
-            check(answer.getConfirmed().getVolumeCapabilitiesList().contains(ctx.capability()),
+            VolumeCapability asked = ctx.capability();
+            check(answer.getConfirmed().getVolumeCapabilitiesList().stream().anyMatch(confirmed -> sameKind(confirmed, asked)),
                     "ValidateVolumeCapabilitiesResponse.Confirmed.volume_capabilities (REQUIRED) holds the capabilities validated",
                     () -> Verdicts.oneLine(answer.getConfirmed()));
         });
@@ -260,6 +261,13 @@ final class ControllerTests {
             Volume v = ctx.createVolume("validate");
             return () -> ctx.controller().validateVolumeCapabilities(validateRequest(ctx, v).clearVolumeCapabilities().build());
         });
+    }
+
+    /** Same access mode and access type (and fs_type when one was asked for): what a CO compares a confirmation with. */
+    static boolean sameKind(VolumeCapability confirmed, VolumeCapability asked) {
+        if (confirmed.getAccessMode().getMode() != asked.getAccessMode().getMode()) return false;
+        if (confirmed.getAccessTypeCase() != asked.getAccessTypeCase()) return false;
+        return !asked.hasMount() || asked.getMount().getFsType().isEmpty() || asked.getMount().getFsType().equals(confirmed.getMount().getFsType());
     }
 
     static ControllerPublishVolumeRequest.Builder publishRequest(TestContext ctx, Volume v) {
