@@ -47,6 +47,18 @@ class PluginVariantsTest {
     }
 
     @Test
+    void aPluginThatRefusesGroupSnapshotsOfVolumesInUseMayDoSo(@TempDir Path dir) throws Exception {
+        try (ReferencePlugin plugin = ReferencePlugin.start(dir, Options.full().withGroupSnapshotsOnlyUnpublished(), Set.of())) {
+            StringBuilder log = new StringBuilder();
+            SanityReport report = ReferencePluginConformanceTest.run(
+                    ReferencePluginConformanceTest.config(plugin, AccessType.MOUNT).focus("^(GroupController|Lifecycle/group)").build(), log);
+            assertEquals(0, report.failed(), log::toString);
+            assertEquals(Outcome.PASSED, byName(report).get("Lifecycle/group snapshot/each member of a group snapshot restores its own data").outcome(), log::toString);
+            assertEquals("", plugin.leftovers(), log::toString);
+        }
+    }
+
+    @Test
     void aGroupThatKeepsItsVolumesIsHeldToThatCapability(@TempDir Path dir) throws Exception {
         try (ReferencePlugin plugin = ReferencePlugin.start(dir, Options.full().withDoNotAllowGroupToDeleteVolumes(), Set.of())) {
             StringBuilder log = new StringBuilder();

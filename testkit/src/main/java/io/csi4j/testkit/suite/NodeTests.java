@@ -22,6 +22,7 @@ import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
 import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
 import io.csi4j.proto.csi.PluginCapability;
 import io.csi4j.proto.csi.Volume;
+import io.csi4j.proto.csi.VolumeCapability;
 import io.csi4j.proto.csi.VolumeUsage;
 import io.grpc.Status;
 import java.nio.charset.StandardCharsets;
@@ -122,6 +123,20 @@ final class NodeTests {
                 ok("NodeStageVolume MUST be idempotent: a volume already staged at staging_target_path with an identical capability MUST reply OK",
                         () -> ctx.node().nodeStageVolume(stageRequest(ctx, v, context, dir).build()));
             }
+        });
+
+        c.add(p + "/staging again at the same path with another volume_capability is refused", STAGING, ctx -> {
+            Volume v = ctx.createVolume("stage");
+            Map<String, String> context = controllerPublished(ctx, v);
+            Path dir = staged(ctx, v, context);
+            VolumeCapability same = ctx.capability();
+            VolumeCapability.Builder other = same.toBuilder();
+            if (same.hasBlock()) other.setMount(VolumeCapability.MountVolume.getDefaultInstance());
+            else other.setBlock(VolumeCapability.BlockVolume.getDefaultInstance());
+            Verdicts.failsWithOneOf("NodeStageVolume: a volume staged at staging_target_path but incompatible with the specified volume_capability MUST fail with ALREADY_EXISTS"
+                            + " (FAILED_PRECONDITION or INVALID_ARGUMENT when the other access type is not supported at all)",
+                    () -> ctx.node().nodeStageVolume(stageRequest(ctx, v, context, dir).setVolumeCapability(other).build()),
+                    Status.Code.ALREADY_EXISTS, Status.Code.FAILED_PRECONDITION, Status.Code.INVALID_ARGUMENT);
         });
 
         c.add(p + "/a volume that does not exist fails with NOT_FOUND", staging, ctx -> {

@@ -16,21 +16,27 @@ public record Options(
         boolean modify,
         boolean groupSnapshots,
         boolean addons,
-        boolean doNotAllowGroupToDeleteVolumes) {
+        boolean doNotAllowGroupToDeleteVolumes,
+        boolean groupSnapshotsOnlyUnpublished) {
 
     public static Options full() {
-        return new Options(true, true, true, true, true, true, true, true, true, true, true, false);
+        return new Options(true, true, true, true, true, true, true, true, true, true, true, false, false);
     }
 
     public static Options bare() {
-        return new Options(false, false, false, false, false, false, false, false, false, false, false, false);
+        return new Options(false, false, false, false, false, false, false, false, false, false, false, false, false);
     }
 
     public Options withDoNotAllowGroupToDeleteVolumes() {
-        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, addons, true);
+        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, addons, true, groupSnapshotsOnlyUnpublished);
     }
 
     public Options withoutAddons() {
-        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, false, doNotAllowGroupToDeleteVolumes);
+        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, false, doNotAllowGroupToDeleteVolumes, groupSnapshotsOnlyUnpublished);
+    }
+
+    /** Like csi4j's dir engine: no write-order consistent group snapshot of a volume published writable. */
+    public Options withGroupSnapshotsOnlyUnpublished() {
+        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, addons, doNotAllowGroupToDeleteVolumes, true);
     }
 }

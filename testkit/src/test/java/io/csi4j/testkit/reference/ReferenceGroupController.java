@@ -46,6 +46,10 @@ final class ReferenceGroupController extends GroupControllerGrpc.GroupController
             require(r.getSourceVolumeIdsCount() > 0, "source_volume_ids");
             synchronized (store) {
                 for (String id : r.getSourceVolumeIdsList()) if (!store.volumes.containsKey(id)) throw Rpc.notFound("volume " + id);
+                if (store.options.groupSnapshotsOnlyUnpublished()
+                        && r.getSourceVolumeIdsList().stream().anyMatch(id -> store.volumes.get(id).live() != store.volumes.get(id).data)) {
+                    throw Rpc.failedPrecondition("cannot snapshot volumes together while one is published writable");
+                }
                 Store.GroupSnapshotRecord existing = store.groupSnapshots.values().stream().filter(g -> g.name().equals(r.getName())).findFirst().orElse(null);
                 if (existing != null) {
                     if (!new HashSet<>(existing.sourceVolumeIds()).equals(new HashSet<>(r.getSourceVolumeIdsList()))) {
