@@ -31,10 +31,12 @@ public final class SpecValidator {
     private record Rules(List<FieldDescriptor> required, List<OneofDescriptor> oneofs, List<FieldDescriptor> atLeastOne) {}
 
     private final Map<String, Rules> byMessage = new HashMap<>();
-    private final Set<String> services = new LinkedHashSet<>();
-    private final Set<String> methods = new LinkedHashSet<>();
+    private final Set<String> services;
+    private final Set<String> methods;
 
     private SpecValidator(List<FileDescriptor> files) {
+        Set<String> services = new LinkedHashSet<>();
+        Set<String> methods = new LinkedHashSet<>();
         Map<String, MethodDescriptor> methodsByName = new HashMap<>();
         for (FileDescriptor file : files) {
             for (ServiceDescriptor service : file.getServices()) {
@@ -58,6 +60,8 @@ public final class SpecValidator {
             if (type == null) throw new IllegalStateException("rule for unknown message " + nested.message());
             add(type, nested.required(), nested.requiredOneofs(), nested.atLeastOneOf());
         }
+        this.services = Set.copyOf(services);
+        this.methods = Set.copyOf(methods);
     }
 
     /** The validator for csi.v1 and the CSI-Addons identity and volumegroup services. */
@@ -72,12 +76,12 @@ public final class SpecValidator {
 
     /** Full names of the services this validator knows ({@code csi.v1.Controller}, {@code volumegroup.Controller}, ...). */
     public Set<String> services() {
-        return Set.copyOf(services);
+        return services;
     }
 
     /** Full names ({@code service/method}) of the RPCs that have an entry in the rule table. */
     public Set<String> methodsWithRules() {
-        return Set.copyOf(methods);
+        return methods;
     }
 
     private static void index(Descriptor type, Map<String, Descriptor> out) {

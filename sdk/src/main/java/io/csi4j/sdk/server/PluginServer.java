@@ -285,7 +285,8 @@ public final class PluginServer implements AutoCloseable {
         private final List<Listener> listeners = new ArrayList<>();
         private List<ServerInterceptor> interceptors;
         private Set<PosixFilePermission> socketMode = EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
-        private Duration shutdownGrace = Duration.ofSeconds(30);
+        // below Kubernetes' default 30 s termination grace, so sockets are removed before a SIGKILL
+        private Duration shutdownGrace = Duration.ofSeconds(20);
         private CallMetrics metrics = new CallMetrics();
         private InetSocketAddress metricsAddress;
         private InFlightGuard guard = InFlightGuard.forCsi();
@@ -338,7 +339,7 @@ public final class PluginServer implements AutoCloseable {
             return this;
         }
 
-        /** How long calls in flight may run after a shutdown request (default 30 s). */
+        /** How long calls in flight may run after a shutdown request (default 20 s). */
         public Builder shutdownGrace(Duration grace) {
             if (grace.isNegative()) throw new IllegalArgumentException("negative shutdown grace");
             this.shutdownGrace = grace;
