@@ -103,6 +103,24 @@ public record SanityConfig(
         return out;
     }
 
+    /**
+     * Parses a size as given on a command line: bytes, or a number with K, M, G, T (powers of 1000) or
+     * Ki, Mi, Gi, Ti (powers of 1024), e.g. {@code 1Gi}, {@code 512Mi}, {@code 1073741824}.
+     */
+    private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*([KMGT]i?)?[bB]?");
+
+    public static long parseSize(String text) {
+        var m = SIZE.matcher(text.strip());
+        if (!m.matches()) throw new IllegalArgumentException("not a size: '" + text + "' (use e.g. 1Gi, 512Mi, 1073741824)");
+        long number = Long.parseLong(m.group(1));
+        String unit = m.group(2) == null ? "" : m.group(2);
+        int power = unit.isEmpty() ? 0 : "KMGT".indexOf(unit.charAt(0)) + 1;
+        long base = unit.endsWith("i") ? 1024 : 1000;
+        long size = number;
+        for (int i = 0; i < power; i++) size = Math.multiplyExact(size, base);
+        return size;
+    }
+
     private static String unquote(String value) {
         if (value.length() >= 2 && (value.startsWith("\"") && value.endsWith("\"") || value.startsWith("'") && value.endsWith("'"))) {
             return value.substring(1, value.length() - 1);

@@ -57,6 +57,18 @@ class SanityConfigTest {
     }
 
     @Test
+    void parsesSizes() {
+        assertEquals(1L << 30, SanityConfig.parseSize("1Gi"));
+        assertEquals(512L << 20, SanityConfig.parseSize("512Mi"));
+        assertEquals(2_000_000_000L, SanityConfig.parseSize("2G"));
+        assertEquals(4096, SanityConfig.parseSize("4096"));
+        assertEquals(3L << 40, SanityConfig.parseSize(" 3TiB "));
+        assertThrows(IllegalArgumentException.class, () -> SanityConfig.parseSize("1.5Gi"));
+        assertThrows(IllegalArgumentException.class, () -> SanityConfig.parseSize("Gi"));
+        assertThrows(ArithmeticException.class, () -> SanityConfig.parseSize("9999999999Ti"));
+    }
+
+    @Test
     void refusesKeysTheSpecForbids() {
         var e = assertThrows(IllegalArgumentException.class, () -> SanityConfig.parsePairs(List.of("a b=c"), "params"));
         assertTrue(e.getMessage().contains("line 1"), e.getMessage());

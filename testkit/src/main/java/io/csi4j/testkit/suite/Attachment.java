@@ -26,7 +26,7 @@ public record Attachment(
         return volume.getVolumeId();
     }
 
-    /** Where the volume's data can be reached: the staging path when staged, for NodeGetVolumeStats and NodeExpandVolume callers that prefer it. */
+    /** The staging path as the wire wants it: empty when the plugin does not stage. */
     public String stagingPathText() {
         return stagingPath.map(Path::toString).orElse("");
     }
