@@ -64,6 +64,15 @@ public record SanityConfig(
         if (callTimeout.isNegative() || callTimeout.isZero()) throw new IllegalArgumentException("call timeout must be positive");
     }
 
+    /** Secret values never reach a printout: only their keys are shown. */
+    @Override
+    public String toString() {
+        return "SanityConfig[endpoint=" + endpoint + ", addonsEndpoint=" + addonsEndpoint + ", stagingDir=" + stagingDir
+                + ", targetDir=" + targetDir + ", volumeSize=" + volumeSize + ", params=" + params + ", mutableParams=" + mutableParams
+                + ", secrets=" + secrets.keySet() + " (values redacted), accessType=" + accessType + ", fsType=" + fsType
+                + ", focus=" + focus + ", idempotencyRepeats=" + idempotencyRepeats + ", callTimeout=" + callTimeout + "]";
+    }
+
     public static Builder builder(String endpoint) {
         return new Builder(endpoint);
     }

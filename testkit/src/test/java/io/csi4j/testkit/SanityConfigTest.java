@@ -57,6 +57,12 @@ class SanityConfigTest {
     }
 
     @Test
+    void neverPrintsSecretValues() {
+        String text = SanityConfig.builder("x.sock").secrets(Map.of("password", "hunter2")).build().toString();
+        assertTrue(text.contains("password") && !text.contains("hunter2"), text);
+    }
+
+    @Test
     void parsesSizes() {
         assertEquals(1L << 30, SanityConfig.parseSize("1Gi"));
         assertEquals(512L << 20, SanityConfig.parseSize("512Mi"));
