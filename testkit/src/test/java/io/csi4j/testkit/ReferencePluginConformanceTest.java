@@ -43,6 +43,7 @@ class ReferencePluginConformanceTest {
         try (ReferencePlugin plugin = ReferencePlugin.start(dir, Options.full(), Set.of())) {
             StringBuilder log = new StringBuilder();
             SanityReport report = run(config(plugin, access).build(), log);
+            if (Boolean.getBoolean("sanity.print")) System.out.println(log);
             assertEquals(0, report.failed(), () -> "failures against the correct plugin:\n" + log);
             assertTrue(report.passed() > 100, () -> "too few tests passed:\n" + log);
             // only what the reference plugin does not offer is not applicable

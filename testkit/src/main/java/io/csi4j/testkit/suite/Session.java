@@ -256,9 +256,10 @@ public final class Session implements AutoCloseable {
     /** Runs one test: plan check, body, then the test's cleanup, which runs whatever the body did. */
     public TestResult run(SanityTest test) {
         long start = System.nanoTime();
-        if (!test.requirement().met(caps, config)) {
+        List<String> unmet = test.requirement().unmet(caps, config);
+        if (!unmet.isEmpty()) {
             return new TestResult(test.name(), Outcome.NOT_APPLICABLE, Duration.ofNanos(System.nanoTime() - start),
-                    "needs " + test.requirement().description());
+                    "needs " + String.join(" and ", unmet));
         }
         TestContext ctx = new TestContext(this, test.name());
         Outcome outcome;
