@@ -64,7 +64,7 @@ public final class Cleanup {
         return handle;
     }
 
-    /** Runs every pending step once, in order; returns one line per step that failed. Never throws. */
+    /** Runs every pending step in order, retrying once what failed; returns one line per step that failed twice. Never throws. */
     public List<String> runAll() {
         List<Handle> pending;
         synchronized (this) {
@@ -74,15 +74,27 @@ public final class Cleanup {
                     .toList();
             handles.clear();
         }
-        List<String> failures = new ArrayList<>();
+        // A step can fail only because a later one has not run yet (a plugin that keeps a snapshot
+        // while a volume restored from it exists): what failed gets one more try after the rest.
+        List<Handle> failed = new ArrayList<>();
         for (Handle handle : pending) {
-            try {
-                handle.action.run();
-            } catch (Throwable t) {
-                failures.add(handle.what + ": " + Verdicts.describe(t));
-            }
+            if (attempt(handle) != null) failed.add(handle);
+        }
+        List<String> failures = new ArrayList<>();
+        for (Handle handle : failed) {
+            String failure = attempt(handle);
+            if (failure != null) failures.add(failure);
         }
         return failures;
+    }
+
+    private static String attempt(Handle handle) {
+        try {
+            handle.action.run();
+            return null;
+        } catch (Throwable t) {
+            return handle.what + ": " + Verdicts.describe(t);
+        }
     }
 
     public synchronized int pending() {

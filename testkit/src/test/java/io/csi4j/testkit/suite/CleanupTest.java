@@ -41,6 +41,19 @@ class CleanupTest {
         done.done();
         assertEquals(List.of("unpublish: IllegalStateException: busy"), cleanup.runAll());
         assertEquals(List.of("volume 2"), ran);
+    }
+
+    @Test
+    void retriesAStepThatNeededALaterOne() {
+        Cleanup cleanup = new Cleanup();
+        List<String> ran = new ArrayList<>();
+        cleanup.add(Cleanup.Stage.DELETE_VOLUME, "restored volume", () -> ran.add("restored volume"));
+        cleanup.add(Cleanup.Stage.DELETE_SNAPSHOT, "snapshot", () -> {
+            if (!ran.contains("restored volume")) throw new IllegalStateException("snapshot in use");
+            ran.add("snapshot");
+        });
+        assertEquals(List.of(), cleanup.runAll());
+        assertEquals(List.of("restored volume", "snapshot"), ran);
         assertEquals(List.of(), cleanup.runAll());
     }
 }
