@@ -56,7 +56,7 @@ final class NodeTests {
     /** The controller half of making a volume usable on this node (when advertised): its publish_context. */
     static Map<String, String> controllerPublished(TestContext ctx, Volume v) {
         if (!ctx.caps().controllerPublishes()) return Map.of();
-        return ControllerTests.controllerPublish(ctx, v).getPublishContextMap();
+        return PublishTests.controllerPublish(ctx, v).getPublishContextMap();
     }
 
     static NodeStageVolumeRequest.Builder stageRequest(TestContext ctx, Volume v, Map<String, String> publishContext, Path staging) {

@@ -11,6 +11,7 @@ public final class Suite {
         List<SanityTest> tests = new ArrayList<>();
         tests.addAll(IdentityTests.tests());
         tests.addAll(ControllerTests.tests());
+        tests.addAll(PublishTests.tests());
         tests.addAll(SnapshotTests.tests());
         tests.addAll(PagingTests.tests());
         tests.addAll(ConcurrencyTests.tests());
