@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code csi4j} command. Each subcommand is a class of its own. */
 @Command(name = "csi4j", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Container Storage Interface for the JVM: serve the local driver, call any CSI plugin, test it.",
-        subcommands = {ServeCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {ServeCommand.class, SanityCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 
     public static void main(String[] args) {
