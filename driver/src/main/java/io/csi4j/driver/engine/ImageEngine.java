@@ -5,14 +5,17 @@ import static io.csi4j.driver.engine.EngineErrors.translate;
 
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.Durable;
+import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.Freeze;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.os.SparseCopy;
 import io.csi4j.sdk.CsiException;
+import io.grpc.Status;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
@@ -299,7 +302,15 @@ public final class ImageEngine implements StorageEngine {
             work.run();
             return;
         }
-        try (Freeze.Frozen frozen = Freeze.freezeAll(mountPoints.values())) {
+        Freeze.Frozen frozen;
+        try {
+            frozen = Freeze.freezeAll(mountPoints.values());
+        } catch (OsException e) {
+            // frozen already: another snapshot of one of these volumes is being cut right now
+            if (e.is(Errno.EBUSY)) throw new CsiException(Status.Code.ABORTED, "freezing " + mountPoints.values() + ": busy; retry", e);
+            throw e;
+        }
+        try (frozen) {
             work.run();
         }
     }

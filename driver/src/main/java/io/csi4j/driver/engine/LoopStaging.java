@@ -193,7 +193,7 @@ final class LoopStaging {
         long blockSize = headerNumber(info.stdout(), "Block size:");
         if (BlockDevice.size(node) - blocks * blockSize < blockSize) return;
         Tools.Result check = Tools.exec(Tools.DEFAULT_TIMEOUT, "e2fsck", List.of("-f", "-p", node.toString()));
-        if (check.exitCode() > 1) { // 1: errors corrected
+        if (check.exitCode() > 2) { // 1, 2: errors corrected; 4 and up: left uncorrected, or e2fsck failed
             throw new CsiException(Status.Code.INTERNAL, "e2fsck of " + node + " before growing it exited with "
                     + check.exitCode() + ": " + check.stderr().strip());
         }

@@ -87,6 +87,9 @@ class DirEngineTest {
             assertTrue(bind.root().endsWith("/volumes/" + vol + ".dir"), "a bind of the volume directory: " + bind.root());
             assertTrue(bind.mountOptions().contains("nosuid"), bind.mountOptions().toString());
             assertEquals(4242, Files.getAttribute(target, "unix:gid"));
+            assertTrue(ImageEngineLifecycleTest.asUser(4242, "mkdir", target.resolve("by-member")), "a mount-group member can write");
+            assertFalse(ImageEngineLifecycleTest.asUser(1000, "mkdir", target.resolve("by-stranger")));
+            Files.delete(target.resolve("by-member"));
             assertTrue(engine.inUse(vol));
             assertEquals(List.of(target), engine.mountPoints(vol));
 

@@ -132,6 +132,13 @@ class ImageEngineTest {
                 assertEquals(Status.Code.NOT_FOUND, code(() -> engine.createGroupSnapshot(group)));
                 assertEquals(List.of(), List.copyOf(engine.snapshotArtifacts()));
 
+                // frozen by someone else (another cut in flight): retry later, nothing left behind
+                try (io.csi4j.driver.os.Freeze.Frozen held = io.csi4j.driver.os.Freeze.freeze(test.staging(a))) {
+                    assertEquals(Status.Code.ABORTED, code(() -> engine.createSnapshot(snapshotId(), a)));
+                }
+                assertEquals(List.of(), List.copyOf(engine.snapshotArtifacts()));
+                assertEquals(List.of(), engine.removeTemporaryArtifacts());
+
                 // a snapshot cut alone of a member, left by an interrupted group cut: the retry cuts all again
                 String b = volumeId();
                 engine.createVolume(b, 32 * MIB, AccessType.mount("ext4"));
