@@ -57,7 +57,7 @@ class ServeConformanceTest {
                     .targetDir(Files.createDirectories(tmp.resolve("target")))
                     .volumeSize(512L << 20)
                     .accessType(access)
-                    .mutableParams(Map.of("readAheadKiB", "256"))
+                    .mutableParams(flags[1].equals("image") ? Map.of("readAheadKiB", "256") : Map.of())
                     .secrets(Map.of("csi4j-test-secret", "s3cr3t-never-logged"));
             if (fsType != null) config.fsType(fsType);
             report = new SanityRunner(config.build(), System.out).run();
