@@ -59,7 +59,8 @@ public final class ServeCommand implements Callable<Integer> {
     double overcommitRatio;
 
     @Option(names = "--csi-addons-endpoint", paramLabel = "URL",
-            description = "CSI-Addons endpoint (identity, volumegroup). Default: unix://<data-dir>/csi-addons.sock")
+            description = "CSI-Addons endpoint (identity, volumegroup), a second socket: same forms as --endpoint, "
+                    + "or 'none' to serve no CSI-Addons. Default: unix://<data-dir>/csi-addons.sock")
     String addonsEndpoint;
 
     @Option(names = "--volume-group-delete", paramLabel = "delete-volumes|retain-volumes", defaultValue = "delete-volumes",
@@ -89,10 +90,16 @@ public final class ServeCommand implements Callable<Integer> {
         Endpoint csi = endpoint != null || (fromEnv != null && !fromEnv.isBlank())
                 ? Endpoint.resolve(java.util.Optional.ofNullable(endpoint), System.getenv())
                 : Endpoint.parse("unix://" + config.dataDir().resolve("csi.sock"));
+        Endpoint addons = addonsEndpoint(config);
+        if (addons != null && addons.uri().equals(csi.uri())) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--csi-addons-endpoint must differ from the CSI endpoint " + csi.uri());
+        }
         try (Driver driver = Driver.open(config, removeOrphans)) {
             var builder = PluginServer.builder()
                     .listen(csi, driver.csiServices().toArray(io.grpc.BindableService[]::new))
                     .socketMode(Integer.parseInt(socketMode, 8));
+            if (addons != null) builder.listen(addons, driver.addonsServices().toArray(io.grpc.BindableService[]::new));
             if (metricsAddress != null) builder.metricsAddress(metricsAddress);
             PluginServer server = builder.build().start().stopOnSignals();
             driver.notices().forEach(n -> System.err.println("csi4j: " + n));
@@ -102,10 +109,19 @@ public final class ServeCommand implements Callable<Integer> {
                         + (report.clean() ? "" : "; orphans: " + report.orphanVolumes() + " " + report.orphanSnapshots()));
             }
             System.out.println(driver.describe(csi.uri()));
+            if (addons != null) System.out.println("csi4j CSI-Addons (identity, volumegroup) on " + addons.uri());
             System.out.flush();
             server.awaitTermination();
         }
         return 0;
+    }
+
+    /** The CSI-Addons endpoint, or null for 'none'. */
+    Endpoint addonsEndpoint(DriverConfig config) {
+        if (addonsEndpoint == null || addonsEndpoint.isBlank()) {
+            return Endpoint.parse("unix://" + config.dataDir().resolve("csi-addons.sock"));
+        }
+        return addonsEndpoint.equals("none") ? null : Endpoint.parse(addonsEndpoint);
     }
 
     DriverConfig config() {
