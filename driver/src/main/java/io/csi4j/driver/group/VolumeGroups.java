@@ -197,7 +197,7 @@ public final class VolumeGroups {
         for (String v : members) {                                  // the kernel, not the catalog, knows this
             if (engine.inUse(v)) {
                 throw CsiException.failedPrecondition("volume group " + g.id() + " is in use: its volume " + v
-                        + " is staged on this node; unstage it first");
+                        + " is staged or published on this node; unpublish and unstage it first");
             }
         }
         catalog.inTransaction(tx -> {
