@@ -108,8 +108,9 @@ public final class ServeCommand implements Callable<Integer> {
                 System.err.println("csi4j: " + report.summary()
                         + (report.clean() ? "" : "; orphans: " + report.orphanVolumes() + " " + report.orphanSnapshots()));
             }
-            System.out.println(driver.describe(csi.uri()));
+            // the describe line comes last: once it is out, every socket is being served
             if (addons != null) System.out.println("csi4j CSI-Addons (identity, volumegroup) on " + addons.uri());
+            System.out.println(driver.describe(csi.uri()));
             System.out.flush();
             server.awaitTermination();
         }
