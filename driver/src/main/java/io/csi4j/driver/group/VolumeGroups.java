@@ -87,10 +87,6 @@ public final class VolumeGroups {
         this.steps = steps;
     }
 
-    public DriverConfig config() {
-        return config;
-    }
-
     // ---- CreateVolumeGroup ----
 
     /**
