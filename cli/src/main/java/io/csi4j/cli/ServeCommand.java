@@ -67,6 +67,15 @@ public final class ServeCommand implements Callable<Integer> {
             description = "DeleteVolumeGroup deletes the member volumes (seed semantics) or refuses a non-empty group (ceph-csi). Default: ${DEFAULT-VALUE}")
     String groupDelete;
 
+    @Option(names = "--max-volume-group-members", paramLabel = "N", defaultValue = "64",
+            description = "Most volumes a volume group may hold (more: RESOURCE_EXHAUSTED). Default: ${DEFAULT-VALUE}")
+    int maxGroupMembers;
+
+    @Option(names = "--volumes-in-several-groups",
+            description = "Let a volume be in more than one volume group (by default it is in at most one, "
+                    + "LIMIT_VOLUME_TO_ONE_VOLUME_GROUP)")
+    boolean severalGroups;
+
     @Option(names = "--metrics-address", paramLabel = "HOST:PORT",
             description = "Serve Prometheus metrics on http://HOST:PORT/metrics")
     String metricsAddress;
@@ -134,7 +143,7 @@ public final class ServeCommand implements Callable<Integer> {
                     "--volume-group-delete must be delete-volumes or retain-volumes, not '" + groupDelete + "'");
         };
         return new DriverConfig(dataDir, node, engine, poolSize == null ? OptionalLong.empty() : OptionalLong.of(poolSize),
-                mode, maxVolumesPerNode, defaultVolumeSize, overcommitRatio, policy, true, 64);
+                mode, maxVolumesPerNode, defaultVolumeSize, overcommitRatio, policy, !severalGroups, maxGroupMembers);
     }
 
     private static Level level(String name) {

@@ -69,9 +69,14 @@ final class Plugin implements AutoCloseable {
     }
 
     static DriverConfig config(Path dataDir, String nodeId, Setup setup, GroupDeletePolicy policy, int maxMembers) {
+        return config(dataDir, nodeId, setup, policy, maxMembers, true);
+    }
+
+    static DriverConfig config(Path dataDir, String nodeId, Setup setup, GroupDeletePolicy policy, int maxMembers,
+                               boolean oneGroupPerVolume) {
         var d = DriverConfig.defaults(dataDir, nodeId);
         return new DriverConfig(d.dataDir(), nodeId, setup.engine, setup.poolSize, d.mode(), 0, 64L << 20,
-                d.overcommitRatio(), policy, true, maxMembers);
+                d.overcommitRatio(), policy, oneGroupPerVolume, maxMembers);
     }
 
     static Plugin start(DriverConfig config) {
