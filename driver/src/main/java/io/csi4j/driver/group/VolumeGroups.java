@@ -97,9 +97,9 @@ public final class VolumeGroups {
         if (name == null || name.isEmpty()) throw CsiException.invalidArgument("name is REQUIRED");
         validateParameters(parameters, "CreateVolumeGroup");
         SequencedSet<String> wanted = distinct(volumeIds);
-        String groupId = catalog.inTransaction(tx -> {
+        return catalog.inTransaction(tx -> {
             Optional<VolumeGroupRecord> existing = tx.volumeGroups().byName(name);
-            if (existing.isPresent()) return existingIfCompatible(tx, existing.get(), parameters, wanted);
+            if (existing.isPresent()) return withMembers(tx, existingIfCompatible(tx, existing.get(), parameters, wanted));
             List<VolumeRecord> members = resolve(tx, wanted);
             checkOneNode(members, wanted, true);
             checkNotInOtherGroups(tx, wanted, null);
@@ -109,12 +109,11 @@ public final class VolumeGroups {
                     parameters, State.READY, now, now);
             tx.volumeGroups().insert(group);
             wanted.forEach(v -> tx.volumeGroups().addMember(group.id(), v));
-            return group.id();
+            return withMembers(tx, group);
         });
-        return read(groupId).orElseThrow(() -> CsiException.aborted("volume group " + groupId + " was deleted meanwhile"));
     }
 
-    private String existingIfCompatible(CatalogTables tx, VolumeGroupRecord g, Map<String, String> parameters,
+    private VolumeGroupRecord existingIfCompatible(CatalogTables tx, VolumeGroupRecord g, Map<String, String> parameters,
                                         SequencedSet<String> wanted) {
         if (g.state() != State.READY) throw CsiException.aborted("volume group '" + g.name() + "' is being deleted");
         List<String> differences = new ArrayList<>();
@@ -125,7 +124,7 @@ public final class VolumeGroups {
             throw CsiException.alreadyExists("volume group '" + g.name() + "' already exists (" + g.id() + ") but "
                     + String.join("; ", differences));
         }
-        return g.id();
+        return g;
     }
 
     // ---- ModifyVolumeGroupMembership ----
@@ -138,7 +137,7 @@ public final class VolumeGroups {
         validateParameters(parameters, "ModifyVolumeGroupMembership");
         SequencedSet<String> wanted = distinct(volumeIds);
         requireKnownId(groupId);
-        catalog.inTransaction(tx -> {
+        return catalog.inTransaction(tx -> {
             VolumeGroupRecord g = tx.volumeGroups().byId(groupId).orElseThrow(() -> notFound(groupId));
             if (g.state() != State.READY) throw CsiException.aborted("volume group " + groupId + " is being deleted");
             var current = new LinkedHashSet<>(tx.volumeGroups().members(groupId));
@@ -154,9 +153,8 @@ public final class VolumeGroups {
             }
             toRemove.forEach(v -> tx.volumeGroups().removeMember(groupId, v));
             toAdd.forEach(v -> tx.volumeGroups().addMember(groupId, v));
-            return null;
+            return withMembers(tx, g);                          // as committed, not as a later call left it
         });
-        return read(groupId).orElseThrow(() -> notFound(groupId));
     }
 
     // ---- DeleteVolumeGroup ----
@@ -261,18 +259,18 @@ public final class VolumeGroups {
         Page<VolumeGroupRecord> page = catalog.volumeGroups().page(afterSeq, limit);
         List<Group> groups = new ArrayList<>();
         for (VolumeGroupRecord g : page.items()) {
-            if (g.state() == State.READY) groups.add(withMembers(g));
+            if (g.state() == State.READY) groups.add(withMembers(catalog, g));
         }
         return new Page<>(groups, page.lastSeq(), page.more());
     }
 
     private Optional<Group> read(String groupId) {
-        return catalog.volumeGroups().byId(groupId).map(this::withMembers);
+        return catalog.volumeGroups().byId(groupId).map(g -> withMembers(catalog, g));
     }
 
-    private Group withMembers(VolumeGroupRecord g) {
+    private static Group withMembers(CatalogTables tables, VolumeGroupRecord g) {
         List<VolumeRecord> members = new ArrayList<>();
-        for (String v : catalog.volumeGroups().members(g.id())) catalog.volumes().byId(v).ifPresent(members::add);
+        for (String v : tables.volumeGroups().members(g.id())) tables.volumes().byId(v).ifPresent(members::add);
         return new Group(g, members);
     }
 

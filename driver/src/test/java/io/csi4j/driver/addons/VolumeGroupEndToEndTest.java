@@ -603,6 +603,31 @@ class VolumeGroupEndToEndTest {
             assertEquals(4, winners.size(), winners.toString());
             assertEquals(List.of(), groups.get(a).memberIds());
         }
+
+        // unguarded parallel Modifies of one group: each answers the set it committed, the last one stays
+        String c = groups.create("c", Map.of(), List.of()).id();
+        pool.forEach(v -> plugin.driver().catalog().volumeGroups().groupsOf(v)
+                .forEach(g -> groups.modify(g, List.of(), Map.of())));
+        List<List<String>> asked = List.of(List.of(), pool.subList(0, 1), pool.subList(0, 2), pool.subList(1, 4),
+                pool.subList(2, 4), pool, List.of(pool.get(3), pool.get(0)), pool.subList(1, 2));
+        try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int round = 0; round < 20; round++) {
+                CountDownLatch go = new CountDownLatch(1);
+                List<Future<List<String>>> answers = new ArrayList<>();
+                for (List<String> set : asked) {
+                    answers.add(threads.submit(() -> {
+                        go.await();
+                        return groups.modify(c, set, Map.of()).memberIds();
+                    }));
+                }
+                go.countDown();
+                for (int t = 0; t < asked.size(); t++) {
+                    assertEquals(new TreeSet<>(asked.get(t)), new TreeSet<>(answers.get(t).get()), "answer of Modify " + t);
+                }
+                Set<String> now = new TreeSet<>(groups.get(c).memberIds());
+                assertTrue(asked.stream().map(TreeSet::new).anyMatch(now::equals), "members " + now + " were never asked for");
+            }
+        }
     }
 
     // ---- secrets, restart ----
