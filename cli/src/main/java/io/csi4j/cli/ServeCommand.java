@@ -118,8 +118,7 @@ public final class ServeCommand implements Callable<Integer> {
                         + (report.clean() ? "" : "; orphans: " + report.orphanVolumes() + " " + report.orphanSnapshots()));
             }
             // the describe line comes last: once it is out, every socket is being served
-            if (addons != null) System.out.println("csi4j CSI-Addons (identity, volumegroup) on " + addons.uri());
-            System.out.println(driver.describe(csi.uri()));
+            System.out.println(driver.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : ""));
             System.out.flush();
             server.awaitTermination();
         }
