@@ -98,22 +98,28 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
     /** Every bound loop device, by number. */
     public static List<LoopDevice> list() {
         List<LoopDevice> devices = new ArrayList<>();
+        for (int number : numbers()) find(number).ifPresent(devices::add);
+        devices.sort(Comparator.comparingInt(LoopDevice::number));
+        return devices;
+    }
+
+    private static List<Integer> numbers() {
+        List<Integer> numbers = new ArrayList<>();
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(SYS_BLOCK, "loop[0-9]*")) {
-            for (Path dir : dirs) {
-                find(Integer.parseInt(dir.getFileName().toString().substring(4))).ifPresent(devices::add);
-            }
+            for (Path dir : dirs) numbers.add(Integer.parseInt(dir.getFileName().toString().substring(4)));
         } catch (IOException e) {
             throw new UncheckedIOException("listing " + SYS_BLOCK, e);
         }
-        devices.sort(Comparator.comparingInt(LoopDevice::number));
-        return devices;
+        return numbers;
     }
 
     /** Loop device N if it is bound to a file. */
     public static Optional<LoopDevice> find(int number) {
         Path sys = SYS_BLOCK.resolve("loop" + number);
         try {
-            String backing = stripNewline(Files.readString(sys.resolve("loop/backing_file")));
+            Optional<String> read = backingFileOf(sys);
+            if (read.isEmpty()) return Optional.empty();
+            String backing = read.get();
             boolean deleted = backing.endsWith(DELETED);
             if (deleted) backing = backing.substring(0, backing.length() - DELETED.length());
             boolean readOnly = "1".equals(stripNewline(Files.readString(sys.resolve("ro"))));
@@ -121,17 +127,44 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
             return Optional.of(new LoopDevice(number, DEV.resolve("loop" + number), Path.of(backing), deleted,
                     readOnly, autoclear));
         } catch (NoSuchFileException e) {
-            return Optional.empty(); // not bound (the loop/ attributes exist only while bound), or gone
+            return Optional.empty(); // detached while reading
         } catch (IOException e) {
             if (Files.notExists(sys.resolve("loop"))) return Optional.empty(); // detached while reading
             throw new UncheckedIOException("reading " + sys, e);
         }
     }
 
+    /**
+     * The backing file as the kernel shows it, or empty when the device is not bound: {@code loop/} exists
+     * only while it is. Checked first because a scan meets mostly unbound devices, and an exists test is
+     * much cheaper than reading and failing (a NoSuchFileException with its stack trace each).
+     */
+    private static Optional<String> backingFileOf(Path sys) throws IOException {
+        Path file = sys.resolve("loop/backing_file");
+        if (!Files.exists(file)) return Optional.empty();
+        try {
+            return Optional.of(stripNewline(Files.readString(file)));
+        } catch (NoSuchFileException e) {
+            return Optional.empty(); // detached meanwhile
+        }
+    }
+
     /** Loop devices bound to this file (by its current path; a deleted file never matches). */
     public static List<LoopDevice> findByBackingFile(Path file) {
         Path wanted = MountTable.canonical(file);
-        return list().stream().filter(d -> !d.backingFileDeleted() && d.backingFile().equals(wanted)).toList();
+        String name = wanted.toString();
+        List<LoopDevice> found = new ArrayList<>();
+        for (int number : numbers()) {
+            try {
+                // compare the one attribute first; the full record only for a match
+                if (backingFileOf(SYS_BLOCK.resolve("loop" + number)).filter(name::equals).isEmpty()) continue;
+            } catch (IOException e) {
+                throw new UncheckedIOException("reading " + SYS_BLOCK.resolve("loop" + number), e);
+            }
+            find(number).filter(d -> !d.backingFileDeleted() && d.backingFile().equals(wanted)).ifPresent(found::add);
+        }
+        found.sort(Comparator.comparingInt(LoopDevice::number));
+        return found;
     }
 
     /** Size of the device in bytes. */
