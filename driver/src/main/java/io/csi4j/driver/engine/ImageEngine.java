@@ -534,6 +534,38 @@ public final class ImageEngine implements StorageEngine {
     }
 
     @Override
+    public Map<String, Optional<String>> volumeConditions(List<String> volumeIds) {
+        return translate("checking " + volumeIds.size() + " volumes", () -> {
+            Set<String> present = layout.present(Artifact.Kind.VOLUME, volumeIds, EntryType.FILE);
+            MountTable table = null;
+            Map<Path, List<LoopDevice>> attached = null;
+            Map<String, Optional<String>> conditions = new java.util.HashMap<>();
+            for (String volumeId : volumeIds) {
+                if (!present.contains(volumeId)) {
+                    conditions.put(volumeId, Optional.of("volume image " + layout.dir(Artifact.Kind.VOLUME)
+                            .resolve(volumeId + ".img") + " is missing"));
+                    continue;
+                }
+                if (attached == null) {  // once per page: the mount table and every bound loop device
+                    table = MountTable.read();
+                    attached = new java.util.HashMap<>();
+                    for (LoopDevice d : LoopDevice.list()) {
+                        if (!d.backingFileDeleted()) attached.computeIfAbsent(d.backingFile(), f -> new ArrayList<>()).add(d);
+                    }
+                }
+                Optional<String> condition = Optional.empty();
+                Path image = layout.dir(Artifact.Kind.VOLUME).resolve(volumeId + ".img");  // id checked by present()
+                for (LoopDevice device : attached.getOrDefault(image, List.of())) {
+                    condition = LoopStaging.readOnlyAfterErrors(table, table.mountsOf(device.node()));
+                    if (condition.isPresent()) break;
+                }
+                conditions.put(volumeId, condition);
+            }
+            return conditions;
+        });
+    }
+
+    @Override
     public Set<String> volumeArtifacts() {
         return translate("listing volumes", () -> layout.ids(Artifact.Kind.VOLUME));
     }

@@ -13,7 +13,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -119,6 +121,9 @@ final class PoolLayout {
 
     /** What is at {@code path}, not following a symlink there (a symlink is OTHER). */
     static EntryType type(Path path) {
+        // the common answers (a file, nothing) with one lstat and no exception; the rest looked at closely
+        if (Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) return EntryType.FILE;
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return EntryType.MISSING;
         try {
             BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             return a.isRegularFile() ? EntryType.FILE : a.isDirectory() ? EntryType.DIRECTORY : EntryType.OTHER;
@@ -142,6 +147,25 @@ final class PoolLayout {
                     + " (found " + found.name().toLowerCase() + "); refusing to touch it");
         }
         return true;
+    }
+
+    /**
+     * Which of these ids have an artifact of the expected type: the directory is checked once, then one
+     * lstat per id (for a page of ListVolumes, where a path per id would re-check the directory each time).
+     */
+    Set<String> present(Artifact.Kind kind, Collection<String> ids, EntryType expected) {
+        Path dir = dir(kind);
+        if (type(dir) != EntryType.DIRECTORY) {
+            throw CsiException.failedPrecondition(dir + " is not a directory (symlink or file); refusing this pool");
+        }
+        Set<String> present = new HashSet<>();
+        for (String id : ids) {
+            Path path = dir.resolve(checkId(label(kind), id) + artifactSuffix);
+            boolean found = expected == EntryType.FILE ? Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)
+                    : type(path) == expected;
+            if (found) present.add(id);
+        }
+        return present;
     }
 
     Optional<Artifact> readSidecar(Artifact.Kind kind, String id) {
