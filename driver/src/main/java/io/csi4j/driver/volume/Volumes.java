@@ -214,6 +214,17 @@ public final class Volumes {
         return Optional.empty();
     }
 
+    /** Why these creation parameters would not be accepted (ValidateVolumeCapabilities), or empty if they would. */
+    public Optional<String> unsupportedParameters(Map<String, String> parameters, Map<String, String> mutableParameters) {
+        try {
+            validateParameters(parameters);
+            if (!mutableParameters.isEmpty()) MutableParameters.validate(mutableParameters, engine);
+            return Optional.empty();
+        } catch (CsiException e) {
+            return Optional.of(e.getMessage());
+        }
+    }
+
     // ---- ControllerExpandVolume ----
 
     public record Expansion(long capacityBytes, boolean nodeExpansionRequired) {}

@@ -267,6 +267,87 @@ class ControllerSocketTest {
         }
     }
 
+    // ---- ValidateVolumeCapabilities, ControllerPublishVolume, snapshots ----
+
+    @Test
+    void validateConfirmsOnlyWhatHolds() {
+        Volume v = served.controller.createVolume(create("validate", 32 * MIB, mount("xfs", Mode.SINGLE_NODE_WRITER))
+                .setCapacityRange(range(300 * MIB, 0)).build()).getVolume();
+        var ok = served.controller.validateVolumeCapabilities(ValidateVolumeCapabilitiesRequest.newBuilder()
+                .setVolumeId(v.getVolumeId()).addVolumeCapabilities(mount("xfs"))
+                .addVolumeCapabilities(mount("", Mode.SINGLE_NODE_MULTI_WRITER))
+                .putAllVolumeContext(v.getVolumeContextMap()).putMutableParameters("readAheadKiB", "256").build());
+        assertTrue(ok.hasConfirmed(), ok.toString());
+        assertEquals(List.of(mount("xfs"), mount("", Mode.SINGLE_NODE_MULTI_WRITER)), ok.getConfirmed().getVolumeCapabilitiesList());
+
+        for (var bad : List.of(
+                ValidateVolumeCapabilitiesRequest.newBuilder().addVolumeCapabilities(block()),
+                ValidateVolumeCapabilitiesRequest.newBuilder().addVolumeCapabilities(mount("ext4")),
+                ValidateVolumeCapabilitiesRequest.newBuilder().addVolumeCapabilities(mount("xfs", Mode.MULTI_NODE_READER_ONLY)),
+                ValidateVolumeCapabilitiesRequest.newBuilder().addVolumeCapabilities(mount("xfs")).putParameters("speed", "fast"),
+                ValidateVolumeCapabilitiesRequest.newBuilder().addVolumeCapabilities(mount("xfs")).putMutableParameters("iops", "1"),
+                ValidateVolumeCapabilitiesRequest.newBuilder().addVolumeCapabilities(mount("xfs"))
+                        .putVolumeContext("csi4j.io/fs-type", "ext4"))) {
+            var answer = served.controller.validateVolumeCapabilities(bad.setVolumeId(v.getVolumeId()).build());
+            assertFalse(answer.hasConfirmed(), "confirmed " + bad);
+            assertFalse(answer.getMessage().isEmpty());
+        }
+        fails(Status.Code.NOT_FOUND, () -> served.controller.validateVolumeCapabilities(ValidateVolumeCapabilitiesRequest.newBuilder()
+                .setVolumeId("vol-aaaaaaaaaaaaaaaa-" + ServedDriver.NODE_ID).addVolumeCapabilities(mount("xfs")).build()));
+    }
+
+    @Test
+    void controllerPublishIsBookkeepingForThisNode() {
+        String id = served.controller.createVolume(create("attach", 16 * MIB, block()).build()).getVolume().getVolumeId();
+        var request = ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(ServedDriver.NODE_ID)
+                .setVolumeCapability(block()).build();
+        served.controller.controllerPublishVolume(request);
+        served.controller.controllerPublishVolume(request);   // idempotent
+        fails(Status.Code.ALREADY_EXISTS, () -> served.controller.controllerPublishVolume(request.toBuilder().setReadonly(true).build()));
+        fails(Status.Code.NOT_FOUND, () -> served.controller.controllerPublishVolume(request.toBuilder().setNodeId("node-b").build()));
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.controller.controllerPublishVolume(request.toBuilder()
+                .setVolumeCapability(mount("ext4")).build()));
+        fails(Status.Code.NOT_FOUND, () -> served.controller.controllerPublishVolume(request.toBuilder()
+                .setVolumeId("vol-aaaaaaaaaaaaaaaa-" + ServedDriver.NODE_ID).build()));
+        assertEquals(List.of(ServedDriver.NODE_ID), served.controller.controllerGetVolume(ControllerGetVolumeRequest.newBuilder()
+                .setVolumeId(id).build()).getStatus().getPublishedNodeIdsList());
+        var unpublish = ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(ServedDriver.NODE_ID).build();
+        served.controller.controllerUnpublishVolume(unpublish);
+        served.controller.controllerUnpublishVolume(unpublish);   // idempotent
+        assertEquals(List.of(), served.controller.controllerGetVolume(ControllerGetVolumeRequest.newBuilder()
+                .setVolumeId(id).build()).getStatus().getPublishedNodeIdsList());
+    }
+
+    @Test
+    void snapshotsAreIdempotentListedAndDeleted() {
+        String a = served.controller.createVolume(create("snap-a", 16 * MIB, block()).build()).getVolume().getVolumeId();
+        String b = served.controller.createVolume(create("snap-b", 16 * MIB, block()).build()).getVolume().getVolumeId();
+        var request = CreateSnapshotRequest.newBuilder().setName("nightly").setSourceVolumeId(a).build();
+        Snapshot first = served.controller.createSnapshot(request).getSnapshot();
+        assertEquals(first, served.controller.createSnapshot(request).getSnapshot());
+        fails(Status.Code.ALREADY_EXISTS, () -> served.controller.createSnapshot(request.toBuilder().setSourceVolumeId(b).build()));
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.controller.createSnapshot(request.toBuilder().setName("p")
+                .putParameters("retention", "7d").build()));
+        fails(Status.Code.NOT_FOUND, () -> served.controller.createSnapshot(request.toBuilder().setName("missing")
+                .setSourceVolumeId("vol-aaaaaaaaaaaaaaaa-" + ServedDriver.NODE_ID).build()));
+        Snapshot ofB = served.controller.createSnapshot(request.toBuilder().setName("of-b").setSourceVolumeId(b).build()).getSnapshot();
+
+        assertEquals(List.of(first), served.controller.listSnapshots(ListSnapshotsRequest.newBuilder().setSourceVolumeId(a).build())
+                .getEntriesList().stream().map(ListSnapshotsResponse.Entry::getSnapshot).toList());
+        assertEquals(List.of(ofB), served.controller.listSnapshots(ListSnapshotsRequest.newBuilder().setSnapshotId(ofB.getSnapshotId()).build())
+                .getEntriesList().stream().map(ListSnapshotsResponse.Entry::getSnapshot).toList());
+        assertEquals(first, served.controller.getSnapshot(GetSnapshotRequest.newBuilder().setSnapshotId(first.getSnapshotId()).build()).getSnapshot());
+
+        // a snapshot outlives its source volume
+        served.controller.deleteVolume(delete(a));
+        assertEquals(first, served.controller.getSnapshot(GetSnapshotRequest.newBuilder().setSnapshotId(first.getSnapshotId()).build()).getSnapshot());
+        var deleteSnapshot = DeleteSnapshotRequest.newBuilder().setSnapshotId(first.getSnapshotId()).build();
+        served.controller.deleteSnapshot(deleteSnapshot);
+        served.controller.deleteSnapshot(deleteSnapshot);   // idempotent
+        fails(Status.Code.NOT_FOUND, () -> served.controller.getSnapshot(GetSnapshotRequest.newBuilder().setSnapshotId(first.getSnapshotId()).build()));
+        assertEquals(Set.of(ofB.getSnapshotId()), served.driver().engine().snapshotArtifacts());
+    }
+
     // ---- DeleteVolume ----
 
     @Test

@@ -381,6 +381,62 @@ class NodeSocketTest {
     }
 
     @Test
+    void ext4GrowsOnlineOrElseAtTheNextStage() throws Exception {
+        VolumeCapability cap = mount("ext4");
+        String id = newVolume("grow-ext4", 32 * MIB, cap);
+        Path staging = staging(id);
+        Path target = target(id, "a");
+        served.node.nodeStageVolume(stage(id, staging, cap));
+        served.node.nodePublishVolume(publish(id, staging, target, cap));
+        served.controller.controllerExpandVolume(ControllerExpandVolumeRequest.newBuilder().setVolumeId(id)
+                .setCapacityRange(range(96 * MIB, 0)).build());
+        var expand = NodeExpandVolumeRequest.newBuilder().setVolumeId(id).setVolumePath(target.toString()).build();
+        if (ScratchFilesystem.hasCapability(ScratchFilesystem.CAP_SYS_RESOURCE)) {
+            assertEquals(96 * MIB, served.node.nodeExpandVolume(expand).getCapacityBytes());
+        } else {
+            // EXT4_IOC_RESIZE_FS needs CAP_SYS_RESOURCE: the spec's "cannot expand while published", clearly said
+            Status status = fails(Status.Code.FAILED_PRECONDITION, () -> served.node.nodeExpandVolume(expand));
+            assertTrue(status.getDescription().contains("CAP_SYS_RESOURCE"), status.getDescription());
+            unpublish(id, target);
+            served.node.nodeUnstageVolume(unstage(id, staging));
+            served.node.nodeStageVolume(stage(id, staging, cap));   // grown offline here
+            served.node.nodePublishVolume(publish(id, staging, target, cap));
+        }
+        long total = usage(stats(id, target), VolumeUsage.Unit.BYTES).getTotal();
+        assertTrue(total > 80 * MIB, "ext4 fills the grown volume: " + total);
+        unpublish(id, target);
+        served.node.nodeUnstageVolume(unstage(id, staging));
+    }
+
+    @Test
+    void aReadOnlyBlockPublicationCannotBeWritten() throws Exception {
+        VolumeCapability multi = block(Mode.SINGLE_NODE_MULTI_WRITER);
+        String id = newVolume("ro-dev", 16 * MIB, multi);
+        Path staging = staging(id);
+        Path writable = nodeDir.resolve("pods").resolve("rw").resolve("device");
+        Path readOnly = nodeDir.resolve("pods").resolve("ro").resolve("device");
+        served.node.nodeStageVolume(stage(id, staging, multi));
+        served.node.nodePublishVolume(publish(id, staging, writable, multi));
+        served.node.nodePublishVolume(publish(id, staging, readOnly, multi).toBuilder().setReadonly(true).build());
+        ContentPattern.write(writable, 9);
+        assertEquals(Optional.empty(), ContentPattern.mismatch(readOnly, 9), "the read-only device shows the same volume");
+        assertThrowsIo(() -> ContentPattern.write(readOnly, 10));
+        unpublish(id, readOnly);
+        unpublish(id, writable);
+        served.node.nodeUnstageVolume(unstage(id, staging));
+        assertEquals(List.of(), LoopDevice.findByBackingFile(served.image(id)), "the read-only loop device went with its publication");
+    }
+
+    private static void assertThrowsIo(Runnable write) {
+        try {
+            write.run();
+        } catch (java.io.UncheckedIOException expected) {
+            return;
+        }
+        throw new AssertionError("writing a read-only publication succeeded");
+    }
+
+    @Test
     void aPublishedBlockVolumeGrows() {
         String id = newVolume("grow-dev", 16 * MIB, block());
         Path staging = staging(id);
