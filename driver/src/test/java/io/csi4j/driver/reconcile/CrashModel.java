@@ -41,12 +41,19 @@ final class CrashModel {
     /** The BEGIN line (without "BEGIN ") of the operation a kill interrupted, or null. */
     String inDoubt;
     int verifiedObjects;
+    /** What the children's reconcilers did at start-up, summed. */
+    int rolledBack, finished, temporaryRemoved;
 
     /** Applies one complete line a child printed. */
     void apply(String line) {
         String[] p = line.split(" ");
         switch (p[0]) {
             case "OPEN" -> {}
+            case "RECONCILED" -> {
+                rolledBack += Integer.parseInt(p[1]);
+                finished += Integer.parseInt(p[2]);
+                temporaryRemoved += Integer.parseInt(p[3]);
+            }
             case "BEGIN" -> inDoubt = line.substring("BEGIN ".length());
             case "ACK" -> {
                 acknowledge(p);

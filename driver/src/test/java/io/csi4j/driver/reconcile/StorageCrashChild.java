@@ -75,7 +75,8 @@ public final class StorageCrashChild {
         String retry = args.length > 4 && !args[4].isEmpty() ? args[4] : null;
         boolean exitAfterRetry = args.length > 5 && args[5].equals("exit");
         try (Driver driver = Driver.open(config(dataDir, poolSize))) {
-            System.err.println(driver.reconcileReport().summary());
+            var report = driver.reconcileReport();
+            say("RECONCILED " + report.rolledBack().size() + " " + report.finished().size() + " " + report.removedTemporary().size());
             say("OPEN");
             var child = new StorageCrashChild(driver, new Random(seed), prefix);
             if (retry != null) child.perform(retry.substring("BEGIN ".length()).split(" "));
