@@ -21,8 +21,9 @@ import java.util.TreeSet;
  * Runs before the plugin reports ready. Every row left in an intermediate state by a crash is
  * finished (DELETING: the caller asked, so the delete completes) or rolled back (CREATING: the
  * caller never got an answer and will retry by name); a volume whose artifact grew without the
- * catalog hearing of it (an expansion cut short) takes the artifact's size. Then artifacts no row owns are reported,
- * and removed when asked. Afterwards no row is CREATING or DELETING and nothing is half-made.
+ * catalog hearing of it (an expansion cut short) takes the artifact's size. Then artifacts no row
+ * owns are reported, and removed when asked. Afterwards no row is CREATING or DELETING and nothing
+ * is half-made.
  */
 public final class Reconciler {
     private final Catalog catalog;
