@@ -9,6 +9,8 @@ import io.csi4j.driver.engine.PublishOptions;
 import io.csi4j.driver.engine.StageOptions;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.engine.VolumeStats;
+import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
@@ -81,6 +83,9 @@ public final class NodeVolumes {
             unpublishEphemeral(ephemeral.get(), targetPath);
             return;
         }
+        if (ObjectId.parse(Kind.VOLUME, volumeId).isEmpty() && !Files.exists(targetPath)) {
+            return;   // not an id of ours: an ephemeral volume whose unpublish finished before; a retry is OK (spec)
+        }
         volumes.readyVolume(volumeId, "volume");
         engine.unpublish(volumeId, targetPath);
     }
@@ -122,7 +127,13 @@ public final class NodeVolumes {
 
     private void unpublishEphemeral(VolumeRecord v, Path targetPath) {
         engine.unpublish(v.id(), targetPath);
-        engine.unstage(v.id(), ephemeralStaging(v.id()));
+        Path staging = ephemeralStaging(v.id());
+        engine.unstage(v.id(), staging);
+        try {
+            Files.deleteIfExists(staging);   // we made it at publish; nothing else will remove it
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("removing " + staging, e);
+        }
         volumes.delete(v.id());
     }
 
