@@ -9,8 +9,6 @@ import io.csi4j.driver.engine.PublishOptions;
 import io.csi4j.driver.engine.StageOptions;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.engine.VolumeStats;
-import io.csi4j.driver.id.ObjectId;
-import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
@@ -39,12 +37,14 @@ public final class NodeVolumes {
     private final StorageEngine engine;
     private final Volumes volumes;
     private final DriverConfig config;
+    private final EphemeralTombstones tombstones;
 
     public NodeVolumes(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config) {
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;
         this.config = config;
+        this.tombstones = new EphemeralTombstones(config.dataDir().resolve("ephemeral-unpublished"));
     }
 
     public void stage(String volumeId, Path stagingPath, Capability capability) {
@@ -83,8 +83,8 @@ public final class NodeVolumes {
             unpublishEphemeral(ephemeral.get(), targetPath);
             return;
         }
-        if (ObjectId.parse(Kind.VOLUME, volumeId).isEmpty() && !Files.exists(targetPath)) {
-            return;   // not an id of ours: an ephemeral volume whose unpublish finished before; a retry is OK (spec)
+        if (tombstones.contains(volumeId) && !Files.exists(targetPath)) {
+            return;   // an ephemeral volume whose unpublish finished before: the retry is OK (idempotent)
         }
         volumes.readyVolume(volumeId, "volume");
         engine.unpublish(volumeId, targetPath);
@@ -117,6 +117,7 @@ public final class NodeVolumes {
         }
         long size = context.containsKey(EPHEMERAL_SIZE) ? parseSize(context.get(EPHEMERAL_SIZE)) : 0;
         String name = EPHEMERAL_NAME_PREFIX + csiVolumeId;
+        tombstones.remove(csiVolumeId);
         var known = new java.util.HashMap<String, String>();
         VolumeRecord v = volumes.create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability),
                 known, Map.of(), io.csi4j.driver.catalog.ContentSource.NONE, Optional.empty()));
@@ -135,6 +136,7 @@ public final class NodeVolumes {
             throw new java.io.UncheckedIOException("removing " + staging, e);
         }
         volumes.delete(v.id());
+        tombstones.add(v.name().substring(EPHEMERAL_NAME_PREFIX.length()));
     }
 
     private String resolveEphemeral(String csiVolumeId) {
