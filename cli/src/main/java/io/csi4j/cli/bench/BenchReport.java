@@ -41,8 +41,10 @@ record BenchReport(String scenario, String endpoint, String plugin, String start
                 errorCodes.isEmpty() ? "" : " " + errorCodes));
         out.println();
         var grid = View.grid("CALL", "COUNT", "ERRORS", "MEAN", "P50", "P90", "P99", "MAX");
-        calls.forEach((rpc, c) -> grid.row(rpc, c.count(), c.errors(), ms(c.meanMs()), ms(c.p50Ms()), ms(c.p90Ms()),
-                ms(c.p99Ms()), ms(c.maxMs())));
+        calls.forEach((rpc, c) -> {
+            if (c.count() == 0) grid.row(rpc, 0, c.errors(), "-", "-", "-", "-", "-");
+            else grid.row(rpc, c.count(), c.errors(), ms(c.meanMs()), ms(c.p50Ms()), ms(c.p90Ms()), ms(c.p99Ms()), ms(c.maxMs()));
+        });
         grid.build("no calls").render(out);
     }
 
