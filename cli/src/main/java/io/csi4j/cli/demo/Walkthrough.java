@@ -109,7 +109,8 @@ final class Walkthrough {
             print(number, title, "FAIL", System.nanoTime() - start, e.getStatus().getCode() + ": " + e.getStatus().getDescription());
         } catch (Exception | AssertionError e) {
             failed++;
-            print(number, title, "FAIL", System.nanoTime() - start, e instanceof Failed ? e.getMessage() : e.toString());
+            String why = e instanceof Failed || (e.getMessage() != null && e instanceof RuntimeException) ? e.getMessage() : e.toString();
+            print(number, title, "FAIL", System.nanoTime() - start, why);
         }
         return false;
     }

@@ -15,6 +15,13 @@ import java.nio.file.Path;
  * {@code addons}, the CSI-Addons stand-in is served on {@code csi-addons.sock} beside it.
  */
 public final class LivePlugin implements AutoCloseable {
+    // one line per call from the plugin's call log would bury the test output; JUL holds loggers weakly
+    private static final java.util.logging.Logger SDK = java.util.logging.Logger.getLogger("io.csi4j.sdk");
+
+    static {
+        SDK.setLevel(java.util.logging.Level.WARNING);
+    }
+
     private final Path dir;
     private final Driver driver;
     private final PluginServer server;
