@@ -137,7 +137,17 @@ public final class BenchCommand implements Callable<Integer> {
             BenchReport report;
             try {
                 report = run.run(cleanupFailures);
+                report.print(stdout);
+                run.firstFailure().ifPresent(f -> stdout.println("first failure: " + f));
+                stdout.flush();
+                if (out != null) write(out, report.toJson());
+                if (!cleanupFailures.isEmpty()) {
+                    stderr.println("csi4j: clean-up left objects behind:");
+                    cleanupFailures.forEach(f -> stderr.println("  " + f));
+                    stderr.flush();
+                }
             } finally {
+                // after the report is out: a Ctrl-C hook waiting on this lets the JVM go now
                 finished.countDown();
                 try {
                     Runtime.getRuntime().removeShutdownHook(hook);
@@ -145,16 +155,7 @@ public final class BenchCommand implements Callable<Integer> {
                     // the JVM is already exiting: the hook has run
                 }
             }
-            report.print(stdout);
-            run.firstFailure().ifPresent(f -> stdout.println("first failure: " + f));
-            stdout.flush();
-            if (out != null) write(out, report.toJson());
-            if (!cleanupFailures.isEmpty()) {
-                stderr.println("csi4j: clean-up left objects behind:");
-                cleanupFailures.forEach(f -> stderr.println("  " + f));
-                stderr.flush();
-                return 1;
-            }
+            if (!cleanupFailures.isEmpty()) return 1;
             return report.iterations() == 0 || report.failedIterations() == report.iterations() ? 1 : 0;
         }
     }

@@ -78,4 +78,17 @@ class ClientOptionsTest {
         options.file = notStrings;
         assertThrows(IllegalArgumentException.class, options::secrets);
     }
+
+    @Test
+    void pagingFollowsTokensAndStopsOnARepeatedOne() {
+        var tokens = Map.of("", "t1", "t1", "t2", "t2", "");
+        var calls = new java.util.ArrayList<String>();
+        var pages = Paging.pages(null, true, t -> { calls.add(t); return t; }, tokens::get);
+        assertEquals(java.util.List.of("", "t1", "t2"), calls);
+        assertEquals(3, pages.size());
+        assertEquals(java.util.List.of("t1"), Paging.pages("t1", false, t -> t, tokens::get));
+        var loop = Map.of("", "same", "same", "same");
+        var e = assertThrows(IllegalStateException.class, () -> Paging.pages("", true, t -> t, loop::get));
+        assertTrue(e.getMessage().contains("'same' twice"), e.getMessage());
+    }
 }
