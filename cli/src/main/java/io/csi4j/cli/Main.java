@@ -17,10 +17,10 @@ import picocli.CommandLine.ScopeType;
 
 /** The {@code csi4j} command. Each subcommand is a class of its own. */
 @Command(name = "csi4j", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT, versionProvider = Main.Version.class,
-        description = "Container Storage Interface for the JVM: serve the local driver, call any CSI plugin, load it, demo it.",
+        description = "Container Storage Interface for the JVM: serve the local driver, call any CSI plugin, test it, load it, demo it.",
         subcommands = {ServeCommand.class, IdentityCommand.class, ControllerCommand.class, NodeCommand.class, GroupCommand.class,
-                VolumeGroupCommand.class, AddonsCommand.class, BenchCommand.class, DemoCommand.class, CompletionCommand.class,
-                CommandLine.HelpCommand.class})
+                VolumeGroupCommand.class, AddonsCommand.class, SanityCommand.class, BenchCommand.class, DemoCommand.class,
+                CompletionCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 
     public static void main(String[] args) {

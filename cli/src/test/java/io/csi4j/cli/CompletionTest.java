@@ -22,7 +22,7 @@ class CompletionTest {
     void helpAndVersion() {
         var help = Cli.exec("--help");
         assertEquals(0, help.exit());
-        for (String c : new String[] {"serve", "identity", "controller", "node", "group", "vg", "addons", "bench", "demo", "completion"}) {
+        for (String c : new String[] {"serve", "identity", "controller", "node", "group", "vg", "addons", "sanity", "bench", "demo", "completion"}) {
             assertTrue(help.out().contains("  " + c + " "), "help lacks " + c);
         }
         var version = Cli.exec("--version");

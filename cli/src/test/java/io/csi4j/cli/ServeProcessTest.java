@@ -105,6 +105,19 @@ class ServeProcessTest {
         assertEquals("", missing.out());
         assertTrue(missing.err().startsWith("NOT_FOUND: "), missing.err());
 
+        // serve's CSI-Addons socket sits beside csi.sock, where vg and addons look when only CSI_ENDPOINT is set
+        Child addons = run(env, "addons", "probe");
+        assertEquals(0, addons.exit(), addons::toString);
+        assertEquals("ready: true\n", addons.out());
+        Child group = run(env, "vg", "create", "proc-group", "--volume-id", id, "-o", "json");
+        assertEquals(0, group.exit(), group::toString);
+        var vg = io.csi4j.proto.addons.volumegroup.CreateVolumeGroupResponse.newBuilder();
+        JsonFormat.parser().merge(group.out(), vg);
+        String groupId = vg.getVolumeGroup().getVolumeGroupId();
+        assertEquals(id, vg.getVolumeGroup().getVolumes(0).getVolumeId());
+        assertEquals(0, run(env, "vg", "modify", groupId, "--empty").exit());
+        assertEquals(0, run(env, "vg", "delete", groupId).exit());
+
         Child noEndpoint = run(Map.of(), "identity", "probe");
         assertEquals(1, noEndpoint.exit());
         assertTrue(noEndpoint.err().contains("no endpoint: set CSI_ENDPOINT or pass --endpoint"), noEndpoint.err());

@@ -19,10 +19,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/**
- * vg and addons commands over the CSI-Addons socket. The server side is the test stand-in over the real
- * driver's volumes until the driver's own CSI-Addons service is merged (branch vg).
- */
+/** vg and addons commands against the driver's CSI-Addons services on their own socket. */
 class VolumeGroupCommandsTest {
     @TempDir
     static Path dir;

@@ -13,13 +13,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.stream.Stream;
 
 /**
  * The plugin the demo talks to: the local driver in this process, on a fresh data directory with its own
- * XFS pool image (reflink), serving CSI on {@code <dir>/data/csi.sock} like {@code csi4j serve} would.
+ * XFS pool image (reflink), serving CSI on {@code <dir>/data/csi.sock} and CSI-Addons on
+ * {@code csi-addons.sock} beside it, like {@code csi4j serve} would.
  */
 final class DemoPlugin implements AutoCloseable {
     static final String NODE = "demo-node";
@@ -29,9 +29,9 @@ final class DemoPlugin implements AutoCloseable {
     private final Driver driver;
     private final PluginServer server;
     private final Endpoint csi;
-    private final Optional<Endpoint> addons;
+    private final Endpoint addons;
 
-    private DemoPlugin(Path dir, DriverConfig config, Driver driver, PluginServer server, Endpoint csi, Optional<Endpoint> addons) {
+    private DemoPlugin(Path dir, DriverConfig config, Driver driver, PluginServer server, Endpoint csi, Endpoint addons) {
         this.dir = dir;
         this.config = config;
         this.driver = driver;
@@ -50,15 +50,9 @@ final class DemoPlugin implements AutoCloseable {
             driver = Driver.open(config);
             Endpoint csi = Endpoint.parse("unix://" + config.dataDir().resolve("csi.sock"));
             var builder = PluginServer.builder().listen(csi, driver.csiServices().toArray(BindableService[]::new));
-            // The CSI-Addons services (volume groups) join here once the driver has them; the demo's
-            // "group" step runs when this endpoint is served and is skipped otherwise.
-            List<BindableService> addonsServices = List.of();
-            Optional<Endpoint> addons = Optional.empty();
-            if (!addonsServices.isEmpty()) {
-                Endpoint e = Endpoint.parse("unix://" + config.dataDir().resolve("csi-addons.sock"));
-                builder.listen(e, addonsServices.toArray(BindableService[]::new));
-                addons = Optional.of(e);
-            }
+            // the CSI-Addons services (volume groups) on their own socket, as csi4j serve does
+            Endpoint addons = Endpoint.parse("unix://" + config.dataDir().resolve("csi-addons.sock"));
+            builder.listen(addons, driver.addonsServices().toArray(BindableService[]::new));
             return new DemoPlugin(dir, config, driver, builder.build().start(), csi, addons);
         } catch (IOException | RuntimeException e) {
             if (driver != null) driver.close();
@@ -70,7 +64,7 @@ final class DemoPlugin implements AutoCloseable {
 
     Path dir() { return dir; }
     Endpoint endpoint() { return csi; }
-    Optional<Endpoint> addonsEndpoint() { return addons; }
+    Endpoint addonsEndpoint() { return addons; }
     Driver driver() { return driver; }
 
     /** Where node paths go: {@code <dir>/node}, outside the data directory, as kubelet's would be. */

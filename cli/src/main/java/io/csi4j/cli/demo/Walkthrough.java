@@ -42,7 +42,6 @@ final class Walkthrough {
 
     private int number;
     private int failed;
-    private int skipped;
     // what exists, for the clean-up step: volume name -> id, and the node paths in use
     private final java.util.SequencedMap<String, String> volumes = new LinkedHashMap<>();
     private final Map<String, Path> published = new LinkedHashMap<>();
@@ -59,7 +58,6 @@ final class Walkthrough {
 
     int failed() { return failed; }
     boolean started() { return plugin != null; }
-    int skipped() { return skipped; }
 
     /** One step's body: does the work, checks it, and says what it found. Throws {@link Failed} when a check fails. */
     interface Body {
@@ -68,12 +66,6 @@ final class Walkthrough {
 
     static final class Failed extends RuntimeException {
         Failed(String message) {
-            super(message);
-        }
-    }
-
-    static final class Skipped extends RuntimeException {
-        Skipped(String message) {
             super(message);
         }
     }
@@ -99,10 +91,6 @@ final class Walkthrough {
         try {
             String result = body.run();
             print(number, title, "ok", System.nanoTime() - start, result);
-            return true;
-        } catch (Skipped s) {
-            skipped++;
-            print(number, title, "skip", System.nanoTime() - start, s.getMessage());
             return true;
         } catch (StatusRuntimeException e) {
             failed++;
@@ -187,9 +175,7 @@ final class Walkthrough {
     }
 
     String group() {
-        var addons = plugin.addonsEndpoint()
-                .orElseThrow(() -> new Skipped("this build serves no CSI-Addons VolumeGroup service yet"));
-        try (var s = new Session(addons, Duration.ofSeconds(60))) {
+        try (var s = new Session(plugin.addonsEndpoint(), Duration.ofSeconds(60))) {
             var vg = s.volumeGroups().createVolumeGroup(CreateVolumeGroupRequest.newBuilder().setName("demo-group")
                     .addVolumeIds(volumes.get("alpha")).addVolumeIds(volumes.get("beta")).build()).getVolumeGroup();
             volumeGroup = vg.getVolumeGroupId();
@@ -273,14 +259,12 @@ final class Walkthrough {
         }
         if (volumeGroup != null) {
             // empty the group first, so deleting it removes no volume the next lines would then miss
-            plugin.addonsEndpoint().ifPresent(addons -> {
-                try (var s = new Session(addons, Duration.ofSeconds(60))) {
-                    attempt(problems, () -> s.volumeGroups().modifyVolumeGroupMembership(
-                            ModifyVolumeGroupMembershipRequest.newBuilder().setVolumeGroupId(volumeGroup).build()));
-                    attempt(problems, () -> s.volumeGroups().deleteVolumeGroup(
-                            DeleteVolumeGroupRequest.newBuilder().setVolumeGroupId(volumeGroup).build()));
-                }
-            });
+            try (var s = new Session(plugin.addonsEndpoint(), Duration.ofSeconds(60))) {
+                attempt(problems, () -> s.volumeGroups().modifyVolumeGroupMembership(
+                        ModifyVolumeGroupMembershipRequest.newBuilder().setVolumeGroupId(volumeGroup).build()));
+                attempt(problems, () -> s.volumeGroups().deleteVolumeGroup(
+                        DeleteVolumeGroupRequest.newBuilder().setVolumeGroupId(volumeGroup).build()));
+            }
         }
         for (String id : volumes.sequencedValues().reversed()) {
             attempt(problems, () -> csi.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));

@@ -12,7 +12,7 @@ import java.nio.file.Path;
 
 /**
  * The real local driver served on a real UNIX socket in a temporary directory, for the cli to call. With
- * {@code addons}, the CSI-Addons stand-in is served on {@code csi-addons.sock} beside it.
+ * {@code addons}, its CSI-Addons services are served on {@code csi-addons.sock} beside it.
  */
 public final class LivePlugin implements AutoCloseable {
     // one line per call from the plugin's call log would bury the test output; JUL holds loggers weakly
@@ -45,8 +45,7 @@ public final class LivePlugin implements AutoCloseable {
             Endpoint addonsEndpoint = null;
             if (addons) {
                 addonsEndpoint = Endpoint.parse("unix://" + config.dataDir().resolve("csi-addons.sock"));
-                var standIn = new AddonsStandIn(driver);
-                builder.listen(addonsEndpoint, standIn.identity(), standIn.volumeGroups());
+                builder.listen(addonsEndpoint, driver.addonsServices().toArray(BindableService[]::new));
             }
             return new LivePlugin(dir, driver, builder.build().start(), csi, addonsEndpoint);
         } catch (IOException e) {

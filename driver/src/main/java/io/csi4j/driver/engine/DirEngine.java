@@ -57,7 +57,7 @@ public final class DirEngine implements StorageEngine {
             }
             // capacity is not enforced: what a new volume can get is what the filesystem has free
             return new PoolInfo(pool.path(), stats.type(), pool.reflink(), stats.totalBytes(), stats.availableBytes(),
-                    Math.min(provisioned, stats.totalBytes() - stats.availableBytes()), 1.0);
+                    provisioned, stats.availableBytes());
         });
     }
 
@@ -407,6 +407,10 @@ public final class DirEngine implements StorageEngine {
         PoolLayout.checkId("volume", volumeId);
         return translate("stats of volume " + volumeId + " at " + volumePath, () -> {
             if (PoolLayout.type(volumePath) == EntryType.MISSING) throw CsiException.notFound(volumePath + " does not exist");
+            Path real = Binds.canonical(volumePath);
+            if (mountsOf(MountTable.read(), volumeId).stream().noneMatch(m -> m.mountPoint().equals(real))) {
+                throw CsiException.notFound("volume " + volumeId + " is not published at " + volumePath);
+            }
             Optional<String> abnormal = volumeCondition(volumeId);
             FsStats fs = FsStats.of(volumePath);
             return new VolumeStats(fs.totalBytes(), fs.totalBytes() - fs.freeBytes(), fs.availableBytes(),

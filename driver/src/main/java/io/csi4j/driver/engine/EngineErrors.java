@@ -33,6 +33,9 @@ final class EngineErrors {
         } catch (ToolException e) {
             throw new CsiException(e.reason() == ToolException.Reason.TIMED_OUT ? Status.Code.DEADLINE_EXCEEDED
                     : Status.Code.INTERNAL, doing + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            // a bug or an unexpected state below us: still a CSI answer, with what we were doing
+            throw new CsiException(Status.Code.INTERNAL, doing + ": " + e, e);
         }
     }
 

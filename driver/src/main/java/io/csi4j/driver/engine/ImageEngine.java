@@ -4,24 +4,16 @@ import static io.csi4j.driver.engine.EngineErrors.run;
 import static io.csi4j.driver.engine.EngineErrors.translate;
 
 import io.csi4j.driver.engine.PoolLayout.EntryType;
-import io.csi4j.driver.os.AttachedLoop;
-import io.csi4j.driver.os.BlockDevice;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.Errno;
-import io.csi4j.driver.os.Fallocate;
-import io.csi4j.driver.os.FileStat;
 import io.csi4j.driver.os.Freeze;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
-import io.csi4j.driver.os.LoopFlag;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
-import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.os.SparseCopy;
-import io.csi4j.driver.os.ToolException;
-import io.csi4j.driver.os.Tools;
 import io.csi4j.sdk.CsiException;
 import io.grpc.Status;
 import java.io.IOException;
@@ -31,7 +23,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -77,12 +68,16 @@ public final class ImageEngine implements StorageEngine {
     private final Pool pool;
     private final PoolLayout layout;
     private final Options options;
+    private final LoopStaging staging;
     private final Object provisioning = new Object();
+    /** Sizes of volumes being restored or cloned right now: promised, not yet in the pool's listing. */
+    private long reservedBytes;
 
     private ImageEngine(Pool pool, Options options) {
         this.pool = pool;
         this.options = options;
         this.layout = PoolLayout.open(pool.path(), ".img");
+        this.staging = new LoopStaging(options);
     }
 
     public static ImageEngine open(Pool pool, Options options) {
@@ -99,8 +94,9 @@ public final class ImageEngine implements StorageEngine {
     public PoolInfo pool() {
         return translate("reading pool " + pool.path(), () -> {
             FsStats stats = pool.stats();
+            long provisioned = provisionedBytes() + reserved();
             return new PoolInfo(pool.path(), stats.type(), pool.reflink(), stats.totalBytes(), stats.availableBytes(),
-                    provisionedBytes(), options.overcommitRatio());
+                    provisioned, PoolInfo.allocatable(stats.totalBytes(), stats.availableBytes(), provisioned, options.overcommitRatio()));
         });
     }
 
@@ -112,6 +108,12 @@ public final class ImageEngine implements StorageEngine {
             notices.add("capacity is thin: volumes may promise up to " + options.overcommitRatio() + "x the pool's size");
         }
         return notices;
+    }
+
+    private long reserved() {
+        synchronized (provisioning) {
+            return reservedBytes;
+        }
     }
 
     private long provisionedBytes() {
@@ -197,7 +199,7 @@ public final class ImageEngine implements StorageEngine {
         if (bytes > info.allocatableBytes()) {
             throw CsiException.resourceExhausted(what + " needs " + bytes + " bytes; the pool can promise "
                     + info.allocatableBytes() + " more (total " + info.totalBytes() + ", available " + info.availableBytes()
-                    + ", provisioned " + info.provisionedBytes() + ", overcommit " + info.overcommitRatio() + ")");
+                    + ", provisioned " + info.provisionedBytes() + ", overcommit " + options.overcommitRatio() + ")");
         }
     }
 
@@ -209,7 +211,7 @@ public final class ImageEngine implements StorageEngine {
         }
     }
 
-    private static long fileSize(Path file) {
+    static long fileSize(Path file) {
         try {
             return Files.size(file);
         } catch (IOException e) {
@@ -257,6 +259,7 @@ public final class ImageEngine implements StorageEngine {
         synchronized (provisioning) {
             requireRoom(size, "volume " + volumeId);
             layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now()));
+            reservedBytes += size; // promised while the copy runs outside the lock
         }
         Path temp = layout.temporary(volumeId, ".img");
         try {
@@ -264,6 +267,9 @@ public final class ImageEngine implements StorageEngine {
             if (size > sourceSize) sized(temp, size);
             layout.commit(temp, Artifact.Kind.VOLUME, volumeId);
         } finally {
+            synchronized (provisioning) {
+                reservedBytes -= size;
+            }
             PoolLayout.deleteQuietly(temp);
         }
         return size;
@@ -296,7 +302,15 @@ public final class ImageEngine implements StorageEngine {
             work.run();
             return;
         }
-        try (Freeze.Frozen frozen = Freeze.freezeAll(mountPoints.values())) {
+        Freeze.Frozen frozen;
+        try {
+            frozen = Freeze.freezeAll(mountPoints.values());
+        } catch (OsException e) {
+            // frozen already: another snapshot of one of these volumes is being cut right now
+            if (e.is(Errno.EBUSY)) throw new CsiException(Status.Code.ABORTED, "freezing " + mountPoints.values() + ": busy; retry", e);
+            throw e;
+        }
+        try (frozen) {
             work.run();
         }
     }
@@ -353,7 +367,7 @@ public final class ImageEngine implements StorageEngine {
             long current = fileSize(image);
             long target = Math.ceilDiv(newCapacityBytes, MIB) * MIB;
             if (target <= current) {
-                refreshAttached(image, current); // a crash after growing the file but before this: converge
+                LoopStaging.refreshAttached(image, current); // a crash after growing the file but before this: converge
                 return current;
             }
             synchronized (provisioning) {
@@ -362,15 +376,9 @@ public final class ImageEngine implements StorageEngine {
                 Durable.fsync(image);
             }
             layout.readSidecar(Artifact.Kind.VOLUME, volumeId).ifPresent(a -> layout.writeSidecar(a.withSize(target)));
-            refreshAttached(image, target);
+            LoopStaging.refreshAttached(image, target);
             return target;
         });
-    }
-
-    private static void refreshAttached(Path image, long size) {
-        for (LoopDevice device : LoopDevice.findByBackingFile(image)) {
-            if (device.size() != size) device.refreshCapacity();
-        }
     }
 
     @Override
@@ -478,14 +486,10 @@ public final class ImageEngine implements StorageEngine {
             }
             Path image = image(volumeId);
             parameters.readAheadKiB().ifPresent(kib -> {
-                for (LoopDevice device : LoopDevice.findByBackingFile(image)) applyReadAhead(device.node(), kib);
+                for (LoopDevice device : LoopDevice.findByBackingFile(image)) LoopStaging.applyReadAhead(device.node(), kib);
             });
             parameters.compression().ifPresent(c -> MutableParameters.setBtrfsCompression(image, c));
         });
-    }
-
-    private static void applyReadAhead(Path node, long kib) {
-        BlockDevice.setReadAheadSectors(node, (kib == 0 ? DEFAULT_READ_AHEAD_KIB : kib) * 2);
     }
 
     @Override
@@ -497,28 +501,11 @@ public final class ImageEngine implements StorageEngine {
             }
             MountTable table = MountTable.read();
             for (LoopDevice device : LoopDevice.findByBackingFile(image(volumeId))) {
-                Optional<String> readOnly = readOnlyAfterErrors(table, table.mountsOf(device.node()));
+                Optional<String> readOnly = LoopStaging.readOnlyAfterErrors(table, table.mountsOf(device.node()));
                 if (readOnly.isPresent()) return readOnly;
             }
             return Optional.empty();
         });
-    }
-
-    /**
-     * A filesystem the kernel turned read-only (errors=remount-ro): its superblock is read-only
-     * although no mount of it asked for that (a read-only stage makes its mounts read-only too).
-     */
-    private static Optional<String> readOnlyAfterErrors(MountTable table, List<MountInfo> mounts) {
-        if (mounts.isEmpty()) return Optional.empty();
-        List<String> superOptions = mounts.getFirst().superOptions();
-        // ext4 shows an error remount as "emergency_ro" (Linux >= 6.x), older kernels and others as "ro"
-        boolean superReadOnly = superOptions.contains("ro") || superOptions.contains("emergency_ro");
-        boolean asked = mounts.stream().anyMatch(MountInfo::readOnly);
-        if (superReadOnly && !asked) {
-            return Optional.of("filesystem " + mounts.getFirst().source() + " at " + mounts.getFirst().mountPoint()
-                    + " is read-only although mounted read-write (the kernel remounted it after an error)");
-        }
-        return Optional.empty();
     }
 
     @Override
@@ -553,384 +540,53 @@ public final class ImageEngine implements StorageEngine {
         return image(volumeId);
     }
 
-    private Set<LoopFlag> loopFlags(boolean autoclear) {
-        Set<LoopFlag> flags = EnumSet.noneOf(LoopFlag.class);
-        if (autoclear) flags.add(LoopFlag.AUTOCLEAR);
-        if (options.directIo()) flags.add(LoopFlag.DIRECT_IO);
-        return flags;
-    }
-
     @Override
     public void stage(String volumeId, Path stagingPath, StageOptions stageOptions) {
         PoolLayout.checkId("volume", volumeId);
         run("staging volume " + volumeId + " at " + stagingPath, () -> {
             Path image = requireImage(volumeId);
-            switch (stageOptions) {
-                case StageOptions.Block block -> stageBlock(volumeId, image, block);
-                case StageOptions.Mount mount -> stageMount(volumeId, image, stagingPath, mount);
+            StageOptions resolved = stageOptions;
+            if (stageOptions instanceof StageOptions.Mount(String fs, List<String> flags, long readAhead) && fs.isEmpty()) {
+                // no fsType in the capability: the one recorded at creation, else the default
+                String recorded = layout.readSidecar(Artifact.Kind.VOLUME, volumeId)
+                        .map(a -> a.access() instanceof AccessType.Mount(String f) ? f : "").orElse("");
+                resolved = new StageOptions.Mount(recorded, flags, readAhead);
             }
+            staging.stage(volumeId, image, stagingPath, resolved);
         });
-    }
-
-    private void stageBlock(String volumeId, Path image, StageOptions.Block block) {
-        MountTable table = MountTable.read();
-        List<LoopDevice> devices = LoopDevice.findByBackingFile(image).stream().filter(d -> !d.readOnly()).toList();
-        for (LoopDevice d : devices) {
-            if (!table.mountsOf(d.node()).isEmpty()) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is staged as a filesystem at "
-                        + table.mountsOf(d.node()).getFirst().mountPoint());
-            }
-        }
-        Path node;
-        if (devices.isEmpty()) {
-            // no autoclear: nothing holds a raw block volume open between uses
-            try (AttachedLoop loop = LoopDevice.attach(image, loopFlags(false))) {
-                node = loop.node();
-            }
-        } else {
-            node = devices.getFirst().node();
-        }
-        if (block.readAheadKiB() > 0) applyReadAhead(node, checkReadAhead(block.readAheadKiB()));
-    }
-
-    private static long checkReadAhead(long kib) {
-        if (kib < 0 || kib > MAX_READ_AHEAD_KIB) {
-            throw CsiException.invalidArgument("readAheadKiB must be 0.." + MAX_READ_AHEAD_KIB + ", not " + kib);
-        }
-        return kib;
-    }
-
-    private void stageMount(String volumeId, Path image, Path stagingPath, StageOptions.Mount mount) {
-        String recorded = layout.readSidecar(Artifact.Kind.VOLUME, volumeId)
-                .map(a -> a.access() instanceof AccessType.Mount(String fs) ? fs : "").orElse("");
-        String fsType = fsType(mount.fsType().isEmpty() ? recorded : mount.fsType());
-        MountOptions mountOptions = MountOptions.parse(mount.mountFlags());
-        long readAhead = checkReadAhead(mount.readAheadKiB());
-        try {
-            Files.createDirectories(stagingPath);
-        } catch (IOException e) {
-            throw new UncheckedIOException("creating " + stagingPath, e);
-        }
-        MountTable table = MountTable.read();
-        Optional<MountInfo> there = table.at(stagingPath);
-        if (there.isPresent()) {
-            if (!Binds.isLoopOf(there.get(), image)) {
-                throw CsiException.alreadyExists(stagingPath + " already has " + there.get().source() + " mounted, not volume " + volumeId);
-            }
-            if (!there.get().fsType().equals(fsType)) {
-                throw CsiException.alreadyExists("volume " + volumeId + " is staged at " + stagingPath + " as "
-                        + there.get().fsType() + ", not " + fsType);
-            }
-            if (readAhead > 0) applyReadAhead(Path.of(there.get().source()), readAhead);
-            return;
-        }
-        List<LoopDevice> devices = LoopDevice.findByBackingFile(image);
-        for (LoopDevice d : devices) {
-            List<MountInfo> mounts = table.mountsOf(d.node());
-            if (!mounts.isEmpty()) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is already staged at " + mounts.getFirst().mountPoint());
-            }
-            if (d.readOnly() || Binds.bindsOf(table, d.node()).size() > 0) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is in use as a block device (" + d.node() + ")");
-            }
-        }
-        // a device left from an earlier attempt (not autoclear) is reused; else a new one that the mount will hold
-        Optional<LoopDevice> leftover = devices.stream().findFirst();
-        try (AttachedLoop loop = leftover.isEmpty() ? LoopDevice.attach(image, loopFlags(true)) : null) {
-            Path node = loop != null ? loop.node() : leftover.get().node();
-            prepareFilesystem(volumeId, image, node, fsType, mountOptions.readOnly());
-            Mounts.mount(node.toString(), stagingPath, fsType, mountOptions.flags(), mountData(fsType, mountOptions));
-            if (readAhead > 0) applyReadAhead(node, readAhead);
-        }
-        if (fsType.equals("xfs") && !mountOptions.readOnly()) Tools.xfsGrowfs(stagingPath); // no-op unless the image grew
-    }
-
-    /**
-     * Restores and clones carry the source's XFS UUID, and XFS refuses to mount a second filesystem
-     * with a UUID already mounted: always mount XFS volumes with {@code nouuid}.
-     */
-    static String mountData(String fsType, MountOptions options) {
-        List<String> data = new ArrayList<>(options.data());
-        if (fsType.equals("xfs") && !data.contains("nouuid")) data.add("nouuid");
-        return data.isEmpty() ? null : String.join(",", data);
-    }
-
-    /**
-     * Formats a blank volume; refuses one holding another filesystem, or data without one (never
-     * format over bytes). An ext4 smaller than its device (restored or expanded while unstaged) is
-     * grown offline here, which needs no CAP_SYS_RESOURCE, unlike an online resize.
-     */
-    private static void prepareFilesystem(String volumeId, Path image, Path node, String fsType, boolean readOnly) {
-        Optional<String> found = Tools.blkidType(node);
-        if (found.isEmpty()) {
-            if (Fallocate.allocatedBytes(image) != 0) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " holds data but no filesystem blkid knows;"
-                        + " refusing to format it as " + fsType);
-            }
-            if (readOnly) throw CsiException.failedPrecondition("volume " + volumeId + " is blank; cannot stage it read-only");
-            Tools.mkfs(fsType, node, fsType.equals("ext4") ? List.of("-m", "0") : List.of());
-            return;
-        }
-        if (!found.get().equals(fsType)) {
-            throw CsiException.failedPrecondition("volume " + volumeId + " holds a " + found.get()
-                    + " filesystem; the capability asks for " + fsType);
-        }
-        if (fsType.equals("ext4") && !readOnly) growExt4Offline(node);
-    }
-
-    private static void growExt4Offline(Path node) {
-        Tools.Result info = Tools.run(Tools.DEFAULT_TIMEOUT, "dumpe2fs", List.of("-h", node.toString()));
-        long blocks = headerNumber(info.stdout(), "Block count:");
-        long blockSize = headerNumber(info.stdout(), "Block size:");
-        if (BlockDevice.size(node) - blocks * blockSize < blockSize) return;
-        Tools.Result check = Tools.exec(Tools.DEFAULT_TIMEOUT, "e2fsck", List.of("-f", "-p", node.toString()));
-        if (check.exitCode() > 1) { // 1: errors corrected
-            throw new CsiException(Status.Code.INTERNAL, "e2fsck of " + node + " before growing it exited with "
-                    + check.exitCode() + ": " + check.stderr().strip());
-        }
-        Tools.resize2fs(node);
-    }
-
-    private static long headerNumber(String dump, String key) {
-        return dump.lines().filter(l -> l.startsWith(key)).findFirst()
-                .map(l -> Long.parseLong(l.substring(key.length()).strip()))
-                .orElseThrow(() -> new IllegalStateException("dumpe2fs printed no \"" + key + "\""));
     }
 
     @Override
     public void unstage(String volumeId, Path stagingPath) {
         PoolLayout.checkId("volume", volumeId);
-        run("unstaging volume " + volumeId + " from " + stagingPath, () -> {
-            Path image = image(volumeId);
-            MountTable table = MountTable.read();
-            Optional<MountInfo> there = table.at(stagingPath);
-            if (there.isPresent()) {
-                MountInfo staged = there.get();
-                if (!Binds.isLoopOf(staged, image)) {
-                    throw CsiException.failedPrecondition(stagingPath + " has " + staged.source() + " mounted, not volume " + volumeId);
-                }
-                List<Path> published = table.mounts().stream()
-                        .filter(m -> m.major() == staged.major() && m.minor() == staged.minor() && m.id() != staged.id())
-                        .map(MountInfo::mountPoint).toList();
-                if (!published.isEmpty()) {
-                    throw CsiException.failedPrecondition("volume " + volumeId + " is still published at " + published);
-                }
-                unmount(stagingPath);
-            }
-            detachUnused(volumeId, image, true);
-        });
-    }
-
-    private static void unmount(Path path) {
-        try {
-            Mounts.unmount(path);
-        } catch (OsException e) {
-            if (e.is(Errno.EBUSY)) throw new CsiException(Status.Code.ABORTED, "unmounting " + path + ": busy; retry", e);
-            if (!e.is(Errno.EINVAL)) throw e;
-        }
-    }
-
-    /**
-     * Detaches the image's loop devices that nothing mounts or publishes; with {@code all}, refuses
-     * (FAILED_PRECONDITION) while a block publication remains. Waits for the kernel's asynchronous
-     * autoclear so a following delete sees the volume unattached.
-     */
-    private static void detachUnused(String volumeId, Path image, boolean all) {
-        MountTable table = MountTable.read();
-        for (LoopDevice device : LoopDevice.findByBackingFile(image)) {
-            if (!all && !device.readOnly()) continue;
-            if (!table.mountsOf(device.node()).isEmpty()) continue;
-            List<MountInfo> binds = Binds.bindsOf(table, device.node());
-            if (!binds.isEmpty()) {
-                if (!all) continue;
-                throw CsiException.failedPrecondition("volume " + volumeId + " is still published at "
-                        + binds.stream().map(MountInfo::mountPoint).toList());
-            }
-            device.detach();
-        }
-        for (int i = 0; i < 200; i++) {
-            MountTable now = MountTable.read();
-            boolean settled = LoopDevice.findByBackingFile(image).stream()
-                    .noneMatch(d -> (all || d.readOnly()) && now.mountsOf(d.node()).isEmpty()
-                            && Binds.bindsOf(now, d.node()).isEmpty());
-            if (settled) return;
-            sleep(10);
-        }
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CsiException(Status.Code.ABORTED, "interrupted");
-        }
+        run("unstaging volume " + volumeId + " from " + stagingPath, () -> staging.unstage(volumeId, image(volumeId), stagingPath));
     }
 
     @Override
     public void publish(String volumeId, Path stagingPath, Path targetPath, PublishOptions publishOptions) {
         PoolLayout.checkId("volume", volumeId);
-        run("publishing volume " + volumeId + " at " + targetPath, () -> {
-            Path image = requireImage(volumeId);
-            if (publishOptions.block()) publishBlock(volumeId, image, targetPath, publishOptions.readOnly());
-            else publishMount(volumeId, image, stagingPath, targetPath, publishOptions);
-        });
-    }
-
-    private void publishBlock(String volumeId, Path image, Path target, boolean readOnly) {
-        MountTable table = MountTable.read();
-        List<LoopDevice> devices = LoopDevice.findByBackingFile(image);
-        Optional<MountInfo> there = table.at(target);
-        if (there.isPresent()) {
-            for (LoopDevice d : devices) {
-                if (Binds.identity(table, d.node()).filter(id -> id.matches(there.get())).isPresent()) {
-                    if (d.readOnly() == readOnly) return;
-                    throw CsiException.alreadyExists(target + " has volume " + volumeId + " published read-only=" + d.readOnly());
-                }
-            }
-            throw CsiException.alreadyExists(target + " already has " + there.get().source() + " mounted");
-        }
-        Optional<LoopDevice> staged = devices.stream().filter(d -> !d.readOnly() && table.mountsOf(d.node()).isEmpty()).findFirst();
-        if (staged.isEmpty()) throw CsiException.failedPrecondition("volume " + volumeId + " is not staged as a block device");
-        if (!readOnly) {
-            Binds.bindDevice(staged.get().node(), target, false);
-            return;
-        }
-        // a read-only mount flag does not stop writes to a device node: publish a read-only loop device
-        Optional<LoopDevice> readOnlyDevice = devices.stream().filter(LoopDevice::readOnly).findFirst();
-        Path node;
-        if (readOnlyDevice.isPresent()) {
-            node = readOnlyDevice.get().node();
-        } else {
-            Set<LoopFlag> flags = loopFlags(false);
-            flags.add(LoopFlag.READ_ONLY);
-            try (AttachedLoop loop = LoopDevice.attach(image, flags)) {
-                node = loop.node();
-            }
-        }
-        try {
-            Binds.bindDevice(node, target, true);
-        } catch (RuntimeException e) {
-            try {
-                detachUnused(volumeId, image, false);
-            } catch (RuntimeException undo) {
-                e.addSuppressed(undo);
-            }
-            throw e;
-        }
-    }
-
-    private void publishMount(String volumeId, Path image, Path stagingPath, Path target, PublishOptions publishOptions) {
-        MountTable table = MountTable.read();
-        Optional<MountInfo> staged = table.at(stagingPath);
-        if (staged.isEmpty() || !Binds.isLoopOf(staged.get(), image)) {
-            throw CsiException.failedPrecondition("volume " + volumeId + " is not staged at " + stagingPath);
-        }
-        if (publishOptions.volumeMountGroup().isPresent() && !staged.get().readOnly()
-                && !staged.get().superOptions().contains("ro")) {
-            Binds.grantGroup(stagingPath, publishOptions.volumeMountGroup().getAsInt());
-        }
-        Binds.bindDirectory(stagingPath, target, publishOptions.readOnly(), MountOptions.parse(publishOptions.mountFlags()));
+        run("publishing volume " + volumeId + " at " + targetPath,
+                () -> staging.publish(volumeId, requireImage(volumeId), stagingPath, targetPath, publishOptions));
     }
 
     @Override
     public void unpublish(String volumeId, Path targetPath) {
         PoolLayout.checkId("volume", volumeId);
-        run("unpublishing volume " + volumeId + " from " + targetPath, () -> {
-            Path image = image(volumeId);
-            MountTable table = MountTable.read();
-            Optional<MountInfo> there = table.at(targetPath);
-            if (there.isPresent()) {
-                Optional<LoopDevice> device = Binds.loopOf(there.get());
-                if (device.isPresent() && !device.get().backingFileDeleted()
-                        && !device.get().backingFile().equals(Binds.canonical(image))) {
-                    throw CsiException.failedPrecondition(targetPath + " has volume image " + device.get().backingFile()
-                            + " mounted, not volume " + volumeId);
-                }
-            }
-            Binds.unmountAndRemove(targetPath);
-            if (PoolLayout.type(image) == EntryType.FILE) detachUnused(volumeId, image, false);
-        });
+        run("unpublishing volume " + volumeId + " from " + targetPath, () -> staging.unpublish(volumeId, image(volumeId), targetPath));
     }
 
     @Override
     public VolumeStats stats(String volumeId, Path volumePath) {
         PoolLayout.checkId("volume", volumeId);
-        return translate("stats of volume " + volumeId + " at " + volumePath, () -> {
-            if (PoolLayout.type(volumePath) == EntryType.MISSING) {
-                throw CsiException.notFound(volumePath + " does not exist");
-            }
-            Path image = image(volumeId);
-            Optional<String> missing = PoolLayout.type(image) == EntryType.FILE ? Optional.empty()
-                    : Optional.of("volume image " + image + " is missing");
-            MountTable table = MountTable.read();
-            FileStat stat = FileStat.of(volumePath);
-            if (stat.isBlockDevice()) {
-                boolean ours = LoopDevice.findByBackingFile(image).stream().anyMatch(d -> sameDevice(d.node(), stat));
-                Optional<String> abnormal = missing.or(() -> ours ? Optional.empty()
-                        : Optional.of(volumePath + " is not a loop device of volume " + volumeId + " (detached?)"));
-                return new VolumeStats(BlockDevice.size(volumePath), -1, -1, -1, -1, -1, abnormal);
-            }
-            MountInfo mount = table.at(volumePath).orElseThrow(() ->
-                    CsiException.notFound(volumePath + " is not a mount point of volume " + volumeId));
-            FsStats fs = FsStats.of(volumePath);
-            List<MountInfo> sameFs = table.mounts().stream()
-                    .filter(m -> m.major() == mount.major() && m.minor() == mount.minor()).toList();
-            Optional<String> abnormal = missing
-                    .or(() -> Binds.isLoopOf(mount, image) ? Optional.empty()
-                            : Optional.of(volumePath + " is not backed by a loop device of volume " + volumeId + " (detached?)"))
-                    .or(() -> readOnlyAfterErrors(table, sameFs));
-            return new VolumeStats(fs.totalBytes(), fs.totalBytes() - fs.freeBytes(), fs.availableBytes(),
-                    fs.totalInodes(), fs.totalInodes() - fs.freeInodes(), fs.freeInodes(), abnormal);
-        });
-    }
-
-    private static boolean sameDevice(Path node, FileStat stat) {
-        FileStat other = FileStat.of(node);
-        return other.rdevMajor() == stat.rdevMajor() && other.rdevMinor() == stat.rdevMinor();
+        return translate("stats of volume " + volumeId + " at " + volumePath,
+                () -> staging.stats(volumeId, image(volumeId), volumePath));
     }
 
     @Override
     public long nodeExpand(String volumeId, Path volumePath) {
         PoolLayout.checkId("volume", volumeId);
-        return translate("growing the filesystem of volume " + volumeId + " at " + volumePath, () -> {
-            Path image = requireImage(volumeId);
-            MountTable table = MountTable.read();
-            if (PoolLayout.type(volumePath) == EntryType.MISSING) throw CsiException.notFound(volumePath + " does not exist");
-            FileStat stat = FileStat.of(volumePath);
-            if (stat.isBlockDevice()) {
-                refreshAttached(image, fileSize(image));
-                return BlockDevice.size(volumePath);
-            }
-            MountInfo mount = table.at(volumePath).orElseThrow(() ->
-                    CsiException.notFound(volumePath + " is not a mount point of volume " + volumeId));
-            LoopDevice device = table.mounts().stream()
-                    .filter(m -> m.major() == mount.major() && m.minor() == mount.minor())
-                    .map(Binds::loopOf).flatMap(Optional::stream)
-                    .filter(d -> d.backingFile().equals(Binds.canonical(image))).findFirst()
-                    .orElseThrow(() -> CsiException.notFound(volumePath + " is not a mount of volume " + volumeId));
-            if (device.size() != fileSize(image)) device.refreshCapacity();
-            switch (mount.fsType()) {
-                case "ext4" -> resizeExt4Online(device.node());
-                case "xfs" -> Tools.xfsGrowfs(volumePath);
-                case "btrfs" -> Tools.btrfsResize(volumePath);
-                default -> throw CsiException.failedPrecondition("cannot grow a " + mount.fsType() + " filesystem");
-            }
-            return device.size();
-        });
-    }
-
-    /** resize2fs on a mounted ext4 is the EXT4_IOC_RESIZE_FS ioctl, which needs CAP_SYS_RESOURCE. */
-    private static void resizeExt4Online(Path node) {
-        try {
-            Tools.resize2fs(node);
-        } catch (ToolException e) {
-            if (e.stderr().contains("Permission denied")) {
-                throw CsiException.failedPrecondition("growing ext4 online needs CAP_SYS_RESOURCE, which this process lacks;"
-                        + " the filesystem is grown offline at its next stage (" + e.getMessage() + ")");
-            }
-            throw e;
-        }
+        return translate("growing the filesystem of volume " + volumeId + " at " + volumePath,
+                () -> staging.nodeExpand(volumeId, requireImage(volumeId), volumePath));
     }
 
     @Override

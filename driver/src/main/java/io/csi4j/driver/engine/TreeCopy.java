@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.FileStat;
 import io.csi4j.driver.os.OsException;
@@ -56,6 +57,7 @@ final class TreeCopy {
                     } else if (attrs.isRegularFile()) {
                         if (tryReflink && reflink(file, to)) counts[1]++; else SparseCopy.copy(file, to);
                         copyMetadata(file, to);
+                        Durable.fsync(to); // the tree is renamed into place as a whole: its content must be on disk first
                         counts[0]++;
                     } else {
                         counts[4]++;
@@ -66,7 +68,9 @@ final class TreeCopy {
                 @Override
                 public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
                     if (e != null) throw e;
-                    copyMetadata(dir, target.resolve(source.relativize(dir).toString()));
+                    Path to = target.resolve(source.relativize(dir).toString());
+                    copyMetadata(dir, to);
+                    Durable.fsyncDirectory(to);
                     return FileVisitResult.CONTINUE;
                 }
             });

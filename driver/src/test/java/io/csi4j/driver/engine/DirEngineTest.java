@@ -76,6 +76,9 @@ class DirEngineTest {
             String vol = volumeId();
             assertEquals(1024 * MIB, engine.createVolume(vol, 1024 * MIB, AccessType.mount("")));
             assertEquals(1024 * MIB, engine.createVolume(vol, 1024 * MIB, AccessType.mount("")));
+            PoolInfo info = engine.pool();
+            assertEquals(1024 * MIB, info.provisionedBytes(), "recorded");
+            assertEquals(info.availableBytes(), info.allocatableBytes(), "not enforced: promises more than the pool holds");
             engine.stage(vol, test.staging(vol), new StageOptions.Mount("", List.of(), 0));
             Path target = test.target(vol);
             engine.publish(vol, test.staging(vol), target, new PublishOptions(false, false, List.of("nosuid"), OptionalInt.of(4242)));
@@ -84,6 +87,11 @@ class DirEngineTest {
             assertTrue(bind.root().endsWith("/volumes/" + vol + ".dir"), "a bind of the volume directory: " + bind.root());
             assertTrue(bind.mountOptions().contains("nosuid"), bind.mountOptions().toString());
             assertEquals(4242, Files.getAttribute(target, "unix:gid"));
+            assertTrue(ImageEngineLifecycleTest.asUser(4242, "mkdir", target.resolve("by-member")), "a mount-group member can write");
+            assertFalse(ImageEngineLifecycleTest.asUser(1000, "mkdir", target.resolve("by-stranger")));
+            Files.delete(target.resolve("by-member"));
+            assertTrue(engine.inUse(vol));
+            assertEquals(List.of(target), engine.mountPoints(vol));
 
             // a tree written through the publication
             Files.createDirectories(target.resolve("a/b/c"));
@@ -130,6 +138,7 @@ class DirEngineTest {
             engine.unpublish(vol, target);
             assertFalse(Files.exists(target, LinkOption.NOFOLLOW_LINKS));
             engine.unstage(vol, test.staging(vol));
+            assertFalse(engine.inUse(vol));
 
             // unpublished, and a read-only publication cannot write: the group is consistent
             Map<String, String> members = new LinkedHashMap<>();

@@ -42,6 +42,12 @@ class ImageEngineLifecycleTest {
         return ObjectId.generate(ObjectId.Kind.SNAPSHOT, "node-1").toString();
     }
 
+    /** Runs a command as uid 1000 with only {@code gid}, the way a non-root pod with an fsGroup runs. */
+    static boolean asUser(int gid, String command, Path path) {
+        return io.csi4j.driver.os.Tools.exec(java.time.Duration.ofSeconds(30), "setpriv",
+                List.of("--reuid=1000", "--regid=" + gid, "--clear-groups", command, path.toString())).exitCode() == 0;
+    }
+
     @ParameterizedTest(name = "{1} volumes on a {0} pool")
     @CsvSource({"xfs,ext4", "xfs,xfs", "btrfs,ext4", "btrfs,xfs", "ext4,ext4", "ext4,xfs"})
     void fullLifecycle(String poolFs, String volumeFs) throws Exception {
@@ -74,6 +80,9 @@ class ImageEngineLifecycleTest {
             assertEquals(4242, Files.getAttribute(target, "unix:gid"), "volume root belongs to the mount group");
             assertEquals(02070, (Integer) Files.getAttribute(target, "unix:mode") & 02070, "group rwx and setgid");
             assertEquals(1, MountTable.read().mounts().stream().filter(m -> m.mountPoint().equals(target)).count());
+            assertTrue(asUser(4242, "touch", target.resolve("by-member")), "a non-root member of the mount group can write");
+            assertEquals(4242, Files.getAttribute(target.resolve("by-member"), "unix:gid"), "setgid: new files stay in the group");
+            assertFalse(asUser(1000, "touch", target.resolve("by-stranger")), "a non-member cannot");
 
             long originalFsSize = FsStats.of(target).totalBytes();
             Pattern.write(target.resolve("pattern"), 0, 42, 4 << 20);
@@ -187,6 +196,8 @@ class ImageEngineLifecycleTest {
             engine.publish(vol, staging, target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
             engine.publish(vol, staging, target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
             assertTrue(io.csi4j.driver.os.FileStat.of(target).isBlockDevice());
+            assertTrue(engine.inUse(vol));
+            assertEquals(List.of(target), engine.mountPoints(vol), "a block publication is a bind of the device node");
             assertEquals(32 * MIB, engine.stats(vol, target).totalBytes());
 
             Pattern.write(target, 0, 7, 1 << 20);

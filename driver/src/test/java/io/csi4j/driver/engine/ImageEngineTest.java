@@ -132,6 +132,13 @@ class ImageEngineTest {
                 assertEquals(Status.Code.NOT_FOUND, code(() -> engine.createGroupSnapshot(group)));
                 assertEquals(List.of(), List.copyOf(engine.snapshotArtifacts()));
 
+                // frozen by someone else (another cut in flight): retry later, nothing left behind
+                try (io.csi4j.driver.os.Freeze.Frozen held = io.csi4j.driver.os.Freeze.freeze(test.staging(a))) {
+                    assertEquals(Status.Code.ABORTED, code(() -> engine.createSnapshot(snapshotId(), a)));
+                }
+                assertEquals(List.of(), List.copyOf(engine.snapshotArtifacts()));
+                assertEquals(List.of(), engine.removeTemporaryArtifacts());
+
                 // a snapshot cut alone of a member, left by an interrupted group cut: the retry cuts all again
                 String b = volumeId();
                 engine.createVolume(b, 32 * MIB, AccessType.mount("ext4"));
@@ -378,6 +385,8 @@ class ImageEngineTest {
                 second.stage(vol, staging, EXT4);
                 second.publish(vol, staging, target, new PublishOptions(false, false, List.of(), OptionalInt.empty()));
                 assertEquals(1, MountTable.read().mounts().stream().filter(m -> m.mountPoint().equals(target)).count());
+                assertTrue(second.inUse(vol));
+                assertEquals(List.of(staging, target).stream().sorted().toList(), second.mountPoints(vol));
                 assertEquals(Status.Code.ALREADY_EXISTS, code(() -> second.publish(vol, staging, target,
                         new PublishOptions(false, true, List.of(), OptionalInt.empty()))), "published read-write, not read-only");
                 second.unpublish(vol, target);
@@ -385,6 +394,8 @@ class ImageEngineTest {
                 second.stage(vol, staging, EXT4);
                 assertEquals("across a restart", Files.readString(staging.resolve("kept")));
                 second.unstage(vol, staging);
+                assertFalse(second.inUse(vol));
+                assertEquals(List.of(), second.mountPoints(vol));
             }
             assertEquals(List.of(), test.leftovers());
         }

@@ -37,7 +37,10 @@ final class TestPool implements AutoCloseable {
         ScratchFilesystem scratch = ScratchFilesystem.create(fsType, sizeBytes);
         LeakCheck.watch(scratch.dir());
         try {
-            Path node = LeakCheck.watch(Files.createTempDirectory("csi4j-engine-node-"));
+            // world-traversable, like kubelet's directories, so tests can act as a non-root pod user
+            Path node = LeakCheck.watch(Files.createTempDirectory("csi4j-engine-node-",
+                    java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                            java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"))));
             return new TestPool(scratch, node);
         } catch (IOException | RuntimeException e) {
             scratch.close();

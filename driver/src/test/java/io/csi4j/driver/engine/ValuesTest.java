@@ -34,9 +34,9 @@ class ValuesTest {
             assertEquals(Status.Code.INVALID_ARGUMENT,
                     assertThrows(CsiException.class, () -> MountOptions.parse(List.of(refused))).code(), refused);
         }
-        assertEquals("nouuid", ImageEngine.mountData("xfs", MountOptions.parse(List.of())));
-        assertEquals("discard,nouuid", ImageEngine.mountData("xfs", MountOptions.parse(List.of("discard"))));
-        assertNull(ImageEngine.mountData("ext4", MountOptions.parse(List.of("noatime"))));
+        assertEquals("nouuid", LoopStaging.mountData("xfs", MountOptions.parse(List.of())));
+        assertEquals("discard,nouuid", LoopStaging.mountData("xfs", MountOptions.parse(List.of("discard"))));
+        assertNull(LoopStaging.mountData("ext4", MountOptions.parse(List.of("noatime"))));
     }
 
     @Test
@@ -56,11 +56,10 @@ class ValuesTest {
 
     @Test
     void allocatableCapacityIsBoundedByPromisesAndByFreeSpace() {
-        Path p = Path.of("/pool");
-        assertEquals(600, new PoolInfo(p, "xfs", true, 1000, 900, 400, 1.0).allocatableBytes());
-        assertEquals(500, new PoolInfo(p, "xfs", true, 1000, 500, 400, 1.0).allocatableBytes(), "thin data used space");
-        assertEquals(1600, new PoolInfo(p, "xfs", true, 1000, 900, 400, 2.0).allocatableBytes());
-        assertEquals(0, new PoolInfo(p, "xfs", true, 1000, 900, 1400, 1.0).allocatableBytes(), "never negative");
+        assertEquals(600, PoolInfo.allocatable(1000, 900, 400, 1.0));
+        assertEquals(500, PoolInfo.allocatable(1000, 500, 400, 1.0), "thin data used space");
+        assertEquals(1600, PoolInfo.allocatable(1000, 900, 400, 2.0));
+        assertEquals(0, PoolInfo.allocatable(1000, 900, 1400, 1.0), "never negative");
     }
 
     @Test

@@ -1,0 +1,21 @@
+/**
+ * Storage engines: where volume and snapshot bytes live, behind {@link io.csi4j.driver.engine.StorageEngine}.
+ *
+ * <p>{@link io.csi4j.driver.engine.Pool} is {@code <data-dir>/pool}: a plain directory, or an XFS image
+ * ({@code <data-dir>/pool.img}, reflink on) that the plugin mounts there and that outlives it.
+ * Inside a pool ({@link io.csi4j.driver.engine.PoolLayout}):
+ * <pre>
+ *   volumes/&lt;id&gt;.img | .dir   the volume (image engine: sparse file; dir engine: directory)
+ *   volumes/&lt;id&gt;.meta         its sidecar: one JSON object ({@link io.csi4j.driver.engine.Artifact})
+ *   snapshots/&lt;id&gt;.img | .dir, snapshots/&lt;id&gt;.meta
+ *   .tmp/                      work in progress, renamed into place when complete; swept at start-up
+ * </pre>
+ * The sidecar is written (temp + fsync + rename) before the artifact is renamed into place, so a
+ * crash leaves nothing, a sidecar alone (swept), or a complete artifact with its description.
+ *
+ * <p>{@link io.csi4j.driver.engine.ImageEngine} attaches images through loop devices
+ * ({@link io.csi4j.driver.engine.LoopStaging}); {@link io.csi4j.driver.engine.DirEngine} bind-mounts
+ * directories. Node operations read the kernel's mount table and loop devices every time, so they
+ * are idempotent across plugin restarts.
+ */
+package io.csi4j.driver.engine;

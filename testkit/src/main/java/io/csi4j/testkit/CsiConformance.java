@@ -1,0 +1,79 @@
+package io.csi4j.testkit;
+
+import io.csi4j.testkit.suite.SanityTest;
+import io.csi4j.testkit.suite.Session;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DynamicContainer;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.DynamicTest;
+
+/**
+ * The suite as JUnit dynamic tests, for another project's build:
+ * <pre>{@code
+ * @TestFactory
+ * Stream<DynamicNode> csiConformance() {
+ *     return CsiConformance.tests(SanityConfig.builder("unix:///run/my-plugin/csi.sock").build());
+ * }
+ * }</pre>
+ * One container per service, one test per conformance test. A failure fails the JUnit test with the
+ * spec rule; NOT_APPLICABLE aborts it (JUnit reports it as skipped). The plugin is connected to when
+ * the first test runs; the connection is closed when JUnit closes the stream.
+ */
+public final class CsiConformance {
+    private CsiConformance() {}
+
+    public static Stream<DynamicNode> tests(SanityConfig config) {
+        LazySession session = new LazySession(config);
+        Map<String, List<SanityTest>> groups = new LinkedHashMap<>();
+        for (SanityTest test : SanityRunner.plan(config)) {
+            groups.computeIfAbsent(test.group(), g -> new java.util.ArrayList<>()).add(test);
+        }
+        return groups.entrySet().stream()
+                .<DynamicNode>map(group -> DynamicContainer.dynamicContainer(group.getKey(),
+                        group.getValue().stream().map(test -> DynamicTest.dynamicTest(
+                                test.name().substring(group.getKey().length() + 1), () -> execute(session, test)))))
+                .onClose(session::close);
+    }
+
+    private static void execute(LazySession lazy, SanityTest test) {
+        TestResult result = lazy.get().run(test);
+        switch (result.outcome()) {
+            case PASSED -> { }
+            case NOT_APPLICABLE -> Assumptions.abort("not applicable: " + result.message());
+            case FAILED -> Assertions.fail(result.message());
+        }
+    }
+
+    /** Opens the session on first use; remembers a failed discovery so every test reports it. */
+    private static final class LazySession {
+        private final SanityConfig config;
+        private Session session;
+        private String failure;
+
+        LazySession(SanityConfig config) {
+            this.config = config;
+        }
+
+        synchronized Session get() {
+            if (session == null && failure == null) {
+                try {
+                    session = Session.open(config);
+                } catch (Session.DiscoveryFailure e) {
+                    failure = e.getMessage();
+                }
+            }
+            if (failure != null) Assertions.fail(SanityRunner.SETUP_TEST + ": " + failure);
+            return session;
+        }
+
+        synchronized void close() {
+            if (session != null) session.close();
+            session = null;
+        }
+    }
+}

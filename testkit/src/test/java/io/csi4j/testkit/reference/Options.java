@@ -1,0 +1,42 @@
+package io.csi4j.testkit.reference;
+
+/**
+ * Which parts of the spec the reference plugin offers (and advertises). {@link #full()} is everything
+ * it implements; {@link #bare()} a plugin that can only create volumes and publish them on the node.
+ */
+public record Options(
+        boolean stage,
+        boolean controllerPublish,
+        boolean listing,
+        boolean snapshots,
+        boolean cloning,
+        boolean expand,
+        boolean stats,
+        boolean getters,
+        boolean modify,
+        boolean groupSnapshots,
+        boolean addons,
+        boolean doNotAllowGroupToDeleteVolumes,
+        boolean groupSnapshotsOnlyUnpublished) {
+
+    public static Options full() {
+        return new Options(true, true, true, true, true, true, true, true, true, true, true, false, false);
+    }
+
+    public static Options bare() {
+        return new Options(false, false, false, false, false, false, false, false, false, false, false, false, false);
+    }
+
+    public Options withDoNotAllowGroupToDeleteVolumes() {
+        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, addons, true, groupSnapshotsOnlyUnpublished);
+    }
+
+    public Options withoutAddons() {
+        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, false, doNotAllowGroupToDeleteVolumes, groupSnapshotsOnlyUnpublished);
+    }
+
+    /** Like csi4j's dir engine: no write-order consistent group snapshot of a volume published writable. */
+    public Options withGroupSnapshotsOnlyUnpublished() {
+        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, addons, doNotAllowGroupToDeleteVolumes, true);
+    }
+}
