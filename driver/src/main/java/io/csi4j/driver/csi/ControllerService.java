@@ -17,6 +17,7 @@ import io.csi4j.sdk.capability.Capabilities;
 import io.csi4j.sdk.paging.PageTokens;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** csi.v1.Controller: maps wire messages to {@link Volumes} / {@link Snapshots} and back. */
@@ -76,7 +77,12 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         VolumeRecord v = volumes.readyVolume(req.getVolumeId(), "volume");
         List<Capability> caps = WireMapping.capabilities(req.getVolumeCapabilitiesList());
         var response = ValidateVolumeCapabilitiesResponse.newBuilder();
-        Optional<String> why = volumes.unsupported(v, caps);
+        // confirmed only when everything asked holds: capabilities, parameters, and the volume's own context
+        Map<String, String> context = WireMapping.volume(v).getVolumeContextMap();
+        Optional<String> why = volumes.unsupported(v, caps)
+                .or(() -> volumes.unsupportedParameters(req.getParametersMap(), req.getMutableParametersMap()))
+                .or(() -> req.getVolumeContextMap().isEmpty() || req.getVolumeContextMap().equals(context) ? Optional.empty()
+                        : Optional.of("volume_context " + req.getVolumeContextMap() + " is not this volume's " + context));
         if (why.isPresent()) {
             response.setMessage(why.get());
         } else {
@@ -143,10 +149,11 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     @Override
     public void getCapacity(GetCapacityRequest req, StreamObserver<GetCapacityResponse> out) {
         var response = GetCapacityResponse.newBuilder();
+        String topologyValue = io.csi4j.driver.DriverConfig.topologyValue(nodeId);
         String node = req.hasAccessibleTopology()
-                ? req.getAccessibleTopology().getSegmentsMap().getOrDefault(io.csi4j.driver.DriverConfig.TOPOLOGY_KEY, nodeId)
-                : nodeId;
-        if (node.equals(nodeId)) {
+                ? req.getAccessibleTopology().getSegmentsMap().getOrDefault(io.csi4j.driver.DriverConfig.TOPOLOGY_KEY, topologyValue)
+                : topologyValue;
+        if (node.equals(topologyValue)) {
             response.setAvailableCapacity(volumes.availableCapacity(WireMapping.capabilities(req.getVolumeCapabilitiesList())))
                     .setMaximumVolumeSize(com.google.protobuf.Int64Value.of(volumes.maximumVolumeSize()));
         }

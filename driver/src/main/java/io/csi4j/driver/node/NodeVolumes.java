@@ -37,12 +37,14 @@ public final class NodeVolumes {
     private final StorageEngine engine;
     private final Volumes volumes;
     private final DriverConfig config;
+    private final EphemeralTombstones tombstones;
 
     public NodeVolumes(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config) {
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;
         this.config = config;
+        this.tombstones = new EphemeralTombstones(config.dataDir().resolve("ephemeral-unpublished"));
     }
 
     public void stage(String volumeId, Path stagingPath, Capability capability) {
@@ -71,7 +73,10 @@ public final class NodeVolumes {
                 "staging_target_path is not set; this plugin has STAGE_UNSTAGE_VOLUME: call NodeStageVolume first"));
         requireAbsolute(staging, "staging_target_path");
         checkSingleWriter(v, staging, targetPath, capability);
-        engine.publish(volumeId, staging, targetPath, publishOptions(v, capability, readOnly));
+        // ControllerPublishVolume(readonly=true) binds the node: the SP MUST publish it read-only (spec).
+        boolean controllerReadOnly = catalog.publications().get(volumeId, config.nodeId())
+                .map(p -> p.readOnly()).orElse(false);
+        engine.publish(volumeId, staging, targetPath, publishOptions(v, capability, readOnly || controllerReadOnly));
     }
 
     public void unpublish(String volumeId, Path targetPath) {
@@ -80,6 +85,9 @@ public final class NodeVolumes {
         if (ephemeral.isPresent()) {
             unpublishEphemeral(ephemeral.get(), targetPath);
             return;
+        }
+        if (tombstones.contains(volumeId) && !Files.exists(targetPath)) {
+            return;   // an ephemeral volume whose unpublish finished before: the retry is OK (idempotent)
         }
         volumes.readyVolume(volumeId, "volume");
         engine.unpublish(volumeId, targetPath);
@@ -93,8 +101,11 @@ public final class NodeVolumes {
         return engine.stats(id, volumePath);
     }
 
-    public long expand(String volumeId, Path volumePath, CapacityRange range) {
+    public long expand(String volumeId, Path volumePath, CapacityRange range, Optional<Capability> capability) {
         VolumeRecord v = volumes.readyVolume(volumeId, "volume");
+        capability.flatMap(c -> volumes.unsupported(v, List.of(c))).ifPresent(why -> {
+            throw CsiException.invalidArgument("volume_capability exceeds what volume " + volumeId + " supports: " + why);
+        });
         requireAbsolute(volumePath, "volume_path");
         if (!Files.exists(volumePath)) throw CsiException.notFound("volume_path " + volumePath + " does not exist");
         if (range.limitBytes() > 0 && range.limitBytes() < v.capacityBytes()) {
@@ -112,6 +123,7 @@ public final class NodeVolumes {
         }
         long size = context.containsKey(EPHEMERAL_SIZE) ? parseSize(context.get(EPHEMERAL_SIZE)) : 0;
         String name = EPHEMERAL_NAME_PREFIX + csiVolumeId;
+        tombstones.remove(csiVolumeId);
         var known = new java.util.HashMap<String, String>();
         VolumeRecord v = volumes.create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability),
                 known, Map.of(), io.csi4j.driver.catalog.ContentSource.NONE, Optional.empty()));
@@ -122,8 +134,15 @@ public final class NodeVolumes {
 
     private void unpublishEphemeral(VolumeRecord v, Path targetPath) {
         engine.unpublish(v.id(), targetPath);
-        engine.unstage(v.id(), ephemeralStaging(v.id()));
+        Path staging = ephemeralStaging(v.id());
+        engine.unstage(v.id(), staging);
+        try {
+            Files.deleteIfExists(staging);   // we made it at publish; nothing else will remove it
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("removing " + staging, e);
+        }
         volumes.delete(v.id());
+        tombstones.add(v.name().substring(EPHEMERAL_NAME_PREFIX.length()));
     }
 
     private String resolveEphemeral(String csiVolumeId) {
