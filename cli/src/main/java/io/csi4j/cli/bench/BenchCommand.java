@@ -29,13 +29,15 @@ import picocli.CommandLine.Spec;
 @Command(name = "bench", sortOptions = false,
         description = {"Load any CSI plugin with one scenario and print throughput and latency percentiles.",
                 "Scenarios: create-delete (CreateVolume+DeleteVolume), snapshot (CreateSnapshot+DeleteSnapshot of one volume), "
+                        + "clone (CreateVolume from one volume+DeleteVolume), restore (CreateVolume from a snapshot+DeleteVolume), "
+                        + "group-snapshot (CreateVolumeGroupSnapshot of --group-size volumes+its delete), "
                         + "list (ListVolumes to the last page), stage-publish (Stage/Publish/Unpublish/Unstage of one volume per worker), "
                         + "probe (Identity Probe), mixed (a cycle of probe, list page, create-delete, snapshot).",
                 "Everything the run creates is deleted at the end, also after Ctrl-C.",
                 "bench --compare a.json b.json prints two reports side by side."})
 public final class BenchCommand implements Callable<Integer> {
     enum Scenario {
-        CREATE_DELETE, SNAPSHOT, LIST, STAGE_PUBLISH, PROBE, MIXED;
+        CREATE_DELETE, SNAPSHOT, CLONE, RESTORE, GROUP_SNAPSHOT, LIST, STAGE_PUBLISH, PROBE, MIXED;
 
         String label() {
             return name().toLowerCase().replace('_', '-');
@@ -49,7 +51,8 @@ public final class BenchCommand implements Callable<Integer> {
     String endpoint;
 
     @Option(names = "--scenario", paramLabel = "NAME", converter = ScenarioConverter.class, defaultValue = "create-delete",
-            description = "create-delete, snapshot, list, stage-publish, probe or mixed. Default: ${DEFAULT-VALUE}")
+            description = "create-delete, snapshot, clone, restore, group-snapshot, list, stage-publish, probe or mixed. "
+                    + "Default: ${DEFAULT-VALUE}")
     Scenario scenario;
 
     @Option(names = "--requests", paramLabel = "N",
@@ -62,6 +65,20 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--duration", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Stop after this long (e.g. 30s), or at --requests, whichever comes first")
     Duration duration;
+
+    @Option(names = "--rate", paramLabel = "PER_SECOND", defaultValue = "0",
+            description = "Start iterations on a fixed schedule, this many per second in all (open loop: slow answers do not "
+                    + "slow it down, so latencies show queueing); 0 = as fast as the workers go. Default: ${DEFAULT-VALUE}")
+    double rate;
+
+    @Option(names = "--fill", paramLabel = "SIZE", converter = ByteSize.class, defaultValue = "0",
+            description = "snapshot, clone, restore, group-snapshot, mixed: stage and publish each source volume on this node "
+                    + "and write this much data into it first (it stays published while measuring). Default: none")
+    long fill;
+
+    @Option(names = "--group-size", paramLabel = "N", defaultValue = "8",
+            description = "Volumes in each group snapshot (group-snapshot). Default: ${DEFAULT-VALUE}")
+    int groupSize;
 
     @Option(names = "--prefill", paramLabel = "M", defaultValue = "0",
             description = "Create M volumes before measuring, to see how cost grows with the number of objects")
@@ -110,11 +127,16 @@ public final class BenchCommand implements Callable<Integer> {
         if (requests != null && requests < 1) throw new IllegalArgumentException("--requests must be at least 1");
         if (prefill < 0) throw new IllegalArgumentException("--prefill must not be negative");
         long n = requests != null ? requests : duration != null ? 0 : 1000;
+        if (rate < 0) throw new IllegalArgumentException("--rate must not be negative");
+        if (groupSize < 1) throw new IllegalArgumentException("--group-size must be at least 1");
         var settings = new BenchRun.Settings(scenario.label(), n, concurrency, prefill, Optional.ofNullable(duration), size,
-                capability, parameters, secrets.secrets(), !noProgress, System.console() != null);
+                capability, parameters, secrets.secrets(), !noProgress, System.console() != null, rate, fill, groupSize);
         Workload workload = switch (scenario) {
             case CREATE_DELETE -> new Workload.CreateDelete();
             case SNAPSHOT -> new Workload.SnapshotCreateDelete();
+            case CLONE -> new Workload.CloneDelete();
+            case RESTORE -> new Workload.RestoreDelete();
+            case GROUP_SNAPSHOT -> new Workload.GroupSnapshotDelete();
             case LIST -> new Workload.ListAll(pageSize);
             case STAGE_PUBLISH -> new Workload.StagePublish();
             case PROBE -> new Workload.Probe();
@@ -185,7 +207,7 @@ public final class BenchCommand implements Callable<Integer> {
         public Scenario convert(String value) {
             for (Scenario s : Scenario.values()) if (s.label().equalsIgnoreCase(value) || s.name().equalsIgnoreCase(value)) return s;
             throw new picocli.CommandLine.TypeConversionException("unknown scenario '" + value
-                    + "'; one of create-delete, snapshot, list, stage-publish, probe, mixed");
+                    + "'; one of create-delete, snapshot, clone, restore, group-snapshot, list, stage-publish, probe, mixed");
         }
     }
 }

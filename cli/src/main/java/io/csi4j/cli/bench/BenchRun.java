@@ -5,6 +5,7 @@ import io.csi4j.proto.csi.*;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +25,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
@@ -32,9 +34,15 @@ import java.util.stream.Stream;
  * Workers take numbered tickets until {@code requests} are handed out or {@code duration} has passed.
  */
 final class BenchRun {
+    /**
+     * @param rate      iterations per second in all, started on schedule whatever the answers take (0: as fast as
+     *                  the workers go)
+     * @param fillBytes data written into each source volume (staged and published on this node) before measuring
+     * @param groupSize volumes in each group snapshot
+     */
     record Settings(String scenario, long requests, int concurrency, long prefill, Optional<Duration> duration,
                     long volumeBytes, VolumeCapability capability, Map<String, String> parameters, Map<String, String> secrets,
-                    boolean progress, boolean terminal) {}
+                    boolean progress, boolean terminal, double rate, long fillBytes, int groupSize) {}
 
     private final Session session;
     private final Settings settings;
@@ -57,6 +65,7 @@ final class BenchRun {
     String runId() { return runId; }
     Ledger ledger() { return ledger; }
     int concurrency() { return settings.concurrency(); }
+    int groupSize() { return settings.groupSize(); }
     VolumeCapability capability() { return settings.capability(); }
     Map<String, String> secrets() { return settings.secrets(); }
     Optional<String> firstFailure() { return Optional.ofNullable(firstFailure.get()); }
@@ -108,6 +117,11 @@ final class BenchRun {
                     while (!stop.get()) {
                         long ticket = tickets.getAndIncrement();
                         if ((requests > 0 && ticket >= requests) || System.nanoTime() >= deadline) break;
+                        if (task == null && settings.rate() > 0) {
+                            // open loop: ticket n starts at n/rate seconds, late answers do not slow the schedule
+                            long due = start + (long) (ticket * 1e9 / settings.rate());
+                            for (long wait; (wait = due - System.nanoTime()) > 0; ) LockSupport.parkNanos(wait);
+                        }
                         try {
                             if (task != null) task.accept(ticket);
                             else workload.iteration(this, recorders[worker], worker, ticket);
@@ -145,9 +159,16 @@ final class BenchRun {
 
     /** CreateVolume with the run's size, capability and parameters; the new id is in the ledger before this returns. */
     String createVolume(Recorder r, String name) {
-        var req = CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(settings.capability())
+        return createVolume(r, name, null);
+    }
+
+    /** As {@link #createVolume(Recorder, String)}, from a content source (a clone or a restore) unless null. */
+    String createVolume(Recorder r, String name, VolumeContentSource source) {
+        var builder = CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(settings.capability())
                 .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(settings.volumeBytes()))
-                .putAllParameters(settings.parameters()).putAllSecrets(settings.secrets()).build();
+                .putAllParameters(settings.parameters()).putAllSecrets(settings.secrets());
+        if (source != null) builder.setVolumeContentSource(source);
+        var req = builder.build();
         try {
             String id = r.call("CreateVolume", () -> session.controller().createVolume(req)).getVolume().getVolumeId();
             ledger.volumes.add(id);
@@ -155,6 +176,110 @@ final class BenchRun {
         } catch (StatusRuntimeException e) {
             if (mayHaveHappened(e)) ledger.uncertainVolumes.put(name, "");
             throw e;
+        }
+    }
+
+    /** How this plugin's node side is driven: stage or not, controller-publish or not, and its node id. */
+    record NodeAccess(boolean stage, boolean controllerPublish, String nodeId) {}
+
+    private NodeAccess nodeAccess;
+    private Path nodeRoot;
+
+    /** Asked once per run. */
+    synchronized NodeAccess nodeAccess() {
+        if (nodeAccess == null) {
+            var s = session;
+            boolean stage = s.node().nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
+                    .stream().anyMatch(c -> c.getRpc().getType() == NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
+            boolean controllerPublish = s.controller().controllerGetCapabilities(ControllerGetCapabilitiesRequest.getDefaultInstance())
+                    .getCapabilitiesList().stream()
+                    .anyMatch(c -> c.getRpc().getType() == ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME);
+            nodeAccess = new NodeAccess(stage, controllerPublish, s.node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()).getNodeId());
+        }
+        return nodeAccess;
+    }
+
+    /** A directory of our own for staging and target paths (removed at clean-up). */
+    synchronized Path nodeRoot() {
+        if (nodeRoot == null) {
+            try {
+                nodeRoot = Files.createTempDirectory("csi4j-bench-");
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot create a directory for staging and target paths", e);
+            }
+            removeAfterwards(nodeRoot);
+        }
+        return nodeRoot;
+    }
+
+    /**
+     * Creates a volume, controller-publishes it when the plugin wants that, and enters where it will be staged
+     * and published in the ledger; the caller stages and publishes.
+     */
+    String nodeVolume(Recorder r, String name) {
+        String id = createVolume(r, name);
+        Path dir = nodeRoot().resolve(name);
+        try {
+            Files.createDirectories(dir.resolve("staging"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        ledger.nodePaths.put(id, new Ledger.NodePaths(dir.resolve("staging"), dir.resolve("target")));
+        NodeAccess node = nodeAccess();
+        if (node.controllerPublish()) {
+            ledger.controllerPublished.put(id, node.nodeId());
+            session.controller().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id)
+                    .setNodeId(node.nodeId()).setVolumeCapability(settings.capability()).putAllSecrets(settings.secrets()).build());
+        }
+        return id;
+    }
+
+    /**
+     * The volume a snapshot, clone or restore scenario copies. With --fill it is staged and published on this
+     * node and the data written into it (a file on a mount, the device itself on block) and synced; it stays
+     * published while the scenario runs, so the plugin cuts it as it would a volume in use.
+     */
+    String sourceVolume(String name) {
+        var setup = new Recorder();
+        if (settings.fillBytes() == 0) return createVolume(setup, name);
+        String id = nodeVolume(setup, name);
+        var paths = ledger.nodePaths.get(id);
+        NodeAccess node = nodeAccess();
+        if (node.stage()) {
+            session.node().nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                    .setStagingTargetPath(paths.staging().toString()).setVolumeCapability(settings.capability())
+                    .putAllSecrets(settings.secrets()).build());
+        }
+        var publish = NodePublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(paths.target().toString())
+                .setVolumeCapability(settings.capability()).putAllSecrets(settings.secrets());
+        if (node.stage()) publish.setStagingTargetPath(paths.staging().toString());
+        session.node().nodePublishVolume(publish.build());
+        Path target = paths.target();
+        fill(Files.isDirectory(target) ? target.resolve("bench-fill.bin") : target, settings.fillBytes(), name);
+        return id;
+    }
+
+    /** Writes {@code bytes} of data no two MiB alike (nothing for a filesystem to compress or share), then syncs. */
+    private void fill(Path file, long bytes, String name) {
+        long start = System.nanoTime();
+        byte[] block = new byte[1 << 20];
+        new java.util.SplittableRandom(name.hashCode()).nextBytes(block);
+        var buffer = java.nio.ByteBuffer.allocateDirect(block.length);
+        try (var channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            for (long at = 0, n = 0; at < bytes; at += block.length, n++) {
+                buffer.clear();
+                buffer.put(block).putLong(0, n).flip();  // the block's number makes every block different
+                buffer.limit((int) Math.min(block.length, bytes - at));
+                while (buffer.hasRemaining()) channel.write(buffer, at + buffer.position());
+            }
+            channel.force(true);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot fill " + file, e);
+        }
+        if (settings.progress()) {
+            err.printf("filled %s with %d MiB in %.1f s%n", name, bytes >> 20, (System.nanoTime() - start) / 1e9);
+            err.flush();
         }
     }
 
@@ -207,6 +332,14 @@ final class BenchRun {
             err.println("cleaning up " + ledger.snapshots.size() + " snapshots and " + ledger.volumes.size() + " volumes");
             err.flush();
         }
+        ledger.uncertainGroupSnapshots.forEach((name, sources) -> attempt(failures, "find group snapshot " + name, () -> {
+            var g = c.group().createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest.newBuilder().setName(name)
+                    .addAllSourceVolumeIds(sources).putAllSecrets(settings.secrets()).build()).getGroupSnapshot();
+            ledger.groupSnapshots.put(g.getGroupSnapshotId(), g.getSnapshotsList().stream().map(Snapshot::getSnapshotId).toList());
+        }));
+        parallel(ledger.groupSnapshots.keySet(), id -> attempt(failures, "delete group snapshot " + id,
+                () -> c.group().deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(id)
+                        .addAllSnapshotIds(ledger.groupSnapshots.get(id)).putAllSecrets(settings.secrets()).build())));
         parallel(ledger.snapshots, id -> attempt(failures, "delete snapshot " + id, () -> c.controller().deleteSnapshot(
                 DeleteSnapshotRequest.newBuilder().setSnapshotId(id).putAllSecrets(settings.secrets()).build())));
         parallel(ledger.nodePaths.keySet(), id -> {

@@ -9,6 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class Ledger {
     final Set<String> volumes = ConcurrentHashMap.newKeySet();
     final Set<String> snapshots = ConcurrentHashMap.newKeySet();
+    /** group snapshot id -> its snapshots' ids. */
+    final Map<String, java.util.List<String>> groupSnapshots = new ConcurrentHashMap<>();
     /** volume id -> node id, for ControllerUnpublishVolume. */
     final Map<String, String> controllerPublished = new ConcurrentHashMap<>();
     /** volume id -> where the node may have staged and published it. */
@@ -17,10 +19,11 @@ final class Ledger {
     /** Names whose Create call ended without an answer (deadline, lost connection): they may exist. name -> source volume or "". */
     final Map<String, String> uncertainVolumes = new ConcurrentHashMap<>();
     final Map<String, String> uncertainSnapshots = new ConcurrentHashMap<>();
+    final Map<String, java.util.List<String>> uncertainGroupSnapshots = new ConcurrentHashMap<>();
 
     record NodePaths(Path staging, Path target) {}
 
     int size() {
-        return volumes.size() + snapshots.size();
+        return volumes.size() + snapshots.size() + groupSnapshots.size();
     }
 }

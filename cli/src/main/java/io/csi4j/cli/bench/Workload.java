@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * What one iteration of a scenario does. Each RPC goes through the worker's {@link Recorder}; a failed
@@ -26,13 +28,13 @@ sealed interface Workload {
         }
     }
 
-    /** CreateSnapshot then DeleteSnapshot of one shared source volume. */
+    /** CreateSnapshot then DeleteSnapshot of one shared source volume (holding --fill bytes of data). */
     final class SnapshotCreateDelete implements Workload {
         private String source;
 
         @Override
         public void setUp(BenchRun run) {
-            source = run.createVolume(new Recorder(), run.runId() + "-source");
+            source = run.sourceVolume(run.runId() + "-source");
         }
 
         @Override
@@ -70,41 +72,13 @@ sealed interface Workload {
     final class StagePublish implements Workload {
         private String[] volumes;
         private boolean stage;
-        private Path root;
 
         @Override
         public void setUp(BenchRun run) {
-            var s = run.session();
-            stage = s.node().nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList().stream()
-                    .anyMatch(c -> c.getRpc().getType() == NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME);
-            boolean controllerPublish = s.controller().controllerGetCapabilities(ControllerGetCapabilitiesRequest.getDefaultInstance())
-                    .getCapabilitiesList().stream()
-                    .anyMatch(c -> c.getRpc().getType() == ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME);
-            String nodeId = s.node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()).getNodeId();
-            try {
-                root = Files.createTempDirectory("csi4j-bench-");
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot create a directory for staging and target paths", e);
-            }
-            run.removeAfterwards(root);
+            stage = run.nodeAccess().stage();
             volumes = new String[run.concurrency()];
             var setup = new Recorder();
-            for (int w = 0; w < volumes.length; w++) {
-                String id = run.createVolume(setup, run.runId() + "-node-" + w);
-                Path dir = root.resolve("w" + w);
-                try {
-                    Files.createDirectories(dir.resolve("staging"));
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-                run.ledger().nodePaths.put(id, new Ledger.NodePaths(dir.resolve("staging"), dir.resolve("target")));
-                if (controllerPublish) {
-                    run.ledger().controllerPublished.put(id, nodeId);
-                    s.controller().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id)
-                            .setNodeId(nodeId).setVolumeCapability(run.capability()).build());
-                }
-                volumes[w] = id;
-            }
+            for (int w = 0; w < volumes.length; w++) volumes[w] = run.nodeVolume(setup, run.runId() + "-node-" + w);
         }
 
         @Override
@@ -131,13 +105,80 @@ sealed interface Workload {
         }
     }
 
+    /** CreateVolume from the source volume (a clone; the source holds --fill bytes of data), then DeleteVolume. */
+    final class CloneDelete implements Workload {
+        private VolumeContentSource source;
+
+        @Override
+        public void setUp(BenchRun run) {
+            source = VolumeContentSource.newBuilder().setVolume(VolumeContentSource.VolumeSource.newBuilder()
+                    .setVolumeId(run.sourceVolume(run.runId() + "-source"))).build();
+        }
+
+        @Override
+        public void iteration(BenchRun run, Recorder r, int worker, long ticket) {
+            createFromDelete(run, r, ticket, source);
+        }
+    }
+
+    /** CreateVolume from a snapshot of the source volume (a restore), then DeleteVolume. */
+    final class RestoreDelete implements Workload {
+        private VolumeContentSource source;
+
+        @Override
+        public void setUp(BenchRun run) {
+            String volume = run.sourceVolume(run.runId() + "-source");
+            String snapshot = run.session().controller().createSnapshot(CreateSnapshotRequest.newBuilder()
+                    .setName(run.runId() + "-restore-source").setSourceVolumeId(volume).putAllSecrets(run.secrets()).build())
+                    .getSnapshot().getSnapshotId();
+            run.ledger().snapshots.add(snapshot);
+            source = VolumeContentSource.newBuilder().setSnapshot(VolumeContentSource.SnapshotSource.newBuilder()
+                    .setSnapshotId(snapshot)).build();
+        }
+
+        @Override
+        public void iteration(BenchRun run, Recorder r, int worker, long ticket) {
+            createFromDelete(run, r, ticket, source);
+        }
+    }
+
+    /** CreateVolumeGroupSnapshot of --group-size source volumes (each holding --fill bytes), then its delete. */
+    final class GroupSnapshotDelete implements Workload {
+        private final List<String> sources = new ArrayList<>();
+
+        @Override
+        public void setUp(BenchRun run) {
+            for (int i = 0; i < run.groupSize(); i++) sources.add(run.sourceVolume(run.runId() + "-source-" + i));
+        }
+
+        @Override
+        public void iteration(BenchRun run, Recorder r, int worker, long ticket) {
+            String name = run.runId() + "-group-" + ticket;
+            VolumeGroupSnapshot group;
+            try {
+                group = r.call("CreateVolumeGroupSnapshot", () -> run.session().group().createVolumeGroupSnapshot(
+                        CreateVolumeGroupSnapshotRequest.newBuilder().setName(name).addAllSourceVolumeIds(sources)
+                                .putAllSecrets(run.secrets()).build())).getGroupSnapshot();
+            } catch (io.grpc.StatusRuntimeException e) {
+                if (BenchRun.mayHaveHappened(e)) run.ledger().uncertainGroupSnapshots.put(name, sources);
+                throw e;
+            }
+            List<String> members = group.getSnapshotsList().stream().map(Snapshot::getSnapshotId).toList();
+            run.ledger().groupSnapshots.put(group.getGroupSnapshotId(), members);
+            r.call("DeleteVolumeGroupSnapshot", () -> run.session().group().deleteVolumeGroupSnapshot(
+                    DeleteVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(group.getGroupSnapshotId())
+                            .addAllSnapshotIds(members).putAllSecrets(run.secrets()).build()));
+            run.ledger().groupSnapshots.remove(group.getGroupSnapshotId());
+        }
+    }
+
     /** A fixed cycle of four: Probe, one page of ListVolumes, create+delete a volume, create+delete a snapshot. */
     final class Mixed implements Workload {
         private String source;
 
         @Override
         public void setUp(BenchRun run) {
-            source = run.createVolume(new Recorder(), run.runId() + "-source");
+            source = run.sourceVolume(run.runId() + "-source");
         }
 
         @Override
@@ -154,6 +195,13 @@ sealed interface Workload {
 
     private static void createDelete(BenchRun run, Recorder r, long ticket) {
         String id = run.createVolume(r, run.runId() + "-" + ticket);
+        r.call("DeleteVolume", () -> run.session().controller().deleteVolume(
+                DeleteVolumeRequest.newBuilder().setVolumeId(id).putAllSecrets(run.secrets()).build()));
+        run.ledger().volumes.remove(id);
+    }
+
+    private static void createFromDelete(BenchRun run, Recorder r, long ticket, VolumeContentSource source) {
+        String id = run.createVolume(r, run.runId() + "-" + ticket, source);
         r.call("DeleteVolume", () -> run.session().controller().deleteVolume(
                 DeleteVolumeRequest.newBuilder().setVolumeId(id).putAllSecrets(run.secrets()).build()));
         run.ledger().volumes.remove(id);

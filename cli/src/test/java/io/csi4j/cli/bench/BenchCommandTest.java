@@ -108,6 +108,44 @@ class BenchCommandTest {
     }
 
     @Test
+    void cloneRestoreAndGroupSnapshotScenarios() throws Exception {
+        BenchReport clone = run(cli, dir.resolve("clone.json"), "--scenario", "clone", "--requests", "6", "--concurrency", "2", "--size", "1Mi");
+        assertEquals(6, clone.calls().get("CreateVolume").count());
+        assertEquals(6, clone.calls().get("DeleteVolume").count());
+        BenchReport restore = run(cli, dir.resolve("restore.json"), "--scenario", "restore", "--requests", "6", "--size", "1Mi");
+        assertEquals(6, restore.calls().get("CreateVolume").count());
+        BenchReport group = run(cli, dir.resolve("group.json"), "--scenario", "group-snapshot", "--requests", "3",
+                "--group-size", "3", "--size", "1Mi");
+        assertEquals(3, group.calls().get("CreateVolumeGroupSnapshot").count());
+        assertEquals(3, group.calls().get("DeleteVolumeGroupSnapshot").count());
+        assertEquals(0, group.failedIterations());
+        assertNothingLeft(cli);
+    }
+
+    @Test
+    void rateStartsIterationsOnSchedule() throws Exception {
+        // 20 probes at 50/s: the last starts 0.38 s after the first, however fast the plugin answers
+        BenchReport paced = run(cli, dir.resolve("paced.json"), "--scenario", "probe", "--requests", "20", "--concurrency", "4",
+                "--rate", "50");
+        assertEquals(20, paced.calls().get("Probe").count());
+        assertTrue(paced.elapsedSeconds() >= 0.38, paced.toString());
+        assertTrue(paced.iterationsPerSecond() <= 55, paced.toString());
+    }
+
+    @Test
+    void snapshotOfAFilledVolumeOnTheImageEngine(@TempDir Path own) throws Exception {
+        Privileged.requireRoot();
+        try (var image = LivePlugin.start(own, DriverConfig.EngineKind.IMAGE, false)) {
+            var c = Cli.against(image.endpoint());
+            var r = c.run("bench", "--scenario", "snapshot", "--requests", "3", "--size", "64Mi", "--fill", "8Mi");
+            assertEquals(0, r.exit(), r::toString);
+            assertTrue(r.err().contains("filled") && r.err().contains("with 8 MiB"), r.err());
+            assertNothingLeft(c);
+            assertTrue(MountTable.read().under(own).isEmpty(), "mounts left: " + MountTable.read().under(own));
+        }
+    }
+
+    @Test
     void failuresAreCountedByCode() throws Exception {
         // a size the dir engine's pool cannot promise: every CreateVolume fails with the plugin's code
         var r = cli.run("bench", "--scenario", "create-delete", "--requests", "4", "--concurrency", "2", "--size", "1Ei");
