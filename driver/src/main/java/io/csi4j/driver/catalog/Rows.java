@@ -81,7 +81,7 @@ final class Rows {
                     break;
                 }
                 items.add(mapper.map(row));
-                lastSeq = row.getLong("seq");
+                lastSeq = row.getLong(1);  // every page query selects seq first
             }
         }
         return new Page<>(items, lastSeq, more);

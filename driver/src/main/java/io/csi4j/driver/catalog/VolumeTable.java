@@ -13,6 +13,8 @@ public final class VolumeTable extends ObjectTable<VolumeRecord> {
     private static final String INSERT = "INSERT INTO volumes (id, name, capacity_bytes, kind, fs_type, parameters, "
             + "mutable_parameters, source_kind, source_id, node_id, state, created_at, updated_at) "
             + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    private static final String LISTING_PAGE = "SELECT seq, id, capacity_bytes, kind, fs_type, source_kind, source_id, "
+            + "node_id, state FROM volumes WHERE seq > ? ORDER BY seq LIMIT ?";
     private static final String SET_CAPACITY = "UPDATE volumes SET capacity_bytes = ?, updated_at = ? WHERE id = ?";
     private static final String SET_MUTABLE =
             "UPDATE volumes SET mutable_parameters = ?, updated_at = ? WHERE id = ?";
@@ -54,29 +56,43 @@ public final class VolumeTable extends ObjectTable<VolumeRecord> {
         return session.write(c -> Rows.update(c, SET_MUTABLE, json, now, id) == 1);
     }
 
-    @Override
-    VolumeRecord map(ResultSet row) throws SQLException {
-        String sourceId = row.getString("source_id");
-        ContentSource source = switch (row.getString("source_kind")) {
+    /** As {@link #page}, with only what a listing shows of each volume. */
+    public Page<VolumeListing> listingPage(long afterSeq, int limit) {
+        return session.read(c -> Rows.page(c, LISTING_PAGE, VolumeTable::listing, afterSeq, limit));
+    }
+
+    private static VolumeListing listing(ResultSet row) throws SQLException {
+        return new VolumeListing(row.getString(2), row.getLong(3), VolumeKind.valueOf(row.getString(4)), row.getString(5),
+                source(row.getString(2), row.getString(6), row.getString(7)), row.getString(8), State.valueOf(row.getString(9)));
+    }
+
+    private static ContentSource source(String volumeId, String kind, String sourceId) {
+        return switch (kind) {
             case "NONE" -> ContentSource.NONE;
             case "SNAPSHOT" -> new ContentSource.FromSnapshot(sourceId);
             case "VOLUME" -> new ContentSource.FromVolume(sourceId);
-            default -> throw new CatalogException("volume " + row.getString("id") + ": unknown source kind "
-                    + row.getString("source_kind"));
+            default -> throw new CatalogException("volume " + volumeId + ": unknown source kind " + kind);
         };
+    }
+
+    /** By column position (see COLUMNS), not name: a page maps thousands of rows and each name is a lookup. */
+    @Override
+    VolumeRecord map(ResultSet row) throws SQLException {
+        String id = row.getString(2);
+        ContentSource source = source(id, row.getString(9), row.getString(10));
         return new VolumeRecord(
-                row.getString("id"),
-                row.getString("name"),
-                row.getLong("capacity_bytes"),
-                VolumeKind.valueOf(row.getString("kind")),
-                row.getString("fs_type"),
-                Json.decodeMap(row.getString("parameters")),
-                Json.decodeMap(row.getString("mutable_parameters")),
+                id,
+                row.getString(3),
+                row.getLong(4),
+                VolumeKind.valueOf(row.getString(5)),
+                row.getString(6),
+                Json.decodeMap(row.getString(7)),
+                Json.decodeMap(row.getString(8)),
                 source,
-                row.getString("node_id"),
-                Rows.state(row),
-                Rows.instant(row.getLong("created_at")),
-                Rows.instant(row.getLong("updated_at")));
+                row.getString(11),
+                State.valueOf(row.getString(12)),
+                Rows.instant(row.getLong(13)),
+                Rows.instant(row.getLong(14)));
     }
 
     @Override
@@ -84,6 +100,7 @@ public final class VolumeTable extends ObjectTable<VolumeRecord> {
         Map<String, String> queries = super.indexedQueries();
         queries.put("volumes.setCapacity", SET_CAPACITY);
         queries.put("volumes.setMutableParameters", SET_MUTABLE);
+        queries.put("volumes.listing.page", LISTING_PAGE);
         return queries;
     }
 }

@@ -5,6 +5,7 @@ import static io.csi4j.driver.csi.WireMapping.require;
 import io.csi4j.driver.catalog.Page;
 import io.csi4j.driver.catalog.SnapshotFilter;
 import io.csi4j.driver.catalog.SnapshotRecord;
+import io.csi4j.driver.catalog.VolumeListing;
 import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.volume.Capability;
@@ -111,14 +112,14 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     }
 
     private ListVolumesResponse volumePage(long after, int limit) {
-        Page<VolumeRecord> page = volumes.list(after, limit);
+        Page<VolumeListing> page = volumes.listing(after, limit);
         var response = ListVolumesResponse.newBuilder();
-        List<VolumeRecord> ready = page.items().stream().filter(v -> v.state() == io.csi4j.driver.catalog.State.READY).toList();
-        List<String> ids = ready.stream().map(VolumeRecord::id).toList();
+        List<VolumeListing> ready = page.items().stream().filter(v -> v.state() == io.csi4j.driver.catalog.State.READY).toList();
+        List<String> ids = ready.stream().map(VolumeListing::id).toList();
         // one query and one look at the node for the page, not one of each per volume
         var published = volumes.publishedNodes(ids);
         var conditions = volumes.conditions(ids);
-        for (VolumeRecord v : ready) {
+        for (VolumeListing v : ready) {
             response.addEntries(ListVolumesResponse.Entry.newBuilder()
                     .setVolume(WireMapping.volume(v))
                     .setStatus(ListVolumesResponse.VolumeStatus.newBuilder()

@@ -5,6 +5,7 @@ import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.ContentSource;
 import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.catalog.VolumeKind;
+import io.csi4j.driver.catalog.VolumeListing;
 import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
@@ -81,19 +82,32 @@ public final class WireMapping {
         return Optional.of(nodes);
     }
 
+    /** Topology messages are immutable and every volume of a node has the same one: built once per node. */
+    private static final Map<String, Topology> TOPOLOGIES = new java.util.concurrent.ConcurrentHashMap<>();
+
     static Topology topology(String nodeId) {
-        return Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, DriverConfig.topologyValue(nodeId)).build();
+        return TOPOLOGIES.computeIfAbsent(nodeId, n -> Topology.newBuilder()
+                .putSegments(DriverConfig.TOPOLOGY_KEY, DriverConfig.topologyValue(n)).build());
     }
 
     /** A volume as csi.v1 shows it: capacity, id, context, content source, topology. */
     public static Volume volume(VolumeRecord v) {
+        return volume(v.id(), v.capacityBytes(), v.kind(), v.fsType(), v.source(), v.nodeId());
+    }
+
+    static Volume volume(VolumeListing v) {
+        return volume(v.id(), v.capacityBytes(), v.kind(), v.fsType(), v.source(), v.nodeId());
+    }
+
+    private static Volume volume(String id, long capacityBytes, VolumeKind kind, String fsType, ContentSource source,
+                                 String nodeId) {
         var b = Volume.newBuilder()
-                .setVolumeId(v.id())
-                .setCapacityBytes(v.capacityBytes())
-                .putVolumeContext(CONTEXT_KIND, v.kind().name().toLowerCase())
-                .addAccessibleTopology(topology(v.nodeId()));
-        if (v.fsType() != null) b.putVolumeContext(CONTEXT_FS_TYPE, v.fsType());
-        switch (v.source()) {
+                .setVolumeId(id)
+                .setCapacityBytes(capacityBytes)
+                .putVolumeContext(CONTEXT_KIND, kind == VolumeKind.BLOCK ? "block" : "filesystem")
+                .addAccessibleTopology(topology(nodeId));
+        if (fsType != null) b.putVolumeContext(CONTEXT_FS_TYPE, fsType);
+        switch (source) {
             case ContentSource.None none -> {}
             case ContentSource.FromSnapshot s -> b.setContentSource(VolumeContentSource.newBuilder()
                     .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(s.snapshotId())));

@@ -549,7 +549,7 @@ public final class ImageEngine implements StorageEngine {
                 if (attached == null) {  // once per page: the mount table and every bound loop device
                     table = MountTable.read();
                     attached = new java.util.HashMap<>();
-                    for (LoopDevice d : LoopDevice.list()) {
+                    for (LoopDevice d : LoopDevice.listWithCapacity()) {  // images are never empty
                         if (!d.backingFileDeleted()) attached.computeIfAbsent(d.backingFile(), f -> new ArrayList<>()).add(d);
                     }
                 }

@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.os.DirectoryEntries;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.sdk.CsiException;
 import java.io.IOException;
@@ -33,7 +34,7 @@ import java.util.stream.Stream;
  */
 final class PoolLayout {
     /** Ids we generate are {@code ObjectId}s; anything else that is a plain, short, safe name is tolerated. */
-    private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     static final String SIDECAR = ".meta";
 
     private final Path root;
@@ -80,11 +81,22 @@ final class PoolLayout {
 
     /** INVALID_ARGUMENT unless {@code id} is a plain safe file name. */
     static String checkId(String what, String id) {
-        if (id == null || !SAFE_ID.matcher(id).matches() || id.contains("..")) {
+        if (!isSafeId(id)) {
             String shown = id == null ? "null" : id.length() > 64 ? id.substring(0, 64) + "..." : id;
             throw CsiException.invalidArgument(what + " id is not a valid id: \"" + shown.replace("\0", "\\0") + "\"");
         }
         return id;
+    }
+
+    /** {@link #SAFE_ID} without "..", by hand: every path computation asks, and the regex was a cost of its own. */
+    static boolean isSafeId(String id) {
+        if (id == null || id.isEmpty() || id.length() > 128 || id.contains("..")) return false;
+        for (int i = 0; i < id.length(); i++) {
+            char c = id.charAt(i);
+            boolean alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+            if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) return false;
+        }
+        return true;
     }
 
     Path dir(Artifact.Kind kind) {
@@ -159,11 +171,16 @@ final class PoolLayout {
             throw CsiException.failedPrecondition(dir + " is not a directory (symlink or file); refusing this pool");
         }
         Set<String> present = new HashSet<>();
+        if (expected == EntryType.FILE) {
+            List<String> names = new ArrayList<>(ids.size());
+            for (String id : ids) names.add(checkId(label(kind), id) + artifactSuffix);
+            for (String name : DirectoryEntries.regularFiles(dir, names)) {
+                present.add(name.substring(0, name.length() - artifactSuffix.length()));
+            }
+            return present;
+        }
         for (String id : ids) {
-            Path path = dir.resolve(checkId(label(kind), id) + artifactSuffix);
-            boolean found = expected == EntryType.FILE ? Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)
-                    : type(path) == expected;
-            if (found) present.add(id);
+            if (type(dir.resolve(checkId(label(kind), id) + artifactSuffix)) == expected) present.add(id);
         }
         return present;
     }
@@ -253,7 +270,7 @@ final class PoolLayout {
             for (Path entry : entries) {
                 String name = entry.getFileName().toString();
                 String id = name.substring(0, name.length() - artifactSuffix.length());
-                if (SAFE_ID.matcher(id).matches() && !id.contains("..")) ids.add(id);
+                if (isSafeId(id)) ids.add(id);
             }
         } catch (IOException e) {
             throw new UncheckedIOException("listing " + dir(kind), e);

@@ -150,6 +150,28 @@ final class Libc {
         check("statx", path, (a, e) -> (int) STATX.invokeExact(e, dirfd, cString(a, pathname), flags, mask, buf));
     }
 
+    /** The errno capture segment for {@link #statxRaw}, to be reused across calls. */
+    static MemorySegment errnoState(Arena arena) {
+        return arena.allocate(CAPTURE);
+    }
+
+    static int errno(MemorySegment errnoState) {
+        return (int) ERRNO.get(errnoState, 0L);
+    }
+
+    /**
+     * statx(2) with every buffer supplied by the caller and no exception: -1 and errno in {@code errnoState}
+     * on failure. For loops over many names, where the scratch arena and exception of each checked call
+     * would cost more than the system call.
+     */
+    static int statxRaw(MemorySegment errnoState, int dirfd, MemorySegment name, int flags, int mask, MemorySegment buf) {
+        try {
+            return (int) STATX.invokeExact(errnoState, dirfd, name, flags, mask, buf);
+        } catch (Throwable t) {
+            throw new IllegalStateException("native call statx failed", t);
+        }
+    }
+
     static void fallocate(int fd, int mode, long offset, long length, Path path) {
         check("fallocate", path, (a, e) -> (int) FALLOCATE.invokeExact(e, fd, mode, offset, length));
     }

@@ -9,6 +9,7 @@ import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.catalog.VolumeGroupRecord;
 import io.csi4j.driver.catalog.VolumeKind;
+import io.csi4j.driver.catalog.VolumeListing;
 import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.id.ObjectId;
@@ -192,6 +193,11 @@ public final class Volumes {
 
     public Page<VolumeRecord> list(long afterSeq, int limit) {
         return catalog.volumes().page(afterSeq, limit);
+    }
+
+    /** As {@link #list}, with only what ListVolumes shows of each volume (a page reads fewer columns). */
+    public Page<VolumeListing> listing(long afterSeq, int limit) {
+        return catalog.volumes().listingPage(afterSeq, limit);
     }
 
     public Optional<String> condition(String volumeId) {
