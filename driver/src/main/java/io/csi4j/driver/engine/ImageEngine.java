@@ -528,7 +528,27 @@ public final class ImageEngine implements StorageEngine {
 
     @Override
     public List<Path> removeTemporaryArtifacts() {
-        return translate("sweeping " + layout.tmpDir(), layout::sweep);
+        List<Path> removed = new ArrayList<>(translate("sweeping " + layout.tmpDir(), layout::sweep));
+        removed.addAll(translate("thawing volumes left frozen", this::thawLeftFrozen));
+        return removed;
+    }
+
+    /**
+     * A process killed while it held a snapshot's freeze leaves the filesystem frozen: the kernel
+     * keeps the freeze, every write of the workload hangs and every later freeze is EBUSY. At
+     * start-up no cut is in flight, so each of our mounted volumes is thawed (a no-op if not frozen).
+     */
+    private List<Path> thawLeftFrozen() {
+        List<Path> thawed = new ArrayList<>();
+        MountTable table = MountTable.read();
+        for (String volumeId : layout.ids(Artifact.Kind.VOLUME)) {
+            for (LoopDevice device : LoopDevice.findByBackingFile(image(volumeId))) {
+                for (MountInfo m : table.mountsOf(device.node())) {
+                    if (Freeze.thaw(m.mountPoint())) thawed.add(m.mountPoint());
+                }
+            }
+        }
+        return thawed;
     }
 
     // ---- node side ----
