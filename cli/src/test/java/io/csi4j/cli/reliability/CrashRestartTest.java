@@ -68,7 +68,7 @@ class CrashRestartTest {
                     killDuringStartUp(data, random.nextInt(1500));
                     plugin = Plugin.start(data, FLAGS);
                 } else {
-                    runUntilKilled(plugin, worlds, 100 + random.nextInt(900));
+                    runUntilKilled(plugin, worlds, 50 + random.nextInt(700));
                     plugin = Plugin.start(data, FLAGS);
                 }
                 afterRestart(plugin, worlds, data, node);
@@ -94,7 +94,8 @@ class CrashRestartTest {
 
     private void printCounts(long started) {
         System.out.printf("crash harness: %d kills (%d during start-up), %d requests, %d retried calls, %d invariant checks, "
-                + "%d data read-backs, %.0f s%n", kills, startupKills, Rpc.REQUESTS.get(), retried, checks, readBacks,
+                + "%d data read-backs, mean start-up %d ms, %.0f s%n", kills, startupKills, Rpc.REQUESTS.get(), retried, checks, readBacks,
+                Plugin.meanStartMillis(),
                 (System.nanoTime() - started) / 1e9);
     }
 

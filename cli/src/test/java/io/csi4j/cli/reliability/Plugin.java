@@ -32,6 +32,33 @@ final class Plugin implements AutoCloseable {
         this.stderr = stderr;
     }
 
+    /** What a {@code csi4j} command run to its end printed, and its exit code. */
+    record Run(int exit, String stdout, String stderr) {}
+
+    /** Runs {@code csi4j <args>} as a child JVM to its end (at most two minutes). */
+    static Run run(String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
+                "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "io.csi4j.cli.Main"));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).start();
+        var out = CompletableFuture.supplyAsync(() -> readAll(p.getInputStream()));
+        var err = CompletableFuture.supplyAsync(() -> readAll(p.getErrorStream()));
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("csi4j " + args[0] + " did not finish: " + err.getNow(""));
+        }
+        return new Run(p.exitValue(), out.join(), err.join());
+    }
+
+    private static String readAll(java.io.InputStream in) {
+        try (in) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
     /** The serve command line: java, the test class path, {@code serve --data-dir D --node-id node-1} and flags. */
     static List<String> command(Path dataDir, String... flags) {
         List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
@@ -43,7 +70,16 @@ final class Plugin implements AutoCloseable {
         return command;
     }
 
+    static final java.util.concurrent.atomic.AtomicLong STARTS = new java.util.concurrent.atomic.AtomicLong();
+    static final java.util.concurrent.atomic.AtomicLong START_NANOS = new java.util.concurrent.atomic.AtomicLong();
+
+    /** Mean start-up time so far (spawn to the start-up line), in milliseconds. */
+    static long meanStartMillis() {
+        return STARTS.get() == 0 ? 0 : START_NANOS.get() / STARTS.get() / 1_000_000;
+    }
+
     static Plugin start(Path dataDir, String... flags) throws IOException {
+        long t0 = System.nanoTime();
         Process process = new ProcessBuilder(command(dataDir, flags)).start();
         var reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         CompletableFuture<String> line = new CompletableFuture<>();
@@ -81,6 +117,8 @@ final class Plugin implements AutoCloseable {
             throw new IllegalStateException("csi4j serve did not start (exit " + (process.isAlive() ? "?" : process.exitValue())
                     + "): " + err);
         }
+        STARTS.incrementAndGet();
+        START_NANOS.addAndGet(System.nanoTime() - t0);
         return new Plugin(dataDir, process, first, err);
     }
 

@@ -519,6 +519,14 @@ public final class ImageEngine implements StorageEngine {
     }
 
     @Override
+    public void label(Artifact.Kind kind, String id, String name, String group) {
+        PoolLayout.checkId(PoolLayout.label(kind), id);
+        run("labelling " + id, () -> layout.readSidecar(kind, id)
+                .filter(a -> !a.name().equals(name) || !a.group().equals(group))
+                .ifPresent(a -> layout.writeSidecar(a.withLabel(name, group))));
+    }
+
+    @Override
     public Optional<Artifact> artifact(Artifact.Kind kind, String id) {
         PoolLayout.checkId(PoolLayout.label(kind), id);
         return translate("reading " + id, () -> layout.exists(kind, id, EntryType.FILE)

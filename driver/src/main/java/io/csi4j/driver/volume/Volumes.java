@@ -81,6 +81,7 @@ public final class Volumes {
                 case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size, shape.access());
             };
             if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
+            engine.label(io.csi4j.driver.engine.Artifact.Kind.VOLUME, row.id(), row.name(), "");  // for fsck --rebuild
         } catch (RuntimeException e) {
             rollBackCreate(row.id());
             throw e;
