@@ -61,10 +61,15 @@ final class Plugin implements AutoCloseable {
 
     /** The serve command line: java, the test class path, {@code serve --data-dir D --node-id node-1} and flags. */
     static List<String> command(Path dataDir, String... flags) {
+        return command(dataDir, List.of(), flags);
+    }
+
+    static List<String> command(Path dataDir, List<String> jvmOptions, String... flags) {
         List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
                 "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-                "-cp", System.getProperty("java.class.path"), "io.csi4j.cli.Main", "serve",
+                "-XX:TieredStopAtLevel=1", "-Xshare:auto"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.csi4j.cli.Main", "serve",
                 "--data-dir", dataDir.toString(), "--node-id", "node-1"));
         command.addAll(List.of(flags));
         return command;
@@ -79,8 +84,12 @@ final class Plugin implements AutoCloseable {
     }
 
     static Plugin start(Path dataDir, String... flags) throws IOException {
+        return start(dataDir, List.of(), flags);
+    }
+
+    static Plugin start(Path dataDir, List<String> jvmOptions, String... flags) throws IOException {
         long t0 = System.nanoTime();
-        Process process = new ProcessBuilder(command(dataDir, flags)).start();
+        Process process = new ProcessBuilder(command(dataDir, jvmOptions, flags)).start();
         var reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         CompletableFuture<String> line = new CompletableFuture<>();
         Thread.ofVirtual().start(() -> {

@@ -152,7 +152,7 @@ public final class PluginServer implements AutoCloseable {
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null)
                 .executor(executor);
         for (ServerServiceDefinition service : listener.services()) {
-            builder.addService(ServerInterceptors.interceptForward(service, interceptors));
+            builder.addService(io.csi4j.sdk.interceptor.MalformedRequests.reject(ServerInterceptors.interceptForward(service, interceptors)));
         }
         return builder.build();
     }
