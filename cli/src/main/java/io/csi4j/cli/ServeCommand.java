@@ -59,12 +59,22 @@ public final class ServeCommand implements Callable<Integer> {
     double overcommitRatio;
 
     @Option(names = "--csi-addons-endpoint", paramLabel = "URL",
-            description = "CSI-Addons endpoint (identity, volumegroup). Default: unix://<data-dir>/csi-addons.sock")
+            description = "CSI-Addons endpoint (identity, volumegroup), a second socket: same forms as --endpoint, "
+                    + "or 'none' to serve no CSI-Addons. Default: unix://<data-dir>/csi-addons.sock")
     String addonsEndpoint;
 
     @Option(names = "--volume-group-delete", paramLabel = "delete-volumes|retain-volumes", defaultValue = "delete-volumes",
             description = "DeleteVolumeGroup deletes the member volumes (seed semantics) or refuses a non-empty group (ceph-csi). Default: ${DEFAULT-VALUE}")
     String groupDelete;
+
+    @Option(names = "--max-volume-group-members", paramLabel = "N", defaultValue = "64",
+            description = "Most volumes a volume group may hold (more: RESOURCE_EXHAUSTED). Default: ${DEFAULT-VALUE}")
+    int maxGroupMembers;
+
+    @Option(names = "--volumes-in-several-groups",
+            description = "Let a volume be in more than one volume group (by default it is in at most one, "
+                    + "LIMIT_VOLUME_TO_ONE_VOLUME_GROUP)")
+    boolean severalGroups;
 
     @Option(names = "--metrics-address", paramLabel = "HOST:PORT",
             description = "Serve Prometheus metrics on http://HOST:PORT/metrics")
@@ -89,10 +99,16 @@ public final class ServeCommand implements Callable<Integer> {
         Endpoint csi = endpoint != null || (fromEnv != null && !fromEnv.isBlank())
                 ? Endpoint.resolve(java.util.Optional.ofNullable(endpoint), System.getenv())
                 : Endpoint.parse("unix://" + config.dataDir().resolve("csi.sock"));
+        Endpoint addons = addonsEndpoint(config);
+        if (addons != null && addons.uri().equals(csi.uri())) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--csi-addons-endpoint must differ from the CSI endpoint " + csi.uri());
+        }
         try (Driver driver = Driver.open(config, removeOrphans)) {
             var builder = PluginServer.builder()
                     .listen(csi, driver.csiServices().toArray(io.grpc.BindableService[]::new))
                     .socketMode(Integer.parseInt(socketMode, 8));
+            if (addons != null) builder.listen(addons, driver.addonsServices().toArray(io.grpc.BindableService[]::new));
             if (metricsAddress != null) builder.metricsAddress(metricsAddress);
             PluginServer server = builder.build().start().stopOnSignals();
             driver.notices().forEach(n -> System.err.println("csi4j: " + n));
@@ -101,11 +117,20 @@ public final class ServeCommand implements Callable<Integer> {
                 System.err.println("csi4j: " + report.summary()
                         + (report.clean() ? "" : "; orphans: " + report.orphanVolumes() + " " + report.orphanSnapshots()));
             }
-            System.out.println(driver.describe(csi.uri()));
+            // the describe line comes last: once it is out, every socket is being served
+            System.out.println(driver.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : ""));
             System.out.flush();
             server.awaitTermination();
         }
         return 0;
+    }
+
+    /** The CSI-Addons endpoint, or null for 'none'. */
+    Endpoint addonsEndpoint(DriverConfig config) {
+        if (addonsEndpoint == null || addonsEndpoint.isBlank()) {
+            return Endpoint.parse("unix://" + config.dataDir().resolve("csi-addons.sock"));
+        }
+        return addonsEndpoint.equals("none") ? null : Endpoint.parse(addonsEndpoint);
     }
 
     DriverConfig config() {
@@ -117,7 +142,7 @@ public final class ServeCommand implements Callable<Integer> {
                     "--volume-group-delete must be delete-volumes or retain-volumes, not '" + groupDelete + "'");
         };
         return new DriverConfig(dataDir, node, engine, poolSize == null ? OptionalLong.empty() : OptionalLong.of(poolSize),
-                mode, maxVolumesPerNode, defaultVolumeSize, overcommitRatio, policy, true, 64);
+                mode, maxVolumesPerNode, defaultVolumeSize, overcommitRatio, policy, !severalGroups, maxGroupMembers);
     }
 
     private static Level level(String name) {

@@ -1,5 +1,7 @@
 package io.csi4j.driver;
 
+import io.csi4j.driver.addons.AddonsIdentityService;
+import io.csi4j.driver.addons.VolumeGroupService;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.csi.ControllerService;
 import io.csi4j.driver.csi.GroupControllerService;
@@ -9,6 +11,7 @@ import io.csi4j.driver.engine.DirEngine;
 import io.csi4j.driver.engine.ImageEngine;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.group.VolumeGroups;
 import io.csi4j.driver.node.NodeVolumes;
 import io.csi4j.driver.reconcile.Reconciler;
 import io.csi4j.driver.snapshot.GroupSnapshots;
@@ -43,6 +46,7 @@ public final class Driver implements AutoCloseable {
     private final Volumes volumes;
     private final Snapshots snapshots;
     private final GroupSnapshots groupSnapshots;
+    private final VolumeGroups volumeGroups;
     private final NodeVolumes node;
     private final Reconciler reconciler;
     private final PageTokens tokens;
@@ -67,6 +71,7 @@ public final class Driver implements AutoCloseable {
         this.volumes = new Volumes(catalog, engine, config, clock);
         this.snapshots = new Snapshots(catalog, engine, volumes, config, clock);
         this.groupSnapshots = new GroupSnapshots(catalog, engine, volumes, config, clock);
+        this.volumeGroups = new VolumeGroups(catalog, engine, volumes, config, clock);
         this.node = new NodeVolumes(catalog, engine, volumes, config);
         this.reconciler = new Reconciler(catalog, engine, volumes, snapshots, groupSnapshots);
         this.tokens = new PageTokens(pageTokenKey(config.dataDir()));
@@ -92,6 +97,18 @@ public final class Driver implements AutoCloseable {
             services.add(new GroupControllerService(groupSnapshots));
         }
         if (config.mode().node()) services.add(new NodeService(node, config.nodeId(), config.maxVolumesPerNode()));
+        return services;
+    }
+
+    /**
+     * The CSI-Addons services, served on their own socket: identity always, volumegroup.Controller when this
+     * process serves the controller.
+     */
+    public List<BindableService> addonsServices() {
+        var services = new ArrayList<BindableService>();
+        services.add(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
+                AddonsIdentityService.capabilities(config), ready::get));
+        if (config.mode().controller()) services.add(new VolumeGroupService(volumeGroups, tokens));
         return services;
     }
 
@@ -131,6 +148,7 @@ public final class Driver implements AutoCloseable {
     public Volumes volumes() { return volumes; }
     public Snapshots snapshots() { return snapshots; }
     public GroupSnapshots groupSnapshots() { return groupSnapshots; }
+    public VolumeGroups volumeGroups() { return volumeGroups; }
     public NodeVolumes node() { return node; }
     public PageTokens pageTokens() { return tokens; }
 

@@ -41,7 +41,7 @@ class ServeConformanceTest {
                 Arguments.of("image engine, block", AccessType.BLOCK, null,
                         new String[] {"--engine", "image", "--pool-size", "6Gi"}),
                 Arguments.of("dir engine, mount, on the data disk (copy snapshots)", AccessType.MOUNT, null,
-                        new String[] {"--engine", "dir"}));
+                        new String[] {"--engine", "dir", "--volume-group-delete", "retain-volumes"}));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -53,6 +53,7 @@ class ServeConformanceTest {
         try (ServeProcess serve = ServeProcess.start(data, flags); var pool = new PoolRelease(data)) {
             System.out.println(serve.startupLine);
             var config = SanityConfig.builder(serve.endpoint())
+                    .addonsEndpoint("unix://" + data.resolve("csi-addons.sock"))
                     .stagingDir(Files.createDirectories(tmp.resolve("staging")))
                     .targetDir(Files.createDirectories(tmp.resolve("target")))
                     .volumeSize(512L << 20)

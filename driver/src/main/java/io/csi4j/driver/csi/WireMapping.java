@@ -22,8 +22,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
-/** Wire messages to domain records and back; the only place (with the services) that knows both. */
-final class WireMapping {
+/**
+ * Wire messages to domain records and back; the only place (with the services) that knows both. Public for
+ * {@link #volume}, which the CSI-Addons services use for a volume group's members.
+ */
+public final class WireMapping {
     static final String CONTEXT_FS_TYPE = "csi4j.io/fs-type";
     static final String CONTEXT_KIND = "csi4j.io/kind";
 
@@ -82,7 +85,8 @@ final class WireMapping {
         return Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, nodeId).build();
     }
 
-    static Volume volume(VolumeRecord v) {
+    /** A volume as csi.v1 shows it: capacity, id, context, content source, topology. */
+    public static Volume volume(VolumeRecord v) {
         var b = Volume.newBuilder()
                 .setVolumeId(v.id())
                 .setCapacityBytes(v.capacityBytes())

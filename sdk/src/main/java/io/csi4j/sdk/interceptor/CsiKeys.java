@@ -67,7 +67,12 @@ public final class CsiKeys {
         b.key(NodeGrpc.getNodeExpandVolumeMethod(), (NodeExpandVolumeRequest r) -> List.of(nodeVolume(r.getVolumeId())));
 
         b.key(io.csi4j.proto.addons.volumegroup.ControllerGrpc.getCreateVolumeGroupMethod(),
-                (CreateVolumeGroupRequest r) -> List.of(volumeGroupName(r.getName())));
+                (CreateVolumeGroupRequest r) -> {
+                    List<String> keys = new ArrayList<>();
+                    keys.add(volumeGroupName(r.getName()));
+                    r.getVolumeIdsList().forEach(id -> keys.add(volume(id)));   // no DeleteVolume of a volume being grouped
+                    return keys;
+                });
         b.key(io.csi4j.proto.addons.volumegroup.ControllerGrpc.getDeleteVolumeGroupMethod(),
                 (DeleteVolumeGroupRequest r) -> List.of(volumeGroup(r.getVolumeGroupId())));
         b.key(io.csi4j.proto.addons.volumegroup.ControllerGrpc.getModifyVolumeGroupMembershipMethod(),

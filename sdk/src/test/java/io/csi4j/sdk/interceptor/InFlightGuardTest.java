@@ -181,6 +181,41 @@ class InFlightGuardTest {
     }
 
     @Test
+    void aVolumeGroupCreateLocksItsNameAndTheVolumesItGroups() throws Exception {
+        var groups = new io.csi4j.proto.addons.volumegroup.ControllerGrpc.ControllerImplBase() {
+            @Override
+            public void createVolumeGroup(io.csi4j.proto.addons.volumegroup.CreateVolumeGroupRequest request,
+                    io.grpc.stub.StreamObserver<io.csi4j.proto.addons.volumegroup.CreateVolumeGroupResponse> response) {
+                try {
+                    Thread.sleep(800);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                response.onNext(io.csi4j.proto.addons.volumegroup.CreateVolumeGroupResponse.newBuilder()
+                        .setVolumeGroup(io.csi4j.proto.addons.volumegroup.VolumeGroup.newBuilder().setVolumeGroupId("g-" + request.getName()))
+                        .build());
+                response.onCompleted();
+            }
+        };
+        InFlightGuard guard = InFlightGuard.forCsi();
+        try (TestPlugin plugin = TestPlugin.start(dir, b -> b.guard(guard).listen(
+                new io.csi4j.sdk.server.Endpoint.Unix(dir.resolve("addons.sock")), groups))) {
+            var create = io.csi4j.proto.addons.volumegroup.CreateVolumeGroupRequest.newBuilder()
+                    .setName("app").addVolumeIds("vol-7").addVolumeIds("vol-8").addVolumeIds("vol-7").build();
+            var addonsChannel = plugin.channel(new io.csi4j.sdk.server.Endpoint.Unix(dir.resolve("addons.sock")));
+            var pending = Requests.async(() -> io.csi4j.proto.addons.volumegroup.ControllerGrpc.newBlockingStub(addonsChannel)
+                    .createVolumeGroup(create));
+            waitUntil(() -> guard.busyKeys().size() == 3);
+            assertEquals(Set.of("volume group name app", "volume vol-7", "volume vol-8"), guard.busyKeys());
+            var e = assertThrows(StatusRuntimeException.class, () -> ControllerGrpc.newBlockingStub(plugin.channel())
+                    .deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId("vol-7").build()));
+            assertEquals(Status.Code.ABORTED, e.getStatus().getCode());
+            assertEquals("g-app", pending.get(10, TimeUnit.SECONDS).getVolumeGroup().getVolumeGroupId());
+            assertEquals(Set.of(), guard.busyKeys());
+        }
+    }
+
+    @Test
     void driverAuthorsBringTheirOwnKeys() throws Exception {
         // a driver whose volume ids embed a pool: one operation per pool
         InFlightGuard perPool = InFlightGuard.builder()

@@ -1,0 +1,74 @@
+package io.csi4j.driver.addons;
+
+import com.google.protobuf.BoolValue;
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
+import io.csi4j.proto.addons.identity.Capability;
+import io.csi4j.proto.addons.identity.GetCapabilitiesRequest;
+import io.csi4j.proto.addons.identity.GetCapabilitiesResponse;
+import io.csi4j.proto.addons.identity.GetIdentityRequest;
+import io.csi4j.proto.addons.identity.GetIdentityResponse;
+import io.csi4j.proto.addons.identity.IdentityGrpc;
+import io.csi4j.proto.addons.identity.ProbeRequest;
+import io.csi4j.proto.addons.identity.ProbeResponse;
+import io.csi4j.sdk.capability.Capabilities;
+import io.grpc.stub.StreamObserver;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+
+/**
+ * CSI-Addons identity.Identity on the addons socket: the same name and version as csi.v1 Identity, and the
+ * volume group capabilities that are true for this configuration.
+ */
+public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
+    private final String name;
+    private final String version;
+    private final Map<String, String> manifest;
+    private final GetCapabilitiesResponse capabilities;
+    private final BooleanSupplier ready;
+
+    public AddonsIdentityService(String name, String version, Map<String, String> manifest,
+                                 GetCapabilitiesResponse capabilities, BooleanSupplier ready) {
+        this.name = name;
+        this.version = version;
+        this.manifest = Map.copyOf(manifest);
+        this.capabilities = capabilities;
+        this.ready = ready;
+    }
+
+    /**
+     * What {@code config} offers: nothing in node mode (volume groups are controller work); otherwise
+     * CONTROLLER_SERVICE and VOLUME_GROUP with Modify, Get and List, plus LIMIT_VOLUME_TO_ONE_VOLUME_GROUP and
+     * DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES when configured so.
+     */
+    public static GetCapabilitiesResponse capabilities(DriverConfig config) {
+        if (!config.mode().controller()) return GetCapabilitiesResponse.getDefaultInstance();
+        var group = EnumSet.of(Capability.VolumeGroup.Type.VOLUME_GROUP, Capability.VolumeGroup.Type.MODIFY_VOLUME_GROUP,
+                Capability.VolumeGroup.Type.GET_VOLUME_GROUP, Capability.VolumeGroup.Type.LIST_VOLUME_GROUPS);
+        if (config.oneGroupPerVolume()) group.add(Capability.VolumeGroup.Type.LIMIT_VOLUME_TO_ONE_VOLUME_GROUP);
+        if (config.groupDeletePolicy() == GroupDeletePolicy.RETAIN_VOLUMES) {
+            group.add(Capability.VolumeGroup.Type.DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES);
+        }
+        return Capabilities.addons(Set.of(Capability.Service.Type.CONTROLLER_SERVICE), group);
+    }
+
+    @Override
+    public void getIdentity(GetIdentityRequest req, StreamObserver<GetIdentityResponse> out) {
+        out.onNext(GetIdentityResponse.newBuilder().setName(name).setVendorVersion(version).putAllManifest(manifest).build());
+        out.onCompleted();
+    }
+
+    @Override
+    public void getCapabilities(GetCapabilitiesRequest req, StreamObserver<GetCapabilitiesResponse> out) {
+        out.onNext(capabilities);
+        out.onCompleted();
+    }
+
+    @Override
+    public void probe(ProbeRequest req, StreamObserver<ProbeResponse> out) {
+        out.onNext(ProbeResponse.newBuilder().setReady(BoolValue.of(ready.getAsBoolean())).build());
+        out.onCompleted();
+    }
+}
