@@ -42,6 +42,8 @@ class CrashRestartTest {
 
     private final ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
     private int kills, startupKills, retried, checks, readBacks;
+    private final java.util.concurrent.ConcurrentSkipListMap<String, java.util.concurrent.atomic.LongAdder> answered =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
 
     @Test
     void sigkillAtRandomMomentsLosesAndLeaksNothing(@TempDir Path tmp) throws Exception {
@@ -97,6 +99,7 @@ class CrashRestartTest {
                 + "%d data read-backs, mean start-up %d ms, %.0f s%n", kills, startupKills, Rpc.REQUESTS.get(), retried, checks, readBacks,
                 Plugin.meanStartMillis(),
                 (System.nanoTime() - started) / 1e9);
+        System.out.println("crash harness: operations answered OK " + answered);
     }
 
     /** Clients run random operations until the plugin is SIGKILLed after {@code millis}; unanswered calls are kept. */
@@ -110,6 +113,7 @@ class CrashRestartTest {
                     World.Op op = w.next(rpc.hasVolumeGroups());
                     try {
                         op.step().run(rpc);
+                        answered.computeIfAbsent(op.label().split(" ")[0], k -> new java.util.concurrent.atomic.LongAdder()).increment();
                     } catch (StatusRuntimeException e) {
                         if (killed.get()) {
                             w.pending = op;    // no answer: the CO retries it after the restart

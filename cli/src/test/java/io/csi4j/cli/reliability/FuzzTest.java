@@ -56,25 +56,7 @@ class FuzzTest {
     static final List<String> JVM = List.of("-Xmx256m");
     static final long RSS_LIMIT_KIB = 640 * 1024;
 
-    private static final MethodDescriptor.Marshaller<byte[]> RAW = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-    };
-
     private Random random;
-    private String realVolume, realSnapshot;
-    private Path paths;
 
     @Test
     void mutatedRequestsAndGarbageGetErrorsNeverACrashOrALeak(@TempDir Path tmp) throws Exception {
@@ -84,19 +66,22 @@ class FuzzTest {
         System.out.println("fuzz: seed " + seed + " (-Dcsi4j.fuzz.seed=" + seed + " replays it)");
         random = new Random(seed);
         Path data = Files.createDirectories(tmp.resolve("data"));
-        paths = Files.createDirectories(tmp.resolve("co"));
+        Path paths = Files.createDirectories(tmp.resolve("co"));
         try (Plugin plugin = Plugin.start(data, JVM, FLAGS)) {
             List<String> mountsBefore = mountPoints();
             ManagedChannel channel = plugin.channel();
             var controller = ControllerGrpc.newBlockingStub(channel);
-            realVolume = controller.createVolume(CreateVolumeRequest.newBuilder().setName("fuzz-seed")
+            String realVolume = controller.createVolume(CreateVolumeRequest.newBuilder().setName("fuzz-seed")
                     .setCapacityRange(Rpc.atLeast(World.VOLUME_BYTES)).addVolumeCapabilities(Rpc.mountXfs()).build())
                     .getVolume().getVolumeId();
-            realSnapshot = controller.createSnapshot(CreateSnapshotRequest.newBuilder().setName("fuzz-seed-snap")
+            String realSnapshot = controller.createSnapshot(CreateSnapshotRequest.newBuilder().setName("fuzz-seed-snap")
                     .setSourceVolumeId(realVolume).build()).getSnapshot().getSnapshotId();
-            List<MethodDescriptor<?, ?>> methods = methods(plugin);
+            // node calls name a volume that does not exist, so no fuzz case can mount anything
+            var seeds = new Seeds(realVolume, realSnapshot, paths, random, Map.of("fuzz-key", "fuzz-secret-value"), false);
+            ManagedChannel addons = plugin.addonsChannel();
+            List<MethodDescriptor<?, ?>> methods = Seeds.methods(addons != null);
             // warm up every method once with its valid seed, then take the baseline
-            for (var method : methods) call(channel, method, seedFor(method).toByteArray());
+            for (var method : methods) Seeds.call(Seeds.isAddons(method) ? addons : channel, method, seeds.seedFor(method).toByteArray());
             Thread.sleep(500);
             int fdsBefore = Leaks.openFds(plugin.pid());
             long rssBefore = Leaks.rssKiB(plugin.pid());
@@ -109,8 +94,8 @@ class FuzzTest {
             for (int i = 0; i < cases; i++) {
                 var method = methods.get(random.nextInt(methods.size()));
                 Mutation mutation = Mutation.values()[random.nextInt(Mutation.values().length)];
-                byte[] request = mutate(mutation, seedFor(method));
-                Status status = call(channel, method, request);
+                byte[] request = mutate(mutation, seeds.seedFor(method));
+                Status status = Seeds.call(Seeds.isAddons(method) ? addons : channel, method, request);
                 Status.Code code = status.getCode();
                 codes.merge(code.name(), 1, Integer::sum);
                 if (code == Status.Code.UNKNOWN || code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
@@ -124,8 +109,9 @@ class FuzzTest {
             assertTrue(plugin.alive(), "the plugin survives raw garbage: " + plugin.stderr());
 
             // still serving, and nothing held
-            assertEquals(Status.Code.OK, call(channel, IdentityGrpc.getProbeMethod(), ProbeRequest.getDefaultInstance().toByteArray()).getCode());
+            assertEquals(Status.Code.OK, Seeds.call(channel, IdentityGrpc.getProbeMethod(), ProbeRequest.getDefaultInstance().toByteArray()).getCode());
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            if (addons != null) addons.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             Thread.sleep(1500);
             System.gc();
             int fdsAfter = Leaks.openFds(plugin.pid());
@@ -149,65 +135,6 @@ class FuzzTest {
     }
 
     // ---- the methods and their valid seeds ----
-
-    private static List<MethodDescriptor<?, ?>> methods(Plugin plugin) {
-        List<ServiceDescriptor> services = new ArrayList<>(List.of(IdentityGrpc.getServiceDescriptor(),
-                ControllerGrpc.getServiceDescriptor(), GroupControllerGrpc.getServiceDescriptor(),
-                NodeGrpc.getServiceDescriptor(), SnapshotMetadataGrpc.getServiceDescriptor()));
-        List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
-        services.forEach(s -> methods.addAll(s.getMethods()));
-        return methods;
-    }
-
-    private Message seedFor(MethodDescriptor<?, ?> method) {
-        Message prototype = (Message) ((MethodDescriptor.PrototypeMarshaller<?>) method.getRequestMarshaller()).getMessagePrototype();
-        boolean node = method.getServiceName().endsWith("Node");
-        return fill(prototype.getDescriptorForType(), node, 0);
-    }
-
-    /** A plausible request: real ids on the controller side, an unknown one on the node side (so nothing mounts). */
-    private Message fill(Descriptor type, boolean node, int depth) {
-        DynamicMessage.Builder b = DynamicMessage.newBuilder(type);
-        for (FieldDescriptor f : type.getFields()) {
-            if (f.getRealContainingOneof() != null && f.getRealContainingOneof().getFields().getFirst() != f) continue;
-            if (f.isMapField()) {
-                if (f.getName().contains("secret")) {
-                    b.addRepeatedField(f, mapEntry(f, "fuzz-key", "fuzz-secret-value"));
-                }
-                continue;
-            }
-            Object value = switch (f.getJavaType()) {
-                case STRING -> stringFor(f.getName(), node);
-                case LONG -> f.getName().contains("bytes") ? World.VOLUME_BYTES : 1L;
-                case INT -> 1;
-                case BOOLEAN -> false;
-                case ENUM -> f.getEnumType().getValues().size() > 1 ? f.getEnumType().getValues().get(1) : f.getEnumType().getValues().getFirst();
-                case MESSAGE -> depth < 4 ? fill(f.getMessageType(), node, depth + 1) : null;
-                case BYTE_STRING -> com.google.protobuf.ByteString.copyFromUtf8("x");
-                default -> null;
-            };
-            if (value == null) continue;
-            if (f.isRepeated()) b.addRepeatedField(f, value); else b.setField(f, value);
-        }
-        return b.build();
-    }
-
-    private static Message mapEntry(FieldDescriptor map, String key, String value) {
-        Descriptor entry = map.getMessageType();
-        return DynamicMessage.newBuilder(entry).setField(entry.findFieldByName("key"), key)
-                .setField(entry.findFieldByName("value"), value).build();
-    }
-
-    private String stringFor(String field, boolean node) {
-        if (field.endsWith("volume_id") || field.equals("volume_ids") || field.equals("source_volume_ids")) {
-            return node ? "vol-doesnotexist00-node-1" : realVolume;
-        }
-        if (field.contains("snapshot_id")) return field.startsWith("group") ? "gsnap-doesnotexist-node-1" : realSnapshot;
-        if (field.equals("node_id")) return "node-1";
-        if (field.endsWith("path")) return paths.resolve(field).toString();
-        if (field.equals("name")) return "fuzz-" + random.nextInt(50);
-        return "fuzz";
-    }
 
     // ---- mutations ----
 
@@ -262,7 +189,7 @@ class FuzzTest {
                 int n = 10_000 + random.nextInt(40_000);
                 for (FieldDescriptor f : type.getFields()) {
                     if (!f.isMapField()) continue;
-                    for (int i = 0; i < n; i++) b.addRepeatedField(f, mapEntry(f, "k" + i, "v" + i));
+                    for (int i = 0; i < n; i++) b.addRepeatedField(f, Seeds.mapEntry(f, "k" + i, "v" + i));
                 }
                 yield b.build().toByteArray();
             }
@@ -335,23 +262,6 @@ class FuzzTest {
     }
 
     // ---- sending ----
-
-    private static Status call(ManagedChannel channel, MethodDescriptor<?, ?> method, byte[] request) {
-        var raw = MethodDescriptor.<byte[], byte[]>newBuilder().setType(method.getType())
-                .setFullMethodName(method.getFullMethodName()).setRequestMarshaller(RAW).setResponseMarshaller(RAW).build();
-        var options = CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS);
-        try {
-            if (method.getType() == MethodDescriptor.MethodType.SERVER_STREAMING) {
-                Iterator<byte[]> answers = ClientCalls.blockingServerStreamingCall(channel, raw, options, request);
-                for (int i = 0; answers.hasNext() && i < 100; i++) answers.next();
-            } else {
-                ClientCalls.blockingUnaryCall(channel, raw, options, request);
-            }
-            return Status.OK;
-        } catch (StatusRuntimeException e) {
-            return e.getStatus();
-        }
-    }
 
     /** Raw bytes on fresh connections: noise, a preface then noise, an oversized frame header, a half preface. */
     private int sendGarbage(Path socket, int connections) throws IOException {
