@@ -87,7 +87,18 @@ final class Plugin implements AutoCloseable {
         return start(dataDir, List.of(), flags);
     }
 
+    /** A plugin serving CSI on a TCP {@code endpoint} instead of its data directory's socket. */
+    static Plugin startTcp(Path dataDir, String endpoint, String... flags) throws IOException {
+        List<String> all = new ArrayList<>(List.of("--endpoint", endpoint));
+        all.addAll(List.of(flags));
+        return start(dataDir, List.of(), true, all.toArray(String[]::new));
+    }
+
     static Plugin start(Path dataDir, List<String> jvmOptions, String... flags) throws IOException {
+        return start(dataDir, jvmOptions, false, flags);
+    }
+
+    private static Plugin start(Path dataDir, List<String> jvmOptions, boolean tcp, String... flags) throws IOException {
         long t0 = System.nanoTime();
         Process process = new ProcessBuilder(command(dataDir, jvmOptions, flags)).start();
         var reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
@@ -115,7 +126,7 @@ final class Plugin implements AutoCloseable {
             process.destroyForcibly();
             throw new IllegalStateException("csi4j serve did not start: " + err, e);
         }
-        if (first == null || !Files.exists(dataDir.resolve("csi.sock"))) {
+        if (first == null || (!tcp && !Files.exists(dataDir.resolve("csi.sock")))) {
             process.destroyForcibly();
             try {
                 process.waitFor(10, TimeUnit.SECONDS);

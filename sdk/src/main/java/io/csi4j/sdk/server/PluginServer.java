@@ -278,7 +278,9 @@ public final class PluginServer implements AutoCloseable {
         if (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) > 65535) {
             throw new IllegalArgumentException("address '" + text + "' has no valid port");
         }
-        return host.isEmpty() ? new InetSocketAddress(Integer.parseInt(port)) : new InetSocketAddress(host, Integer.parseInt(port));
+        // no host: loopback, as for tcp://:port endpoints; exposing metrics to the network takes naming a host
+        return host.isEmpty() ? new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), Integer.parseInt(port))
+                : new InetSocketAddress(host, Integer.parseInt(port));
     }
 
     public static final class Builder {
