@@ -360,24 +360,25 @@ public final class ImageEngine implements StorageEngine {
         PoolLayout.checkId("volume", volumeId);
         checkCapacity(newCapacityBytes);
         return translate("expanding volume " + volumeId, () -> {
-            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                throw CsiException.notFound("volume " + volumeId + " does not exist");
-            }
             Path image = image(volumeId);
-            long current = fileSize(image);
-            long target = Math.ceilDiv(newCapacityBytes, MIB) * MIB;
-            if (target <= current) {
-                LoopStaging.refreshAttached(image, current); // a crash after growing the file but before this: converge
-                return current;
-            }
-            synchronized (provisioning) {
-                requireRoom(target - current, "growing volume " + volumeId + " by " + (target - current) + " bytes");
-                sized(image, target);
-                Durable.fsync(image);
-            }
-            layout.readSidecar(Artifact.Kind.VOLUME, volumeId).ifPresent(a -> layout.writeSidecar(a.withSize(target)));
-            LoopStaging.refreshAttached(image, target);
-            return target;
+            // under the id's lock: a concurrent delete must not be undone by sized() re-creating the file
+            long size = layout.locked(volumeId, () -> {
+                if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
+                    throw CsiException.notFound("volume " + volumeId + " does not exist");
+                }
+                long current = fileSize(image);
+                long target = Math.ceilDiv(newCapacityBytes, MIB) * MIB;
+                if (target <= current) return current;
+                synchronized (provisioning) {
+                    requireRoom(target - current, "growing volume " + volumeId + " by " + (target - current) + " bytes");
+                    sized(image, target);
+                    Durable.fsync(image);
+                }
+                layout.readSidecar(Artifact.Kind.VOLUME, volumeId).ifPresent(a -> layout.writeSidecar(a.withSize(target)));
+                return target;
+            });
+            LoopStaging.refreshAttached(image, size); // also converges a crash between growing the file and this
+            return size;
         });
     }
 
@@ -521,9 +522,7 @@ public final class ImageEngine implements StorageEngine {
     @Override
     public void label(Artifact.Kind kind, String id, String name, String group) {
         PoolLayout.checkId(PoolLayout.label(kind), id);
-        run("labelling " + id, () -> layout.readSidecar(kind, id)
-                .filter(a -> !a.name().equals(name) || !a.group().equals(group))
-                .ifPresent(a -> layout.writeSidecar(a.withLabel(name, group))));
+        run("labelling " + id, () -> layout.rewriteSidecar(kind, id, EntryType.FILE, a -> a.withLabel(name, group)));
     }
 
     @Override

@@ -262,7 +262,12 @@ public final class Volumes {
                     + config.maxVolumesPerNode() + " volumes published");
         }
         var publication = new PublicationRecord(volumeId, nodeId, readOnly, capability.mode().name(), Map.of(), clock.instant());
-        catalog.publications().insert(publication);
+        try {
+            catalog.publications().insert(publication);
+        } catch (io.csi4j.driver.catalog.ReferenceException deletedMeanwhile) {
+            // DeleteVolumeGroup deletes member volumes under the group's key, not the volume's
+            throw CsiException.notFound("volume " + volumeId + " does not exist");
+        }
         return publication.publishContext();
     }
 
