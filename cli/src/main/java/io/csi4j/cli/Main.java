@@ -1,12 +1,26 @@
 package io.csi4j.cli;
 
+import io.csi4j.cli.bench.BenchCommand;
+import io.csi4j.cli.call.AddonsCommand;
+import io.csi4j.cli.call.ControllerCommand;
+import io.csi4j.cli.call.GroupCommand;
+import io.csi4j.cli.call.IdentityCommand;
+import io.csi4j.cli.call.NodeCommand;
+import io.csi4j.cli.call.VolumeGroupCommand;
+import io.csi4j.cli.demo.DemoCommand;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ScopeType;
 
 /** The {@code csi4j} command. Each subcommand is a class of its own. */
-@Command(name = "csi4j", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        description = "Container Storage Interface for the JVM: serve the local driver, call any CSI plugin, test it.",
-        subcommands = {ServeCommand.class, SanityCommand.class, FsckCommand.class, CommandLine.HelpCommand.class})
+@Command(name = "csi4j", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT, versionProvider = Main.Version.class,
+        description = "Container Storage Interface for the JVM: serve the local driver, call any CSI plugin, test it, load it, demo it.",
+        subcommands = {ServeCommand.class, IdentityCommand.class, ControllerCommand.class, NodeCommand.class, GroupCommand.class,
+                VolumeGroupCommand.class, AddonsCommand.class, SanityCommand.class, FsckCommand.class, BenchCommand.class, DemoCommand.class,
+                CompletionCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 
     public static void main(String[] args) {
@@ -14,15 +28,21 @@ public final class Main {
     }
 
     public static int run(String... args) {
-        return new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true)
-                .setExecutionExceptionHandler(Main::refusal).execute(args);
+        return run(System.out, System.err, args);
     }
 
-    /** A damaged or missing catalog is the operator's to fix: say what and how in one line, not a stack trace. */
-    private static int refusal(Exception e, CommandLine command, CommandLine.ParseResult parsed) throws Exception {
-        if (!(e instanceof io.csi4j.driver.catalog.CatalogException)) throw e;
-        System.err.println("csi4j " + command.getCommandName() + ": " + e.getMessage());
-        return 3;
+    /** Runs one command line with its output and errors going to the given streams; returns the exit code. */
+    public static int run(PrintStream out, PrintStream err, String... args) {
+        return commandLine(out, err).execute(args);
+    }
+
+    public static CommandLine commandLine(PrintStream out, PrintStream err) {
+        var cl = new CommandLine(new Main());
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        cl.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
+        cl.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+        cl.setExecutionExceptionHandler(new ErrorReport());
+        return cl;
     }
 
     static final class Version implements CommandLine.IVersionProvider {

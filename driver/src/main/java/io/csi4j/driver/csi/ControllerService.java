@@ -17,6 +17,7 @@ import io.csi4j.sdk.capability.Capabilities;
 import io.csi4j.sdk.paging.PageTokens;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** csi.v1.Controller: maps wire messages to {@link Volumes} / {@link Snapshots} and back. */
@@ -76,7 +77,12 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         VolumeRecord v = volumes.readyVolume(req.getVolumeId(), "volume");
         List<Capability> caps = WireMapping.capabilities(req.getVolumeCapabilitiesList());
         var response = ValidateVolumeCapabilitiesResponse.newBuilder();
-        Optional<String> why = volumes.unsupported(v, caps);
+        // confirmed only when everything asked holds: capabilities, parameters, and the volume's own context
+        Map<String, String> context = WireMapping.volume(v).getVolumeContextMap();
+        Optional<String> why = volumes.unsupported(v, caps)
+                .or(() -> volumes.unsupportedParameters(req.getParametersMap(), req.getMutableParametersMap()))
+                .or(() -> req.getVolumeContextMap().isEmpty() || req.getVolumeContextMap().equals(context) ? Optional.empty()
+                        : Optional.of("volume_context " + req.getVolumeContextMap() + " is not this volume's " + context));
         if (why.isPresent()) {
             response.setMessage(why.get());
         } else {

@@ -94,6 +94,18 @@ final class Binds {
         return loopOf(mount).filter(d -> !d.backingFileDeleted() && d.backingFile().equals(wanted)).isPresent();
     }
 
+    /** Like {@link #isLoopOf}, but also when the image has been deleted since: such a mount must still come down. */
+    static boolean wasLoopOf(MountInfo mount, Path image) {
+        Path wanted = canonical(image);
+        return loopOf(mount).filter(d -> d.backingFile().equals(wanted)).isPresent();
+    }
+
+    /** Loop devices bound to {@code image}, also ones whose file has been deleted since (to tear them down). */
+    static List<LoopDevice> loopsOf(Path image) {
+        Path wanted = canonical(image);
+        return LoopDevice.list().stream().filter(d -> d.backingFile().equals(wanted)).toList();
+    }
+
     /**
      * Bind-mounts directory {@code source} at {@code target} (created if missing), read-only and
      * with the per-mount flags asked for. Idempotent: an identical bind already there is fine; a

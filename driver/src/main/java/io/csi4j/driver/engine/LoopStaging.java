@@ -211,7 +211,7 @@ final class LoopStaging {
         Optional<MountInfo> there = table.at(stagingPath);
         if (there.isPresent()) {
             MountInfo staged = there.get();
-            if (!Binds.isLoopOf(staged, image)) {
+            if (!Binds.wasLoopOf(staged, image)) {
                 throw CsiException.failedPrecondition(stagingPath + " has " + staged.source() + " mounted, not volume " + volumeId);
             }
             List<Path> published = table.mounts().stream()
@@ -241,7 +241,7 @@ final class LoopStaging {
      */
     private static void detachUnused(String volumeId, Path image, boolean all) {
         MountTable table = MountTable.read();
-        for (LoopDevice device : LoopDevice.findByBackingFile(image)) {
+        for (LoopDevice device : Binds.loopsOf(image)) {
             if (!all && !device.readOnly()) continue;
             if (!table.mountsOf(device.node()).isEmpty()) continue;
             List<MountInfo> binds = Binds.bindsOf(table, device.node());
@@ -254,7 +254,7 @@ final class LoopStaging {
         }
         for (int i = 0; i < 200; i++) {
             MountTable now = MountTable.read();
-            boolean settled = LoopDevice.findByBackingFile(image).stream()
+            boolean settled = Binds.loopsOf(image).stream()
                     .noneMatch(d -> (all || d.readOnly()) && now.mountsOf(d.node()).isEmpty()
                             && Binds.bindsOf(now, d.node()).isEmpty());
             if (settled) return;

@@ -37,12 +37,14 @@ public final class NodeVolumes {
     private final StorageEngine engine;
     private final Volumes volumes;
     private final DriverConfig config;
+    private final EphemeralTombstones tombstones;
 
     public NodeVolumes(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config) {
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;
         this.config = config;
+        this.tombstones = new EphemeralTombstones(config.dataDir().resolve("ephemeral-unpublished"));
     }
 
     public void stage(String volumeId, Path stagingPath, Capability capability) {
@@ -81,6 +83,9 @@ public final class NodeVolumes {
             unpublishEphemeral(ephemeral.get(), targetPath);
             return;
         }
+        if (tombstones.contains(volumeId) && !Files.exists(targetPath)) {
+            return;   // an ephemeral volume whose unpublish finished before: the retry is OK (idempotent)
+        }
         volumes.readyVolume(volumeId, "volume");
         engine.unpublish(volumeId, targetPath);
     }
@@ -112,6 +117,7 @@ public final class NodeVolumes {
         }
         long size = context.containsKey(EPHEMERAL_SIZE) ? parseSize(context.get(EPHEMERAL_SIZE)) : 0;
         String name = EPHEMERAL_NAME_PREFIX + csiVolumeId;
+        tombstones.remove(csiVolumeId);
         var known = new java.util.HashMap<String, String>();
         VolumeRecord v = volumes.create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability),
                 known, Map.of(), io.csi4j.driver.catalog.ContentSource.NONE, Optional.empty()));
@@ -122,8 +128,15 @@ public final class NodeVolumes {
 
     private void unpublishEphemeral(VolumeRecord v, Path targetPath) {
         engine.unpublish(v.id(), targetPath);
-        engine.unstage(v.id(), ephemeralStaging(v.id()));
+        Path staging = ephemeralStaging(v.id());
+        engine.unstage(v.id(), staging);
+        try {
+            Files.deleteIfExists(staging);   // we made it at publish; nothing else will remove it
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("removing " + staging, e);
+        }
         volumes.delete(v.id());
+        tombstones.add(v.name().substring(EPHEMERAL_NAME_PREFIX.length()));
     }
 
     private String resolveEphemeral(String csiVolumeId) {

@@ -6,6 +6,7 @@ import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.catalog.VolumeGroupRecord;
 import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.driver.snapshot.Snapshots;
@@ -19,8 +20,10 @@ import java.util.TreeSet;
 /**
  * Runs before the plugin reports ready. Every row left in an intermediate state by a crash is
  * finished (DELETING: the caller asked, so the delete completes) or rolled back (CREATING: the
- * caller never got an answer and will retry by name). Then artifacts no row owns are reported,
- * and removed when asked. Afterwards no row is CREATING or DELETING and nothing is half-made.
+ * caller never got an answer and will retry by name); a volume whose artifact grew without the
+ * catalog hearing of it (an expansion cut short) takes the artifact's size. Then artifacts no row
+ * owns are reported, and removed when asked. Afterwards no row is CREATING or DELETING and nothing
+ * is half-made.
  */
 public final class Reconciler {
     private final Catalog catalog;
@@ -87,6 +90,15 @@ public final class Reconciler {
         for (VolumeGroupRecord g : catalog.volumeGroups().inState(State.DELETING)) {
             dropGroup(g.id());
             finished.add(g.id());
+        }
+
+        // An expansion cut short after the artifact grew but before the catalog recorded it: the
+        // storage took effect, so the row takes the artifact's size (the CO's retry then converges).
+        for (VolumeRecord v : catalog.volumes().inState(State.READY)) {
+            engine.artifact(Artifact.Kind.VOLUME, v.id()).filter(a -> a.sizeBytes() > v.capacityBytes()).ifPresent(a -> {
+                catalog.volumes().setCapacity(v.id(), a.sizeBytes());
+                finished.add(v.id());
+            });
         }
 
         List<Path> temporary = engine.removeTemporaryArtifacts();

@@ -80,6 +80,12 @@ public final class Volumes {
                 case ContentSource.FromSnapshot s -> engine.restoreSnapshot(row.id(), s.snapshotId(), size, shape.access());
                 case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size, shape.access());
             };
+            // the engine rounds up (whole MiB, a filesystem's minimum): the result must still fit the limit
+            if (request.range().limitBytes() > 0 && actual > request.range().limitBytes()) {
+                throw CsiException.outOfRange("capacity_range: limit_bytes " + request.range().limitBytes()
+                        + " is below the smallest " + shape.access().kind() + " volume the " + engine.name()
+                        + " engine makes of at least " + size + " bytes (" + actual + ")");
+            }
             if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
             engine.label(io.csi4j.driver.engine.Artifact.Kind.VOLUME, row.id(), row.name(), "");  // for fsck --rebuild
         } catch (RuntimeException e) {
@@ -207,6 +213,17 @@ public final class Volumes {
             }
         }
         return Optional.empty();
+    }
+
+    /** Why these creation parameters would not be accepted (ValidateVolumeCapabilities), or empty if they would. */
+    public Optional<String> unsupportedParameters(Map<String, String> parameters, Map<String, String> mutableParameters) {
+        try {
+            validateParameters(parameters);
+            if (!mutableParameters.isEmpty()) MutableParameters.validate(mutableParameters, engine);
+            return Optional.empty();
+        } catch (CsiException e) {
+            return Optional.of(e.getMessage());
+        }
     }
 
     // ---- ControllerExpandVolume ----

@@ -1,0 +1,34 @@
+package io.csi4j.cli;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.csi4j.cli.testing.Cli;
+import org.junit.jupiter.api.Test;
+
+class CompletionTest {
+    @Test
+    void printsABashScriptThatKnowsEveryCommand() {
+        var r = Cli.exec("completion");
+        assertEquals(0, r.exit(), r::toString);
+        assertTrue(r.out().startsWith("#!/usr/bin/env bash"), r.out());
+        assertTrue(r.out().contains("complete -F _complete_csi4j"), "no complete -F line");
+        for (String word : new String[] {"create-volume", "list-snapshots", "stage", "create-snapshot", "modify", "bench", "demo",
+                "--secrets-file", "--scenario", "--paging", "--mutable-param"}) {
+            assertTrue(r.out().contains(word), "completion lacks " + word);
+        }
+    }
+
+    @Test
+    void helpAndVersion() {
+        var help = Cli.exec("--help");
+        assertEquals(0, help.exit());
+        for (String c : new String[] {"serve", "identity", "controller", "node", "group", "vg", "addons", "sanity", "bench", "demo", "completion"}) {
+            assertTrue(help.out().contains("  " + c + " "), "help lacks " + c);
+        }
+        var version = Cli.exec("--version");
+        assertTrue(version.out().startsWith("csi4j "), version.out());
+        var missing = Cli.exec("controller");
+        assertEquals(2, missing.exit());
+        assertTrue(missing.err().contains("Missing required subcommand"), missing.err());
+    }
+}
