@@ -372,11 +372,15 @@ final class LoopStaging {
                 fs.totalInodes(), fs.totalInodes() - fs.freeInodes(), fs.freeInodes(), abnormal);
     }
 
-    /** The mount at a target is this image's: its filesystem (bound from staging) or its device node bound onto a file. */
+    /**
+     * The mount at a target is this image's: its filesystem (bound from staging), or a loop device node
+     * bound onto a file (a block publish) whose loop still serves this image or has been detached since.
+     */
     private static boolean publishedFrom(MountInfo mount, Path image, Path target) {
         if (Binds.wasLoopOf(mount, image)) return true;
         FileStat stat = FileStat.of(target);
-        return stat.isBlockDevice() && Binds.loopsOf(image).stream().anyMatch(d -> sameDevice(d.node(), stat));
+        if (!stat.isBlockDevice() || stat.rdevMajor() != 7) return false;   // 7: loop devices
+        return LoopDevice.find(stat.rdevMinor()).map(d -> d.backingFile().equals(Binds.canonical(image))).orElse(true);
     }
 
     private static boolean sameDevice(Path node, FileStat stat) {
