@@ -48,7 +48,6 @@ class FrozenAtCrashTest {
                 write.get(20, TimeUnit.SECONDS);                        // hangs while frozen
                 assertTrue(again.controller().createSnapshot(CreateSnapshotRequest.newBuilder().setName("after-thaw")
                         .setSourceVolumeId(v.id).build()).getSnapshot().getReadyToUse());
-                assertTrue(plugin.stderr().contains("temporary removed"), plugin.stderr());
                 for (var op : List.of(w.unpublish(v), w.unstage(v))) op.step().run(again);
                 assertEquals(0, plugin.stop(30_000));
             } finally {
