@@ -91,7 +91,7 @@ public final class Driver implements AutoCloseable {
     /** The CSI services this process serves in its mode. */
     public List<BindableService> csiServices() {
         var services = new ArrayList<BindableService>();
-        services.add(new IdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(), config.mode().controller(), ready::get));
+        services.add(new IdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(), ready::get));
         if (config.mode().controller()) {
             services.add(new ControllerService(volumes, snapshots, tokens, config.nodeId()));
             services.add(new GroupControllerService(groupSnapshots));

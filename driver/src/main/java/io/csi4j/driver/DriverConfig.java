@@ -42,6 +42,23 @@ public record DriverConfig(
         if (maxGroupMembers < 1) throw new IllegalArgumentException("max group members must be >= 1");
     }
 
+    private static final java.util.regex.Pattern TOPOLOGY_VALUE =
+            java.util.regex.Pattern.compile("[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?");
+
+    /**
+     * The node's value under {@link #TOPOLOGY_KEY}: the node id when it is a valid topology value
+     * (63 characters, alphanumeric at both ends, dashes, underscores and dots between), else a
+     * stable name derived from it, so NodeGetInfo and every Volume report a topology a CO accepts.
+     */
+    public static String topologyValue(String nodeId) {
+        if (TOPOLOGY_VALUE.matcher(nodeId).matches()) return nodeId;
+        return "node" + io.csi4j.driver.id.ObjectId.nodeTag(nodeId).replace("_", "-");
+    }
+
+    public String topologyValue() {
+        return topologyValue(nodeId);
+    }
+
     public static DriverConfig defaults(Path dataDir, String nodeId) {
         return new DriverConfig(dataDir, nodeId, EngineKind.IMAGE, OptionalLong.empty(), Mode.ALL, 0,
                 1L << 30, 1.0, GroupDeletePolicy.DELETE_VOLUMES, true, 64);

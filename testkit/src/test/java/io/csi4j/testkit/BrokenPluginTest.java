@@ -56,7 +56,23 @@ class BrokenPluginTest {
                 Arguments.of(Flaw.RACY_CREATE, "Controller/CreateVolume/concurrent identical requests create one volume",
                         "new volumes listed"),
                 Arguments.of(Flaw.HANGS_ON_STATS, "Node/NodeGetVolumeStats/reports the usage of a published volume",
-                        "spec: NodeGetVolumeStats MUST succeed for a published volume (GET_VOLUME_STATS); got DEADLINE_EXCEEDED"));
+                        "spec: NodeGetVolumeStats MUST succeed for a published volume (GET_VOLUME_STATS); got DEADLINE_EXCEEDED"),
+                Arguments.of(Flaw.ERROR_WITHOUT_MESSAGE, "Controller/GetSnapshot/a snapshot that does not exist fails with NOT_FOUND",
+                        "spec: Error scheme: the status message MUST contain a human readable description of the error if the code is not OK; got NOT_FOUND with an empty message"),
+                Arguments.of(Flaw.ERROR_WITH_DETAILS, "Controller/ControllerGetVolume/a volume that does not exist fails with NOT_FOUND",
+                        "spec: Error scheme: the status details MUST be empty; got NOT_FOUND"),
+                Arguments.of(Flaw.LEAKS_SECRET_IN_ERROR, "Controller/CreateVolume/an error message does not contain a secret value",
+                        "spec: csi_secret: a secret field MUST be treated as sensitive"),
+                Arguments.of(Flaw.SHORT_PATHS_ONLY, "Lifecycle/long paths/staging and target paths longer than 128 bytes work at every node RPC",
+                        "the SP MUST accept a path of at least 128 bytes"),
+                Arguments.of(Flaw.NODE_IGNORES_CONTROLLER_READONLY, "Lifecycle/readonly/a volume controller-published readonly cannot be written on the node",
+                        "spec: ControllerPublishVolume: readonly=true means the SP MUST publish the volume in readonly mode; got the node published it writable"),
+                Arguments.of(Flaw.EXPAND_IGNORES_CAPABILITY, "Node/NodeExpandVolume/a volume_capability the volume does not support fails with INVALID_ARGUMENT",
+                        "spec: NodeExpandVolume: capabilities not supported by the volume MUST fail with INVALID_ARGUMENT (exceeds capabilities); got OK"),
+                Arguments.of(Flaw.UNPUBLISH_WITHOUT_NODE_IGNORED, "Controller/ControllerUnpublishVolume/without node_id unpublishes the volume from every node",
+                        "spec: ControllerUnpublishVolume without node_id: the SP MUST unpublish the volume from all nodes it is published to; got published_node_ids still"),
+                Arguments.of(Flaw.LONG_TOPOLOGY_VALUE, "Node/NodeGetInfo/returns a node_id",
+                        "spec: NodeGetInfoResponse.accessible_topology: a topology value MUST be 63 characters or less"));
     }
 
     @ParameterizedTest(name = "{0} caught by {1}")

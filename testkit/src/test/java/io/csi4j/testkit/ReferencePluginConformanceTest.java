@@ -25,6 +25,7 @@ class ReferencePluginConformanceTest {
                 .accessType(access)
                 .idempotencyRepeats(2)
                 .mutableParams(Map.of("reference.csi4j.io/iops", "100"))
+                .secrets(Map.of("reference-secret", "s3cr3t-reference-value"))
                 .callTimeout(java.time.Duration.ofSeconds(20));
         plugin.addonsEndpoint().ifPresent(b::addonsEndpoint);
         return b;
@@ -50,8 +51,7 @@ class ReferencePluginConformanceTest {
             Set<String> notApplicable = report.results().stream().filter(r -> r.outcome() == Outcome.NOT_APPLICABLE)
                     .map(TestResult::name).collect(Collectors.toSet());
             Set<String> expected = SanityRunner.testNames().stream()
-                    .filter(n -> n.contains("DO_NOT_ALLOW") || n.contains("a group with volumes is refused")
-                            || (access == AccessType.BLOCK && n.startsWith("Lifecycle/readonly")))
+                    .filter(n -> n.contains("DO_NOT_ALLOW") || n.contains("a group with volumes is refused"))
                     .collect(Collectors.toSet());
             assertEquals(expected, notApplicable, () -> log.toString());
             assertEquals("", plugin.leftovers(), () -> "the suite left objects behind:\n" + log);

@@ -133,10 +133,11 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     @Override
     public void getCapacity(GetCapacityRequest req, StreamObserver<GetCapacityResponse> out) {
         var response = GetCapacityResponse.newBuilder();
+        String topologyValue = io.csi4j.driver.DriverConfig.topologyValue(nodeId);
         String node = req.hasAccessibleTopology()
-                ? req.getAccessibleTopology().getSegmentsMap().getOrDefault(io.csi4j.driver.DriverConfig.TOPOLOGY_KEY, nodeId)
-                : nodeId;
-        if (node.equals(nodeId)) {
+                ? req.getAccessibleTopology().getSegmentsMap().getOrDefault(io.csi4j.driver.DriverConfig.TOPOLOGY_KEY, topologyValue)
+                : topologyValue;
+        if (node.equals(topologyValue)) {
             response.setAvailableCapacity(volumes.availableCapacity(WireMapping.capabilities(req.getVolumeCapabilitiesList())))
                     .setMaximumVolumeSize(com.google.protobuf.Int64Value.of(volumes.maximumVolumeSize()));
         }

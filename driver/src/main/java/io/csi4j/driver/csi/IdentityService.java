@@ -14,14 +14,12 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
     private final String name;
     private final String version;
     private final Map<String, String> manifest;
-    private final boolean controller;
     private final BooleanSupplier ready;
 
-    public IdentityService(String name, String version, Map<String, String> manifest, boolean controller, BooleanSupplier ready) {
+    public IdentityService(String name, String version, Map<String, String> manifest, BooleanSupplier ready) {
         this.name = name;
         this.version = version;
         this.manifest = Map.copyOf(manifest);
-        this.controller = controller;
         this.ready = ready;
     }
 
@@ -33,10 +31,10 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
     @Override
     public void getPluginCapabilities(GetPluginCapabilitiesRequest req, StreamObserver<GetPluginCapabilitiesResponse> out) {
         var response = GetPluginCapabilitiesResponse.newBuilder();
-        if (controller) {
-            response.addCapabilities(service(Type.CONTROLLER_SERVICE));
-            response.addCapabilities(service(Type.GROUP_CONTROLLER_SERVICE));
-        }
+        // Every instance of a plugin version reports the same set, whichever services it serves (spec);
+        // a node-only instance answers the controller RPCs with UNIMPLEMENTED.
+        response.addCapabilities(service(Type.CONTROLLER_SERVICE));
+        response.addCapabilities(service(Type.GROUP_CONTROLLER_SERVICE));
         response.addCapabilities(service(Type.VOLUME_ACCESSIBILITY_CONSTRAINTS));
         response.addCapabilities(PluginCapability.newBuilder().setVolumeExpansion(
                 PluginCapability.VolumeExpansion.newBuilder().setType(PluginCapability.VolumeExpansion.Type.ONLINE)));

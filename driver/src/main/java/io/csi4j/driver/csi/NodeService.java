@@ -72,7 +72,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     @Override
     public void nodeExpandVolume(NodeExpandVolumeRequest req, StreamObserver<NodeExpandVolumeResponse> out) {
         long size = node.expand(req.getVolumeId(), path("volume_path", req.getVolumePath()),
-                WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()));
+                WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()),
+                req.hasVolumeCapability() ? Optional.of(WireMapping.capability(req.getVolumeCapability())) : Optional.empty());
         reply(out, NodeExpandVolumeResponse.newBuilder().setCapacityBytes(size).build());
     }
 

@@ -82,7 +82,7 @@ public final class WireMapping {
     }
 
     static Topology topology(String nodeId) {
-        return Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, nodeId).build();
+        return Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, DriverConfig.topologyValue(nodeId)).build();
     }
 
     /** A volume as csi.v1 shows it: capacity, id, context, content source, topology. */

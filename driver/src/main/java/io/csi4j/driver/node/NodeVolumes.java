@@ -75,7 +75,10 @@ public final class NodeVolumes {
                 "staging_target_path is not set; this plugin has STAGE_UNSTAGE_VOLUME: call NodeStageVolume first"));
         requireAbsolute(staging, "staging_target_path");
         checkSingleWriter(v, staging, targetPath, capability);
-        engine.publish(volumeId, staging, targetPath, publishOptions(v, capability, readOnly));
+        // ControllerPublishVolume(readonly=true) binds the node: the SP MUST publish it read-only (spec).
+        boolean controllerReadOnly = catalog.publications().get(volumeId, config.nodeId())
+                .map(p -> p.readOnly()).orElse(false);
+        engine.publish(volumeId, staging, targetPath, publishOptions(v, capability, readOnly || controllerReadOnly));
     }
 
     public void unpublish(String volumeId, Path targetPath) {
@@ -100,8 +103,11 @@ public final class NodeVolumes {
         return engine.stats(id, volumePath);
     }
 
-    public long expand(String volumeId, Path volumePath, CapacityRange range) {
+    public long expand(String volumeId, Path volumePath, CapacityRange range, Optional<Capability> capability) {
         VolumeRecord v = volumes.readyVolume(volumeId, "volume");
+        capability.flatMap(c -> volumes.unsupported(v, List.of(c))).ifPresent(why -> {
+            throw CsiException.invalidArgument("volume_capability exceeds what volume " + volumeId + " supports: " + why);
+        });
         requireAbsolute(volumePath, "volume_path");
         if (!Files.exists(volumePath)) throw CsiException.notFound("volume_path " + volumePath + " does not exist");
         if (range.limitBytes() > 0 && range.limitBytes() < v.capacityBytes()) {

@@ -365,7 +365,7 @@ public final class Volumes {
 
     private void checkTopology(NewVolume request) {
         request.allowedNodes().ifPresent(nodes -> {
-            if (!nodes.contains(config.nodeId())) {
+            if (!nodes.contains(config.topologyValue())) {
                 throw CsiException.resourceExhausted("accessibility requirements allow nodes " + nodes
                         + " but this plugin provisions on node " + config.nodeId());
             }

@@ -98,6 +98,7 @@ final class ControllerTests {
             check(v.getAccessibleTopologyCount() == 0 || ctx.caps().has(io.csi4j.proto.csi.PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS),
                     "Volume.accessible_topology: a plugin that returns this field MUST also set the VOLUME_ACCESSIBILITY_CONSTRAINTS plugin capability",
                     () -> "accessible_topology without the capability");
+            Topologies.verify(v.getAccessibleTopologyList(), "Volume.accessible_topology");
         });
 
         c.add(p + "/repeated identical requests return the same volume", create, ctx -> {
@@ -167,6 +168,102 @@ final class ControllerTests {
                     () -> tryCreate(ctx, request), Status.Code.INVALID_ARGUMENT, Status.Code.OUT_OF_RANGE);
         });
 
+        c.add(p + "/a negative limit_bytes fails with INVALID_ARGUMENT or OUT_OF_RANGE", create, ctx -> {
+            CreateVolumeRequest request = ctx.volumeRequest(ctx.name("negative"))
+                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(ctx.volumeSize()).setLimitBytes(-1)).build();
+            failsWithOneOf("CapacityRange.limit_bytes MUST NOT be negative; an invalid field MUST fail with INVALID_ARGUMENT (or OUT_OF_RANGE, unsupported capacity_range)",
+                    () -> tryCreate(ctx, request), Status.Code.INVALID_ARGUMENT, Status.Code.OUT_OF_RANGE);
+        });
+
+        c.add(p + "/required_bytes equal to limit_bytes gives a volume of exactly that size, or fails with OUT_OF_RANGE", create, ctx -> {
+            long size = ctx.volumeSize();
+            CreateVolumeRequest request = ctx.volumeRequest(ctx.name("exact"))
+                    .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(size).setLimitBytes(size)).build();
+            var answer = new java.util.concurrent.atomic.AtomicReference<Volume>();
+            Status.Code got = Verdicts.okOr("CreateVolume: a capacity_range MUST always be honored; one the plugin cannot honor MUST fail with OUT_OF_RANGE",
+                    () -> answer.getAndSet(tryCreate(ctx, request).getVolume()), Status.Code.OUT_OF_RANGE);
+            if (got != Status.Code.OK) return;
+            long capacity = answer.get().getCapacityBytes();
+            check(capacity == 0 || capacity == size,
+                    "CapacityRange: required_bytes = limit_bytes asks for an exact size, and capacity_range MUST always be honored",
+                    () -> "capacity_bytes " + capacity + " for exactly " + size);
+        });
+
+        c.add(p + "/a volume asked for with several access modes supports all of them, or creation fails with INVALID_ARGUMENT", create, ctx -> {
+            List<VolumeCapability> asked = List.of(ctx.capability(), ctx.capability(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER));
+            CreateVolumeRequest request = ctx.volumeRequest(ctx.name("modes")).clearVolumeCapabilities().addAllVolumeCapabilities(asked).build();
+            var answer = new java.util.concurrent.atomic.AtomicReference<Volume>();
+            Status.Code got = Verdicts.okOr("CreateVolume: if ANY of the volume_capabilities is not supported the call MUST fail (unsupported field: INVALID_ARGUMENT)",
+                    () -> answer.getAndSet(tryCreate(ctx, request).getVolume()), Status.Code.INVALID_ARGUMENT);
+            if (got != Status.Code.OK) return;
+            Volume v = answer.get();
+            ValidateVolumeCapabilitiesResponse validated = ok("ValidateVolumeCapabilities MUST succeed for an existing volume",
+                    () -> ctx.controller().validateVolumeCapabilities(validateRequest(ctx, v).clearVolumeCapabilities().addAllVolumeCapabilities(asked).build()));
+            check(validated.hasConfirmed() && asked.stream().allMatch(a -> validated.getConfirmed().getVolumeCapabilitiesList().stream().anyMatch(x -> sameKind(x, a))),
+                    "CreateVolume: the SP MUST provision a volume that satisfies ALL of the capabilities (the CO MAY use it with ANY of them)",
+                    () -> "ValidateVolumeCapabilities answered " + Verdicts.oneLine(validated));
+        });
+
+        c.add(p + "/parameters larger than 4 KiB fail with INVALID_ARGUMENT", create, ctx -> {
+            CreateVolumeRequest request = ctx.volumeRequest(ctx.name("big-params"))
+                    .putParameters("csi4j.io/sanity-padding", "x".repeat(Limits.MAP + 1)).build();
+            fails(Status.Code.INVALID_ARGUMENT,
+                    "Size limits: a map<string, string> SHALL NOT exceed 4 KiB; an invalid field MUST fail with INVALID_ARGUMENT",
+                    () -> tryCreate(ctx, request));
+        });
+
+        c.add(p + "/a secret key with characters other than alphanumerics, '-', '_' and '.' fails with INVALID_ARGUMENT", create, ctx -> {
+            CreateVolumeRequest request = ctx.volumeRequest(ctx.name("bad-secret")).putSecrets("csi4j sanity/key!", "value").build();
+            fails(Status.Code.INVALID_ARGUMENT,
+                    "Secrets: each key MUST consist of alphanumeric characters, '-', '_' or '.'; an invalid field MUST fail with INVALID_ARGUMENT",
+                    () -> tryCreate(ctx, request));
+        });
+
+        c.add(p + "/an error message does not contain a secret value", create.and(Requirement.custom("secrets to pass (--secrets)",
+                (caps, k) -> !k.secrets().isEmpty())), ctx -> {
+            CreateVolumeRequest request = ctx.volumeRequest(ctx.name("bad") + "\u0007").build();
+            fails(Status.Code.INVALID_ARGUMENT, "CreateVolume.name: a control character is an invalid field (INVALID_ARGUMENT)", () -> {
+                try {
+                    return tryCreate(ctx, request);
+                } catch (io.grpc.StatusRuntimeException e) {
+                    String message = String.valueOf(e.getStatus().getDescription());
+                    for (String secret : ctx.secrets().values()) {
+                        check(secret.isEmpty() || !message.contains(secret),
+                                "csi_secret: a secret field MUST be treated as sensitive (not logged, not in a status message the CO may show to users)",
+                                () -> "the status message carries the value of a secret");
+                    }
+                    throw e;
+                }
+            });
+        });
+
+        Requirement topology = create.and(Requirement.custom("plugin capability VOLUME_ACCESSIBILITY_CONSTRAINTS",
+                (caps, k) -> caps.has(io.csi4j.proto.csi.PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS)));
+        c.add(p + "/with this node's topology as requisite creates a volume accessible from it", topology, ctx -> {
+            io.csi4j.proto.csi.Topology node = nodeTopology(ctx);
+            Volume v = ctx.createVolume(ctx.volumeRequest(ctx.name("topology"))
+                    .setAccessibilityRequirements(io.csi4j.proto.csi.TopologyRequirement.newBuilder().addRequisite(node).addPreferred(node)).build());
+            var prefixes = Topologies.verify(v.getAccessibleTopologyList(), "Volume.accessible_topology");
+            prefixes.addAll(Topologies.verify(List.of(node), "NodeGetInfoResponse.accessible_topology"));
+            check(prefixes.size() <= 1, "Topology: a key prefix MUST be identical across all topology keys returned by the SP (across all RPCs)",
+                    () -> "prefixes " + prefixes);
+            check(v.getAccessibleTopologyCount() == 0 || v.getAccessibleTopologyList().contains(node),
+                    "TopologyRequirement.requisite: with one requisite topology (x = n) the SP MUST make the volume available from it",
+                    () -> "accessible_topology " + v.getAccessibleTopologyList().stream().map(Verdicts::oneLine).toList() + " for requisite " + Verdicts.oneLine(node));
+        });
+
+        c.add(p + "/with a requisite topology the plugin cannot serve fails with RESOURCE_EXHAUSTED", topology, ctx -> {
+            io.csi4j.proto.csi.Topology node = nodeTopology(ctx);
+            var elsewhere = io.csi4j.proto.csi.Topology.newBuilder();
+            String suffix = ctx.name("nowhere").replaceAll("[^a-zA-Z0-9]", "");
+            node.getSegmentsMap().forEach((key, value) -> elsewhere.putSegments(key, "n" + suffix.substring(Math.max(0, suffix.length() - 40))));
+            CreateVolumeRequest request = ctx.volumeRequest(ctx.name("nowhere"))
+                    .setAccessibilityRequirements(io.csi4j.proto.csi.TopologyRequirement.newBuilder().addRequisite(elsewhere)).build();
+            failsWithOneOf("CreateVolume: a volume that cannot be made accessible from the requisite topologies MUST fail"
+                            + " (RESOURCE_EXHAUSTED: unable to provision in accessible_topology; INVALID_ARGUMENT for a segment the plugin does not know)",
+                    () -> tryCreate(ctx, request), Status.Code.RESOURCE_EXHAUSTED, Status.Code.INVALID_ARGUMENT);
+        });
+
         c.add(p + "/from a snapshot that does not exist fails with NOT_FOUND", Requirement.controller(CREATE_DELETE_VOLUME, CREATE_DELETE_SNAPSHOT), ctx -> {
             CreateVolumeRequest request = ctx.volumeRequest(ctx.name("from-missing"))
                     .setVolumeContentSource(VolumeContentSource.newBuilder()
@@ -182,6 +279,39 @@ final class ControllerTests {
                     .build();
             fails(Status.Code.NOT_FOUND, "CreateVolume: a source that does not exist MUST fail with NOT_FOUND", () -> tryCreate(ctx, request));
         });
+
+        c.missing(p, "volume_content_source.type", create, ctx -> () -> tryCreate(ctx, ctx.volumeRequest(ctx.name("typeless"))
+                .setVolumeContentSource(VolumeContentSource.getDefaultInstance()).build()));
+        c.missing(p, "volume_content_source.snapshot.snapshot_id", Requirement.controller(CREATE_DELETE_VOLUME, CREATE_DELETE_SNAPSHOT),
+                ctx -> () -> tryCreate(ctx, ctx.volumeRequest(ctx.name("no-snapshot-id")).setVolumeContentSource(VolumeContentSource.newBuilder()
+                        .setSnapshot(VolumeContentSource.SnapshotSource.getDefaultInstance())).build()));
+        c.missing(p, "volume_content_source.volume.volume_id", Requirement.controller(CREATE_DELETE_VOLUME, CLONE_VOLUME),
+                ctx -> () -> tryCreate(ctx, ctx.volumeRequest(ctx.name("no-volume-id")).setVolumeContentSource(VolumeContentSource.newBuilder()
+                        .setVolume(VolumeContentSource.VolumeSource.getDefaultInstance())).build()));
+    }
+
+    /** This node's topology from NodeGetInfo; not applicable when it reports none. */
+    static io.csi4j.proto.csi.Topology nodeTopology(TestContext ctx) {
+        var info = ok("NodeGetInfo MUST succeed", () -> ctx.node().nodeGetInfo(io.csi4j.proto.csi.NodeGetInfoRequest.getDefaultInstance()));
+        if (!info.hasAccessibleTopology() || info.getAccessibleTopology().getSegmentsCount() == 0) {
+            TestContext.notApplicable("NodeGetInfo reports no accessible_topology to ask for");
+        }
+        return info.getAccessibleTopology();
+    }
+
+    /**
+     * A capability this volume does not support, by the plugin's own account: the other access type,
+     * unless ValidateVolumeCapabilities confirms that too (then the test is not applicable).
+     */
+    static VolumeCapability unsupportedCapability(TestContext ctx, Volume v) {
+        VolumeCapability other = ctx.otherAccessType();
+        Status.Code got = Verdicts.okOr("ValidateVolumeCapabilities MUST succeed for an existing volume (or refuse an unsupported capability)", () -> {
+            if (ctx.controller().validateVolumeCapabilities(validateRequest(ctx, v).clearVolumeCapabilities().addVolumeCapabilities(other).build()).hasConfirmed()) {
+                TestContext.notApplicable("the volume supports the other access type too (ValidateVolumeCapabilities confirms it)");
+            }
+            return null;
+        }, Status.Code.INVALID_ARGUMENT);
+        return other;
     }
 
     private static void deleteVolume(Catalog c) {
@@ -231,6 +361,12 @@ final class ControllerTests {
             Volume v = ctx.createVolume("validate");
             ValidateVolumeCapabilitiesResponse answer = ok("ValidateVolumeCapabilities: a Controller Plugin MUST implement this RPC",
                     () -> ctx.controller().validateVolumeCapabilities(validateRequest(ctx, v).build()));
+            for (int i = 1; i < ctx.repeats(); i++) {
+                ValidateVolumeCapabilitiesResponse again = ok("ValidateVolumeCapabilities MUST be idempotent",
+                        () -> ctx.controller().validateVolumeCapabilities(validateRequest(ctx, v).build()));
+                check(again.equals(answer), "ValidateVolumeCapabilities MUST be idempotent: the same request, the same answer",
+                        () -> Verdicts.oneLine(again) + " after " + Verdicts.oneLine(answer));
+            }
             check(answer.hasConfirmed(),
                     "CreateVolume: the SP MUST provision a volume that satisfies ALL requested capabilities, so ValidateVolumeCapabilities confirms them",
                     () -> "no confirmed (message: '" + answer.getMessage() + "')");
@@ -238,6 +374,20 @@ final class ControllerTests {
             check(answer.getConfirmed().getVolumeCapabilitiesList().stream().anyMatch(confirmed -> sameKind(confirmed, asked)),
                     "ValidateVolumeCapabilitiesResponse.Confirmed.volume_capabilities (REQUIRED) holds the capabilities validated",
                     () -> Verdicts.oneLine(answer.getConfirmed()));
+        });
+
+        c.add(p + "/confirms all the capabilities asked for or none of them", create, ctx -> {
+            Volume v = ctx.createVolume("validate");
+            List<VolumeCapability> asked = List.of(ctx.capability(), ctx.otherAccessType());
+            var answer = new java.util.concurrent.atomic.AtomicReference<ValidateVolumeCapabilitiesResponse>();
+            Status.Code got = Verdicts.okOr("ValidateVolumeCapabilities MUST succeed for an existing volume (or refuse an unsupported capability with INVALID_ARGUMENT)",
+                    () -> answer.getAndSet(ctx.controller().validateVolumeCapabilities(
+                            validateRequest(ctx, v).clearVolumeCapabilities().addAllVolumeCapabilities(asked).build())), Status.Code.INVALID_ARGUMENT);
+            if (got != Status.Code.OK || !answer.get().hasConfirmed()) return;
+            var confirmed = answer.get().getConfirmed().getVolumeCapabilitiesList();
+            check(asked.stream().allMatch(a -> confirmed.stream().anyMatch(x -> sameKind(x, a))),
+                    "ValidateVolumeCapabilities SHALL return confirmed only if ALL the volume capabilities specified are supported",
+                    () -> "confirmed " + Verdicts.oneLine(answer.get().getConfirmed()) + " for a mount and a block capability");
         });
 
         c.add(p + "/a volume that does not exist fails with NOT_FOUND", Requirement.controllerService(), ctx -> {
@@ -286,6 +436,8 @@ final class ControllerTests {
                 check(answer.getStatus().hasVolumeCondition(),
                         "ControllerGetVolume: a Controller Plugin MUST provide a non-empty volume_condition if it has VOLUME_CONDITION",
                         () -> "no volume_condition");
+                check(!answer.getStatus().getVolumeCondition().getMessage().isEmpty(), "VolumeCondition.message is REQUIRED",
+                        () -> "an empty message");
             }
         });
 
@@ -307,6 +459,11 @@ final class ControllerTests {
                     () -> "a new volume " + v.getVolumeId() + " is missing from " + all.size() + " entries");
             check(entry.get().getVolume().getCapacityBytes() == v.getCapacityBytes(), "ListVolumes returns each volume's information",
                     () -> "capacity_bytes " + entry.get().getVolume().getCapacityBytes() + ", created with " + v.getCapacityBytes());
+            if (ctx.caps().has(VOLUME_CONDITION)) {
+                check(entry.get().getStatus().hasVolumeCondition() && !entry.get().getStatus().getVolumeCondition().getMessage().isEmpty(),
+                        "ListVolumesResponse.VolumeStatus.volume_condition MUST be specified if the VOLUME_CONDITION controller capability is supported (its message is REQUIRED)",
+                        () -> "status " + Verdicts.oneLine(entry.get().getStatus()));
+            }
         });
 
         c.add(p + "/reports the node a volume is published on", Requirement.controller(CREATE_DELETE_VOLUME, LIST_VOLUMES, LIST_VOLUMES_PUBLISHED_NODES, PUBLISH_UNPUBLISH_VOLUME), ctx -> {
@@ -366,6 +523,21 @@ final class ControllerTests {
             }
         });
 
+        c.add(p + "/a volume_capability the volume does not support fails with INVALID_ARGUMENT", expand, ctx -> {
+            Volume v = ctx.createVolume("expand");
+            VolumeCapability other = unsupportedCapability(ctx, v);
+            fails(Status.Code.INVALID_ARGUMENT, "ControllerExpandVolume: capabilities not supported by the volume MUST fail with INVALID_ARGUMENT (exceeds capabilities)",
+                    () -> ctx.controller().controllerExpandVolume(expandRequest(ctx, v.getVolumeId(), 2 * ctx.volumeSize()).setVolumeCapability(other).build()));
+        });
+
+        c.add(p + "/limit_bytes below the volume's size fails with OUT_OF_RANGE", expand, ctx -> {
+            Volume v = ctx.createVolume("expand");
+            long below = v.getCapacityBytes() > 0 ? v.getCapacityBytes() / 2 : ctx.volumeSize() / 2;
+            fails(Status.Code.OUT_OF_RANGE, "ControllerExpandVolume: a capacity_range the plugin cannot honor (a volume larger than limit_bytes) MUST fail with OUT_OF_RANGE",
+                    () -> ctx.controller().controllerExpandVolume(expandRequest(ctx, v.getVolumeId(), below)
+                            .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(below).setLimitBytes(below)).build()));
+        });
+
         c.add(p + "/a volume that does not exist fails with NOT_FOUND", Requirement.controller(EXPAND_VOLUME), ctx ->
                 fails(Status.Code.NOT_FOUND, "ControllerExpandVolume: a volume that does not exist MUST fail with NOT_FOUND",
                         () -> ctx.controller().controllerExpandVolume(expandRequest(ctx, ctx.name("no-such-volume"), 2 * ctx.volumeSize()).build())));
@@ -393,6 +565,13 @@ final class ControllerTests {
                         () -> ctx.controller().controllerModifyVolume(ControllerModifyVolumeRequest.newBuilder().setVolumeId(v.getVolumeId())
                                 .putAllMutableParameters(ctx.config().mutableParams()).putAllSecrets(ctx.secrets()).build()));
             }
+        });
+
+        c.add(p + "/unsupported mutable parameters fail with INVALID_ARGUMENT", modify, ctx -> {
+            Volume v = ctx.createVolume("modify");
+            fails(Status.Code.INVALID_ARGUMENT, "ControllerModifyVolume: mutable parameter keys or values the plugin does not support MUST fail with INVALID_ARGUMENT",
+                    () -> ctx.controller().controllerModifyVolume(ControllerModifyVolumeRequest.newBuilder().setVolumeId(v.getVolumeId())
+                            .putMutableParameters("csi4j.io/sanity-unsupported-" + ctx.name("key").hashCode(), "?").putAllSecrets(ctx.secrets()).build()));
         });
 
         c.add(p + "/a volume that does not exist fails with NOT_FOUND", Requirement.controller(MODIFY_VOLUME), ctx -> {

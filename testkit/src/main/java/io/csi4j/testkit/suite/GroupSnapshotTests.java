@@ -67,6 +67,7 @@ final class GroupSnapshotTests {
 
     static void checkGroup(VolumeGroupSnapshot g, List<String> volumeIds) {
         check(!g.getGroupSnapshotId().isEmpty(), "VolumeGroupSnapshot.group_snapshot_id is REQUIRED", () -> "an empty group_snapshot_id");
+        Limits.id(g.getGroupSnapshotId(), "VolumeGroupSnapshot.group_snapshot_id");
         check(g.hasCreationTime(), "VolumeGroupSnapshot.creation_time is REQUIRED", () -> "no creation_time");
         Set<String> sources = new HashSet<>();
         for (Snapshot s : g.getSnapshotsList()) {
@@ -221,6 +222,25 @@ final class GroupSnapshotTests {
             VolumeGroupSnapshot g = readyGroupSnapshot(ctx, volumes(ctx, 2));
             return () -> ctx.groupController().deleteVolumeGroupSnapshot(deleteRequest(ctx, g.getGroupSnapshotId(), List.of()));
         });
+
+        c.add("Controller/DeleteSnapshot/a member of a group snapshot is refused with INVALID_ARGUMENT, or deleted",
+                GROUPS.and(Requirement.controller(io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT)), ctx -> {
+                    VolumeGroupSnapshot g = readyGroupSnapshot(ctx, volumes(ctx, 2));
+                    String member = snapshotIds(g).getFirst();
+                    Status.Code got = Verdicts.okOr("DeleteSnapshot: a snapshot that is part of a group snapshot and cannot be deleted stand alone MUST fail with INVALID_ARGUMENT",
+                            () -> ctx.controller().deleteSnapshot(SnapshotTests.delete(ctx, member)), Status.Code.INVALID_ARGUMENT);
+                    if (got == Status.Code.OK) {
+                        // the plugin treats members as independent: the group snapshot now has the others
+                        ctx.forgetGroupSnapshot(g.getGroupSnapshotId());
+                        ctx.trackGroupSnapshot(g.getGroupSnapshotId(), snapshotIds(g).subList(1, g.getSnapshotsCount()));
+                    } else if (ctx.caps().has(GET_SNAPSHOT)) {
+                        Snapshot still = ok("DeleteSnapshot refused with INVALID_ARGUMENT leaves the member snapshot as it was",
+                                () -> ctx.controller().getSnapshot(SnapshotTests.getRequest(ctx, member))).getSnapshot();
+                        check(still.getGroupSnapshotId().equals(g.getGroupSnapshotId()),
+                                "Snapshot.group_snapshot_id: a member that MUST NOT be deleted stand alone names its group snapshot",
+                                () -> "group_snapshot_id '" + still.getGroupSnapshotId() + "'");
+                    }
+                });
 
         c.add("Lifecycle/group snapshot/each member of a group snapshot restores its own data", GROUPS, ctx -> {
             List<Volume> members = List.of(ctx.createVolume("member0"), ctx.createVolume("member1"));

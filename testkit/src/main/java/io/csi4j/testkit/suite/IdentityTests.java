@@ -1,9 +1,12 @@
 package io.csi4j.testkit.suite;
 
 import static io.csi4j.testkit.suite.Verdicts.check;
+import static io.csi4j.testkit.suite.Verdicts.fails;
 import static io.csi4j.testkit.suite.Verdicts.ok;
 
 import io.csi4j.proto.csi.ControllerServiceCapability;
+import io.csi4j.proto.csi.GetMetadataAllocatedRequest;
+import io.csi4j.proto.csi.GetMetadataDeltaRequest;
 import io.csi4j.proto.csi.GetPluginCapabilitiesRequest;
 import io.csi4j.proto.csi.GetPluginInfoRequest;
 import io.csi4j.proto.csi.GetPluginInfoResponse;
@@ -11,6 +14,7 @@ import io.csi4j.proto.csi.NodeServiceCapability;
 import io.csi4j.proto.csi.PluginCapability;
 import io.csi4j.proto.csi.ProbeRequest;
 import io.csi4j.proto.csi.ProbeResponse;
+import io.grpc.Status;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -79,6 +83,17 @@ final class IdentityTests {
                 ok("Probe MAY be invoked at any time and multiple times", () -> ctx.identity().probe(ProbeRequest.getDefaultInstance()));
             }
         });
+
+        Requirement noMetadata = Requirement.custom("no plugin capability SNAPSHOT_METADATA_SERVICE",
+                (caps, k) -> !caps.has(PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE));
+        c.add("SnapshotMetadata/GetMetadataAllocated/without SNAPSHOT_METADATA_SERVICE fails with UNIMPLEMENTED", noMetadata, ctx ->
+                fails(Status.Code.UNIMPLEMENTED, "Error scheme: an RPC the plugin does not implement MUST fail with UNIMPLEMENTED", () ->
+                        ctx.snapshotMetadata().getMetadataAllocated(GetMetadataAllocatedRequest.newBuilder()
+                                .setSnapshotId(ctx.name("no-such-snapshot")).build()).hasNext()));
+        c.add("SnapshotMetadata/GetMetadataDelta/without SNAPSHOT_METADATA_SERVICE fails with UNIMPLEMENTED", noMetadata, ctx ->
+                fails(Status.Code.UNIMPLEMENTED, "Error scheme: an RPC the plugin does not implement MUST fail with UNIMPLEMENTED", () ->
+                        ctx.snapshotMetadata().getMetadataDelta(GetMetadataDeltaRequest.newBuilder()
+                                .setBaseSnapshotId(ctx.name("no-such-snapshot")).setTargetSnapshotId(ctx.name("no-such-snapshot")).build()).hasNext()));
 
         return c.tests();
     }

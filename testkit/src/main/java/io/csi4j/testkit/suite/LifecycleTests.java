@@ -3,6 +3,8 @@ package io.csi4j.testkit.suite;
 import static io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.CLONE_VOLUME;
 import static io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT;
 import static io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME;
+import static io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.PUBLISH_READONLY;
+import static io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.PUBLISH_UNPUBLISH_VOLUME;
 import static io.csi4j.proto.csi.NodeServiceCapability.RPC.Type.GET_VOLUME_STATS;
 import static io.csi4j.testkit.suite.Verdicts.check;
 import static io.csi4j.testkit.suite.Verdicts.ok;
@@ -109,12 +111,37 @@ final class LifecycleTests {
             ctx.deleteVolume(v.getVolumeId());
         });
 
+        c.add("Lifecycle/clone/a clone larger than its source has the requested size and the data, or fails with OUT_OF_RANGE",
+                Requirement.controller(CREATE_DELETE_VOLUME, CLONE_VOLUME), ctx -> {
+                    Volume v = ctx.createVolume("life-source");
+                    Attachment a = ctx.attach(v);
+                    byte[] data = VolumeData.pattern(seed());
+                    write(ctx, a, data);
+                    ctx.detach(a);
+                    long bigger = 2 * ctx.volumeSize();
+                    CreateVolumeRequest request = ctx.volumeRequest(ctx.name("life-bigger-clone"))
+                            .setCapacityRange(TestContext.required(bigger))
+                            .setVolumeContentSource(VolumeContentSource.newBuilder()
+                                    .setVolume(VolumeContentSource.VolumeSource.newBuilder().setVolumeId(v.getVolumeId())))
+                            .build();
+                    String rule = "CreateVolume from a volume with a larger size: refuse with OUT_OF_RANGE or provide a volume that has both the requested size and the source's data";
+                    var answer = new java.util.concurrent.atomic.AtomicReference<Volume>();
+                    Status.Code got = Verdicts.okOr(rule, () -> answer.getAndSet(ControllerTests.tryCreate(ctx, request).getVolume()), Status.Code.OUT_OF_RANGE);
+                    if (got == Status.Code.OUT_OF_RANGE) return;
+                    Volume clone = answer.get();
+                    check(clone.getCapacityBytes() == 0 || clone.getCapacityBytes() >= bigger, rule,
+                            () -> "capacity_bytes " + clone.getCapacityBytes() + " < " + bigger);
+                    Attachment r = ctx.attach(clone);
+                    expectData(ctx, r, data, rule);
+                    expectTotalAbove(ctx, r, ctx.volumeSize(), bigger, rule);
+                });
+
         c.add("Lifecycle/expansion/an expanded volume reports the new size and keeps its data",
                 VOLUMES.and(Requirement.custom("controller or node capability EXPAND_VOLUME",
                         (caps, k) -> caps.has(ControllerServiceCapability.RPC.Type.EXPAND_VOLUME) || caps.has(NodeServiceCapability.RPC.Type.EXPAND_VOLUME))),
                 LifecycleTests::expansion);
 
-        c.add("Lifecycle/readonly/a volume published readonly can be read but not written", VOLUMES.and(Requirement.access(AccessType.MOUNT)), ctx -> {
+        c.add("Lifecycle/readonly/a volume published readonly can be read but not written", VOLUMES, ctx -> {
             Volume v = ctx.createVolume("life-ro");
             Attachment a = ctx.attach(v);
             byte[] data = VolumeData.pattern(seed());
@@ -122,19 +149,102 @@ final class LifecycleTests {
             ctx.detach(a);
             Attachment ro = ctx.attach(v, ctx.capability(), true);
             expectData(ctx, ro, data, "NodePublishVolume with readonly: the volume's data is readable");
-            Path probe = ro.targetPath().resolve("csi4j-sanity-readonly-probe");
-            boolean written;
-            try {
-                Files.write(probe, new byte[] {1});
-                written = true;
-            } catch (IOException expected) {
-                written = false;
-            }
-            check(!written, "NodePublishVolume: readonly=true means the SP MUST publish the volume in readonly mode", () -> "writing " + probe + " succeeded");
+            expectReadOnly(ctx, ro, "NodePublishVolume: readonly=true means the SP MUST publish the volume in readonly mode");
             ctx.detach(ro);
         });
 
+        c.add("Lifecycle/readonly/a volume controller-published readonly cannot be written on the node",
+                VOLUMES.and(Requirement.controller(PUBLISH_UNPUBLISH_VOLUME, PUBLISH_READONLY)), LifecycleTests::controllerReadOnly);
+
+        c.add("Lifecycle/long paths/staging and target paths longer than 128 bytes work at every node RPC", VOLUMES, ctx -> {
+            Volume v = ctx.createVolume("life-long");
+            String rule = "node RPC paths override the 128-byte limit: the SP MUST accept a path of at least 128 bytes";
+            Attachment a;
+            try {
+                a = ctx.attach(v, ctx.capability(), false, ctx::newLongStagingDir, ctx::newLongTargetPath);
+            } catch (SpecViolation e) {
+                throw new SpecViolation(rule + " (NodeStageVolume, NodePublishVolume)", e.getMessage());
+            }
+            check(a.targetPath().toString().length() > 128 && (a.stagingPath().isEmpty() || a.stagingPathText().length() > 128),
+                    "the suite's own long paths are longer than 128 bytes", () -> a.targetPath() + " " + a.stagingPathText());
+            byte[] data = VolumeData.pattern(seed());
+            write(ctx, a, data);
+            expectData(ctx, a, data, rule + " (NodeStageVolume, NodePublishVolume)");
+            if (ctx.caps().has(GET_VOLUME_STATS)) {
+                ok(rule + " (NodeGetVolumeStats.volume_path and staging_target_path)",
+                        () -> ctx.node().nodeGetVolumeStats(NodeTests.statsRequest(a.volumeId(), a.targetPath(), a.stagingPathText())));
+            }
+            if (ctx.caps().has(NodeServiceCapability.RPC.Type.EXPAND_VOLUME)) {
+                long size = v.getCapacityBytes() > 0 ? v.getCapacityBytes() : ctx.volumeSize();
+                ok(rule + " (NodeExpandVolume.volume_path and staging_target_path, at the current size)",
+                        () -> ctx.node().nodeExpandVolume(NodeTests.expandRequest(ctx, a.volumeId(), a.targetPath(), a.stagingPathText(), size).build()));
+            }
+            ctx.detach(a);
+        });
+
         return c.tests();
+    }
+
+    /**
+     * ControllerPublishVolume with readonly (PUBLISH_READONLY): whatever the node side is asked, the
+     * volume must not be writable there. A plugin may also refuse the writable node publication.
+     */
+    private static void controllerReadOnly(TestContext ctx) throws Exception {
+        Volume v = ctx.createVolume("life-cro");
+        Attachment a = ctx.attach(v);
+        byte[] data = VolumeData.pattern(seed());
+        write(ctx, a, data);
+        ctx.detach(a);
+        String rule = "ControllerPublishVolume: readonly=true means the SP MUST publish the volume in readonly mode";
+        ok("ControllerPublishVolume MUST succeed with readonly=true (PUBLISH_READONLY)",
+                () -> ctx.controller().controllerPublishVolume(PublishTests.publishRequest(ctx, v).setReadonly(true).build()));
+        ctx.cleanup().add(Cleanup.Stage.CONTROLLER_UNPUBLISH, "ControllerUnpublishVolume " + v.getVolumeId(),
+                () -> ctx.controller().controllerUnpublishVolume(PublishTests.unpublishRequest(ctx, v.getVolumeId())));
+        Optional<Path> staging = Optional.empty();
+        if (ctx.caps().stages()) {
+            Path dir = ctx.newStagingDir();
+            Status.Code got = Verdicts.okOr(rule + " (NodeStageVolume may refuse a writable use of it)", () -> {
+                var answer = ctx.node().nodeStageVolume(NodeTests.stageRequest(ctx, v, java.util.Map.of(), dir).build());
+                ctx.cleanup().add(Cleanup.Stage.NODE_UNSTAGE, "NodeUnstageVolume " + v.getVolumeId(),
+                        () -> ctx.node().nodeUnstageVolume(NodeTests.unstageRequest(v.getVolumeId(), dir)));
+                return answer;
+            }, Status.Code.FAILED_PRECONDITION, Status.Code.INVALID_ARGUMENT);
+            if (got != Status.Code.OK) return;
+            staging = Optional.of(dir);
+        }
+        Path target = ctx.newTargetPath();
+        var publish = ctx.publishRequest(v, java.util.Map.of(), staging, target, ctx.capability(), false);
+        Status.Code got = Verdicts.okOr(rule + " (NodePublishVolume may refuse a writable publication of it)", () -> {
+            var answer = ctx.node().nodePublishVolume(publish);
+            ctx.cleanup().add(Cleanup.Stage.NODE_UNPUBLISH, "NodeUnpublishVolume " + v.getVolumeId(),
+                    () -> ctx.node().nodeUnpublishVolume(NodeTests.unpublishRequest(v.getVolumeId(), target)));
+            return answer;
+        }, Status.Code.FAILED_PRECONDITION, Status.Code.INVALID_ARGUMENT);
+        if (got != Status.Code.OK) return;
+        String difference = VolumeData.difference(target, ctx.accessType(), data);
+        check(difference == null, "a volume keeps its data from one publication to the next", () -> difference);
+        boolean written;
+        try {
+            VolumeData.write(target, ctx.accessType(), VolumeData.pattern(seed()));
+            written = true;
+        } catch (IOException expected) {
+            written = false;
+        }
+        check(!written, rule, () -> "the node published it writable: writing " + target + " succeeded");
+    }
+
+    /** Writing must fail: a file in a mounted volume, the device itself for a block volume. */
+    static void expectReadOnly(TestContext ctx, Attachment a, String rule) {
+        boolean written;
+        Path probe = ctx.accessType() == AccessType.MOUNT ? a.targetPath().resolve("csi4j-sanity-readonly-probe") : a.targetPath();
+        try {
+            if (ctx.accessType() == AccessType.MOUNT) Files.write(probe, new byte[] {1});
+            else VolumeData.write(probe, AccessType.BLOCK, VolumeData.pattern(seed()));
+            written = true;
+        } catch (IOException expected) {
+            written = false;
+        }
+        check(!written, rule, () -> "writing " + probe + " succeeded");
     }
 
     private static void expansion(TestContext ctx) throws Exception {

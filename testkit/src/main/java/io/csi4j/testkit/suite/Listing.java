@@ -64,6 +64,8 @@ final class Listing {
                     () -> "still a next_token after " + maxPages + " pages of max_entries=" + maxEntries + " (" + seen.size() + " entries)");
             String current = token;
             Page page = ok(current.isEmpty() ? pager.rpc() + " MUST succeed" : rule, () -> pager.page(ctx, maxEntries, current));
+            check(page.ids().stream().noneMatch(String::isEmpty), pager.rpc() + ": each entry's object (and its id) is REQUIRED",
+                    () -> "an entry without an id");
             check(maxEntries == 0 || page.ids().size() <= maxEntries,
                     pager.rpc() + ": if max_entries is specified, the Plugin MUST NOT return more entries than this number",
                     () -> page.ids().size() + " entries for max_entries=" + maxEntries);

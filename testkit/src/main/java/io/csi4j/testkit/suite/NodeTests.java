@@ -108,6 +108,7 @@ final class NodeTests {
             check(!info.hasAccessibleTopology() || ctx.caps().has(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS),
                     "NodeGetInfoResponse.accessible_topology: a plugin that returns this field MUST also set the VOLUME_ACCESSIBILITY_CONSTRAINTS plugin capability",
                     () -> "accessible_topology " + Verdicts.oneLine(info.getAccessibleTopology()) + " without the capability");
+            if (info.hasAccessibleTopology()) Topologies.verify(List.of(info.getAccessibleTopology()), "NodeGetInfoResponse.accessible_topology");
         });
     }
 
@@ -137,6 +138,18 @@ final class NodeTests {
                             + " (FAILED_PRECONDITION or INVALID_ARGUMENT when the other access type is not supported at all)",
                     () -> ctx.node().nodeStageVolume(stageRequest(ctx, v, context, dir).setVolumeCapability(other).build()),
                     Status.Code.ALREADY_EXISTS, Status.Code.FAILED_PRECONDITION, Status.Code.INVALID_ARGUMENT);
+        });
+
+        c.add(p + "/a volume_capability the volume does not support fails with FAILED_PRECONDITION", STAGING, ctx -> {
+            Volume v = ctx.createVolume("stage");
+            VolumeCapability other = ControllerTests.unsupportedCapability(ctx, v);
+            Map<String, String> context = controllerPublished(ctx, v);
+            Path dir = ctx.newStagingDir();
+            fails(Status.Code.FAILED_PRECONDITION, "NodeStageVolume: capabilities not supported by the volume MUST fail with FAILED_PRECONDITION (exceeds capabilities)", () -> {
+                var answer = ctx.node().nodeStageVolume(stageRequest(ctx, v, context, dir).setVolumeCapability(other).build());
+                ctx.cleanup().add(Cleanup.Stage.NODE_UNSTAGE, "NodeUnstageVolume " + v.getVolumeId(), () -> ctx.node().nodeUnstageVolume(unstageRequest(v.getVolumeId(), dir)));
+                return answer;
+            });
         });
 
         c.add(p + "/a volume that does not exist fails with NOT_FOUND", staging, ctx -> {
@@ -228,6 +241,21 @@ final class NodeTests {
             fails(Status.Code.ALREADY_EXISTS,
                     "NodePublishVolume: a volume published at target_path but incompatible with the readonly flag MUST fail with ALREADY_EXISTS",
                     () -> ctx.node().nodePublishVolume(readonly));
+        });
+
+        c.add(p + "/a volume_capability the volume does not support fails with FAILED_PRECONDITION", VOLUMES, ctx -> {
+            Volume v = ctx.createVolume("publish");
+            VolumeCapability other = ControllerTests.unsupportedCapability(ctx, v);
+            Map<String, String> context = controllerPublished(ctx, v);
+            Optional<Path> staging = ctx.caps().stages() ? Optional.of(staged(ctx, v, context)) : Optional.empty();
+            Path target = ctx.newTargetPath();
+            NodePublishVolumeRequest request = ctx.publishRequest(v, context, staging, target, other, false);
+            fails(Status.Code.FAILED_PRECONDITION, "NodePublishVolume: capabilities not supported by the volume MUST fail with FAILED_PRECONDITION (exceeds capabilities)", () -> {
+                var answer = ctx.node().nodePublishVolume(request);
+                ctx.cleanup().add(Cleanup.Stage.NODE_UNPUBLISH, "NodeUnpublishVolume " + v.getVolumeId(),
+                        () -> ctx.node().nodeUnpublishVolume(unpublishRequest(v.getVolumeId(), target)));
+                return answer;
+            });
         });
 
         c.add(p + "/without staging_target_path on a staging plugin fails with FAILED_PRECONDITION", STAGING, ctx -> {
@@ -343,6 +371,7 @@ final class NodeTests {
             if (ctx.caps().has(VOLUME_CONDITION)) {
                 check(answer.hasVolumeCondition(), "NodeGetVolumeStatsResponse.volume_condition MUST be specified with the VOLUME_CONDITION node capability",
                         () -> "no volume_condition");
+                check(!answer.getVolumeCondition().getMessage().isEmpty(), "VolumeCondition.message is REQUIRED", () -> "an empty message");
             }
         });
 
@@ -383,6 +412,25 @@ final class NodeTests {
     private static void expand(Catalog c) {
         String p = "Node/NodeExpandVolume";
         Requirement expand = Requirement.node(EXPAND_VOLUME);
+
+        c.add(p + "/a volume_capability the volume does not support fails with INVALID_ARGUMENT", VOLUMES.and(expand), ctx -> {
+            Volume v = ctx.createVolume("nexpand");
+            VolumeCapability other = ControllerTests.unsupportedCapability(ctx, v);
+            Attachment a = ctx.attach(v);
+            long size = v.getCapacityBytes() > 0 ? v.getCapacityBytes() : ctx.volumeSize();
+            fails(Status.Code.INVALID_ARGUMENT, "NodeExpandVolume: capabilities not supported by the volume MUST fail with INVALID_ARGUMENT (exceeds capabilities)",
+                    () -> ctx.node().nodeExpandVolume(expandRequest(ctx, v.getVolumeId(), a.targetPath(), a.stagingPathText(), size)
+                            .setVolumeCapability(other).build()));
+        });
+
+        c.add(p + "/limit_bytes below the volume's size fails with OUT_OF_RANGE", VOLUMES.and(expand), ctx -> {
+            Volume v = ctx.createVolume("nexpand");
+            Attachment a = ctx.attach(v);
+            long below = (v.getCapacityBytes() > 0 ? v.getCapacityBytes() : ctx.volumeSize()) / 2;
+            fails(Status.Code.OUT_OF_RANGE, "NodeExpandVolume: a capacity_range the plugin does not allow (limit_bytes below the volume's size) MUST fail with OUT_OF_RANGE",
+                    () -> ctx.node().nodeExpandVolume(expandRequest(ctx, v.getVolumeId(), a.targetPath(), a.stagingPathText(), below)
+                            .setCapacityRange(io.csi4j.proto.csi.CapacityRange.newBuilder().setRequiredBytes(below).setLimitBytes(below)).build()));
+        });
 
         c.add(p + "/a volume that does not exist fails with NOT_FOUND", expand, ctx -> {
             Path dir = ctx.newStagingDir();

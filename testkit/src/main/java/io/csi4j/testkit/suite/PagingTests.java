@@ -71,6 +71,8 @@ final class PagingTests {
             Objects objects = fixture.prepare(ctx);
             Set<String> created = new LinkedHashSet<>();
             for (int i = 0; i < OBJECTS; i++) created.add(objects.create(i));
+            check(created.size() == OBJECTS, rpc + ": the id of each object MUST uniquely identify it among all objects of the plugin",
+                    () -> OBJECTS + " objects created, " + created.size() + " distinct ids " + created);
             List<String> everything = Listing.all(ctx, pager);
             check(everything.containsAll(created), rpc + " SHALL return all the objects the plugin knows about",
                     () -> "without max_entries it missed " + missing(created, everything));

@@ -240,6 +240,10 @@ public final class Session implements AutoCloseable {
         return GroupControllerGrpc.newBlockingStub(channel()).withDeadlineAfter(timeout());
     }
 
+    public io.csi4j.proto.csi.SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
+        return io.csi4j.proto.csi.SnapshotMetadataGrpc.newBlockingStub(channel()).withDeadlineAfter(timeout());
+    }
+
     public io.csi4j.proto.addons.identity.IdentityGrpc.IdentityBlockingStub addonsIdentity() {
         return io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(addonsChannel()).withDeadlineAfter(timeout());
     }

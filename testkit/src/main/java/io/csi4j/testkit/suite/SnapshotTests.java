@@ -46,6 +46,7 @@ final class SnapshotTests {
     /** Checks the fields the spec makes REQUIRED of a snapshot cut from {@code sourceVolumeId}. */
     static void checkSnapshot(Snapshot s, String sourceVolumeId, String rpc) {
         check(!s.getSnapshotId().isEmpty(), rpc + ": Snapshot.snapshot_id is REQUIRED", () -> "an empty snapshot_id");
+        Limits.id(s.getSnapshotId(), rpc + ": Snapshot.snapshot_id");
         check(s.getSourceVolumeId().equals(sourceVolumeId), rpc + ": Snapshot.source_volume_id (REQUIRED) identifies the source volume",
                 () -> "'" + s.getSourceVolumeId() + "' for source " + sourceVolumeId);
         check(s.hasCreationTime() && (s.getCreationTime().getSeconds() > 0 || s.getCreationTime().getNanos() > 0),
@@ -137,6 +138,13 @@ final class SnapshotTests {
                     "CreateSnapshot.name MUST NOT contain U+0000-U+0008, U+000B, U+000C, U+000E-U+001F, U+007F-U+009F; an invalid field MUST fail with INVALID_ARGUMENT",
                     () -> tryCreate(ctx, ctx.snapshotRequest(v.getVolumeId(), ctx.name("bad") + "\u0001")));
         });
+
+        c.add(p + "/a name longer than 128 bytes fails with INVALID_ARGUMENT", SNAPSHOTS, ctx -> {
+            Volume v = ctx.createVolume("snap-source");
+            String name = (ctx.name("long") + "-" + "x".repeat(128)).substring(0, 129);
+            fails(Status.Code.INVALID_ARGUMENT, "CreateSnapshot.name: strings SHALL NOT exceed 128 bytes; an invalid field MUST fail with INVALID_ARGUMENT",
+                    () -> tryCreate(ctx, ctx.snapshotRequest(v.getVolumeId(), name)));
+        });
     }
 
     private static void delete(Catalog c) {
@@ -158,6 +166,24 @@ final class SnapshotTests {
             if (ctx.caps().has(LIST_SNAPSHOTS)) {
                 boolean listed = Listing.all(ctx, Listing.SNAPSHOTS).contains(s.getSnapshotId());
                 check(!listed, "ListSnapshots SHALL return the snapshots on the storage system: a deleted snapshot is not one", () -> "the deleted snapshot is still listed");
+            }
+        });
+
+        c.add(p + "/a snapshot a volume was restored from is deleted, or refused with FAILED_PRECONDITION", SNAPSHOTS, ctx -> {
+            Volume v = ctx.createVolume("snap-source");
+            Snapshot s = readySnapshot(ctx, v.getVolumeId(), "restored-from");
+            Volume restored = ctx.createVolumeFromSnapshot("restored", s.getSnapshotId(), ctx.volumeSize());
+            Status.Code got = Verdicts.okOr("DeleteSnapshot: a snapshot that cannot be deleted because it is in use MUST fail with FAILED_PRECONDITION",
+                    () -> ctx.controller().deleteSnapshot(delete(ctx, s.getSnapshotId())), Status.Code.FAILED_PRECONDITION);
+            if (got == Status.Code.OK) {
+                ctx.forgetSnapshot(s.getSnapshotId());
+                if (ctx.caps().has(GET_VOLUME)) {
+                    ok("DeleteSnapshot of a snapshot leaves the volumes restored from it (they are volumes of their own)",
+                            () -> ctx.controller().controllerGetVolume(ControllerGetVolumeRequest.newBuilder().setVolumeId(restored.getVolumeId()).build()));
+                }
+            } else if (ctx.caps().has(GET_SNAPSHOT)) {
+                ok("DeleteSnapshot refused with FAILED_PRECONDITION leaves the snapshot as it was",
+                        () -> ctx.controller().getSnapshot(getRequest(ctx, s.getSnapshotId())));
             }
         });
 
@@ -248,6 +274,20 @@ final class SnapshotTests {
             fails(Status.Code.OUT_OF_RANGE,
                     "Snapshot.size_bytes: the size of the volume MUST NOT be less than the size of the source snapshot; an unsupported capacity_range MUST fail with OUT_OF_RANGE",
                     () -> ControllerTests.tryCreate(ctx, request));
+        });
+
+        c.add("Controller/CreateVolume/the same name with another volume_content_source fails with ALREADY_EXISTS", SNAPSHOTS, ctx -> {
+            Volume v = ctx.createVolume("snap-source");
+            Snapshot s = readySnapshot(ctx, v.getVolumeId(), "other-source");
+            String name = ctx.name("conflict");
+            ctx.createVolume(ctx.volumeRequest(name).build());
+            CreateVolumeRequest fromSnapshot = ctx.volumeRequest(name)
+                    .setVolumeContentSource(VolumeContentSource.newBuilder()
+                            .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(s.getSnapshotId())))
+                    .build();
+            fails(Status.Code.ALREADY_EXISTS,
+                    "CreateVolume: a volume of that name that is incompatible with the specified volume_content_source MUST fail with ALREADY_EXISTS",
+                    () -> ControllerTests.tryCreate(ctx, fromSnapshot));
         });
 
         c.add("Controller/DeleteVolume/a volume with snapshots is deleted and its snapshots stay usable, or FAILED_PRECONDITION", SNAPSHOTS, ctx -> {

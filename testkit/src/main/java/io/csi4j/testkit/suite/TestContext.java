@@ -66,6 +66,7 @@ public final class TestContext {
     public ControllerGrpc.ControllerBlockingStub controller() { return session.controller(); }
     public NodeGrpc.NodeBlockingStub node() { return session.node(); }
     public GroupControllerGrpc.GroupControllerBlockingStub groupController() { return session.groupController(); }
+    public io.csi4j.proto.csi.SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() { return session.snapshotMetadata(); }
     public io.csi4j.proto.addons.identity.IdentityGrpc.IdentityBlockingStub addonsIdentity() { return session.addonsIdentity(); }
     public io.csi4j.proto.addons.volumegroup.ControllerGrpc.ControllerBlockingStub volumeGroups() { return session.volumeGroups(); }
 
@@ -92,6 +93,14 @@ public final class TestContext {
         } else {
             b.setMount(VolumeCapability.MountVolume.newBuilder().setFsType(config().fsType()));
         }
+        return b.build();
+    }
+
+    /** The configured capability with the other access type (block for mount, mount for block). */
+    public VolumeCapability otherAccessType() {
+        VolumeCapability.Builder b = capability().toBuilder();
+        if (accessType() == AccessType.BLOCK) b.setMount(VolumeCapability.MountVolume.newBuilder().setFsType(config().fsType()));
+        else b.setBlock(VolumeCapability.BlockVolume.getDefaultInstance());
         return b.build();
     }
 
@@ -122,6 +131,12 @@ public final class TestContext {
         check(volume.getCapacityBytes() == 0 || volume.getCapacityBytes() >= request.getCapacityRange().getRequiredBytes(),
                 "CreateVolume: capacity_range MUST always be honored (volume at least required_bytes)",
                 () -> "capacity_bytes " + volume.getCapacityBytes() + " < required " + request.getCapacityRange().getRequiredBytes());
+        long limit = request.getCapacityRange().getLimitBytes();
+        check(limit == 0 || volume.getCapacityBytes() <= limit,
+                "CreateVolume: capacity_range MUST always be honored (the volume MUST NOT be bigger than limit_bytes)",
+                () -> "capacity_bytes " + volume.getCapacityBytes() + " > limit " + limit);
+        Limits.id(volume.getVolumeId(), "Volume.volume_id");
+        Limits.map(volume.getVolumeContextMap(), "Volume.volume_context");
         return volume;
     }
 
@@ -268,6 +283,40 @@ public final class TestContext {
         return parent.resolve("target");
     }
 
+    /** Paths the spec makes every SP accept although they are longer than the general 128-byte limit. */
+    static final int LONG_PATH = 200;
+
+    /** A new, empty staging directory whose absolute path is longer than 128 bytes (about {@value #LONG_PATH}). */
+    public Path newLongStagingDir() {
+        Path dir = session.stagingRoot().resolve(longName(session.stagingRoot(), "staging-long"));
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot create staging directory " + dir, e);
+        }
+        cleanup.add(Cleanup.Stage.REMOVE_DIRECTORY, "remove staging directory " + dir, () -> removeEmpty(dir));
+        return dir;
+    }
+
+    /** A new target path (parent made, path itself not) whose absolute path is longer than 128 bytes. */
+    public Path newLongTargetPath() {
+        Path parent = session.targetRoot().resolve(longName(session.targetRoot(), "target-long"));
+        try {
+            Files.createDirectories(parent);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot create target parent directory " + parent, e);
+        }
+        cleanup.add(Cleanup.Stage.REMOVE_DIRECTORY, "remove target parent directory " + parent, () -> removeEmpty(parent));
+        return parent.resolve("target");
+    }
+
+    /** One path component that makes {@code root}/component at least {@value #LONG_PATH} bytes (a component stays under 255). */
+    private String longName(Path root, String what) {
+        String name = name(what) + "-";
+        int pad = Math.max(0, LONG_PATH - root.toAbsolutePath().toString().length() - 1 - name.length());
+        return name + "p".repeat(Math.min(pad, 250 - name.length()));
+    }
+
     private static void removeEmpty(Path dir) throws IOException {
         if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) return;
         try (var entries = Files.list(dir)) {
@@ -283,6 +332,12 @@ public final class TestContext {
 
     /** Controller-publishes (if advertised), stages (if advertised) and publishes the volume on this node. */
     public Attachment attach(Volume volume, VolumeCapability capability, boolean readonly) {
+        return attach(volume, capability, readonly, this::newStagingDir, this::newTargetPath);
+    }
+
+    /** Like {@link #attach(Volume, VolumeCapability, boolean)}, with the staging directory and target path from these. */
+    public Attachment attach(Volume volume, VolumeCapability capability, boolean readonly,
+                             java.util.function.Supplier<Path> stagingDirs, java.util.function.Supplier<Path> targetPaths) {
         String id = volume.getVolumeId();
         Map<String, String> publishContext = Map.of();
         Optional<Cleanup.Handle> controllerUnpublish = Optional.empty();
@@ -302,7 +357,7 @@ public final class TestContext {
         Optional<Path> staging = Optional.empty();
         Optional<Cleanup.Handle> unstage = Optional.empty();
         if (caps().stages()) {
-            Path dir = newStagingDir();
+            Path dir = stagingDirs.get();
             Map<String, String> context = publishContext;
             ok("NodeStageVolume MUST succeed for a (controller-published) volume and an existing staging directory",
                     () -> node().nodeStageVolume(NodeStageVolumeRequest.newBuilder()
@@ -314,7 +369,7 @@ public final class TestContext {
                     () -> node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder()
                             .setVolumeId(id).setStagingTargetPath(dir.toString()).build())));
         }
-        Path target = newTargetPath();
+        Path target = targetPaths.get();
         NodePublishVolumeRequest publish = publishRequest(volume, publishContext, staging, target, capability, readonly);
         ok("NodePublishVolume MUST succeed for a " + (caps().stages() ? "staged" : "") + " volume and a new target_path",
                 () -> node().nodePublishVolume(publish));

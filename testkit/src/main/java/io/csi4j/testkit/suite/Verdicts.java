@@ -1,5 +1,6 @@
 package io.csi4j.testkit.suite;
 
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.Arrays;
@@ -45,7 +46,7 @@ public final class Verdicts {
             answer = call.call();
         } catch (StatusRuntimeException e) {
             Status.Code got = e.getStatus().getCode();
-            if (allowed.contains(got)) return got;
+            if (allowed.contains(got)) return wellFormed(got, e);
             throw new SpecViolation(rule, describe(e));
         } catch (SpecViolation | NotApplicable e) {
             throw e;
@@ -62,13 +63,31 @@ public final class Verdicts {
             return Status.Code.OK;
         } catch (StatusRuntimeException e) {
             Status.Code got = e.getStatus().getCode();
-            if (Arrays.asList(alsoAllowed).contains(got)) return got;
+            if (Arrays.asList(alsoAllowed).contains(got)) return wellFormed(got, e);
             throw new SpecViolation(rule, describe(e));
         } catch (SpecViolation | NotApplicable e) {
             throw e;
         } catch (Exception e) {
             throw new SpecViolation(rule, describe(e));
         }
+    }
+
+    /** Where a status carries its details (google.rpc.Status), which the spec requires to be empty. */
+    static final Metadata.Key<byte[]> STATUS_DETAILS = Metadata.Key.of("grpc-status-details-bin", Metadata.BINARY_BYTE_MARSHALLER);
+
+    /**
+     * The error scheme every expected error must follow, whatever its code: a human-readable message,
+     * and no details.
+     */
+    static Status.Code wellFormed(Status.Code got, StatusRuntimeException e) {
+        String message = e.getStatus().getDescription();
+        check(message != null && !message.isBlank(),
+                "Error scheme: the status message MUST contain a human readable description of the error if the code is not OK",
+                () -> got + " with an empty message");
+        Metadata trailers = e.getTrailers();
+        check(trailers == null || !trailers.containsKey(STATUS_DETAILS), "Error scheme: the status details MUST be empty",
+                () -> got + " (" + message + ") with grpc-status-details-bin in its trailers");
+        return got;
     }
 
     public static void check(boolean condition, String rule, Supplier<String> got) {

@@ -50,6 +50,8 @@ final class VolumeGroupTests {
     static VolumeGroup createGroup(TestContext ctx, String name, List<String> volumeIds) {
         VolumeGroup g = ok("CreateVolumeGroup MUST succeed (VOLUME_GROUP)", () -> tryCreate(ctx, createRequest(ctx, name, volumeIds))).getVolumeGroup();
         check(!g.getVolumeGroupId().isEmpty(), "VolumeGroup.volume_group_id is REQUIRED", () -> "an empty volume_group_id");
+        Limits.id(g.getVolumeGroupId(), "VolumeGroup.volume_group_id");
+        Limits.map(g.getVolumeGroupContextMap(), "VolumeGroup.volume_group_context");
         return g;
     }
 
@@ -159,6 +161,25 @@ final class VolumeGroupTests {
             }
         });
 
+        c.add(p + "/the same name with other volumes fails with ALREADY_EXISTS", GROUPS_OF_VOLUMES, ctx -> {
+            String name = ctx.name("conflict");
+            createGroup(ctx, name, List.of());
+            Volume v = ctx.createVolume("grouped");
+            fails(Status.Code.ALREADY_EXISTS,
+                    "CreateVolumeGroup: a volume group of that name that exists but is incompatible with the request MUST fail with ALREADY_EXISTS"
+                            + " (OK only for a compatible repeat)",
+                    () -> tryCreate(ctx, createRequest(ctx, name, List.of(v.getVolumeId()))));
+        });
+
+        c.add(p + "/a volume of another group fails with FAILED_PRECONDITION (LIMIT_VOLUME_TO_ONE_VOLUME_GROUP)",
+                GROUPS_OF_VOLUMES.and(Requirement.volumeGroup(LIMIT_VOLUME_TO_ONE_VOLUME_GROUP)), ctx -> {
+                    Volume v = ctx.createVolume("grouped");
+                    groupOf(ctx, List.of(v.getVolumeId()));
+                    fails(Status.Code.FAILED_PRECONDITION,
+                            "CreateVolumeGroup: volumes that cannot be grouped together (a volume already in a group, LIMIT_VOLUME_TO_ONE_VOLUME_GROUP) MUST fail with FAILED_PRECONDITION",
+                            () -> tryCreate(ctx, createRequest(ctx, ctx.name("other"), List.of(v.getVolumeId()))));
+                });
+
         c.missing(p, "name", GROUPS, ctx -> () -> tryCreate(ctx, createRequest(ctx, "", List.of())));
     }
 
@@ -258,7 +279,8 @@ final class VolumeGroupTests {
                         throw new SpecViolation("LIMIT_VOLUME_TO_ONE_VOLUME_GROUP: a volume in one group cannot be added to another",
                                 "OK, members " + members(after));
                     } catch (StatusRuntimeException expected) {
-                        // any error code: the seeds name none for this case
+                        // any error code: the seeds name none for this case; it still follows the error scheme
+                        Verdicts.wellFormed(expected.getStatus().getCode(), expected);
                     }
                 });
     }

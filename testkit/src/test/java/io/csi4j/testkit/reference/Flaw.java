@@ -25,5 +25,21 @@ public enum Flaw {
     /** Concurrent CreateVolume calls with one name race and can create two volumes. */
     RACY_CREATE,
     /** NodeGetVolumeStats never answers. */
-    HANGS_ON_STATS
+    HANGS_ON_STATS,
+    /** GetSnapshot of a missing snapshot answers NOT_FOUND without a message. */
+    ERROR_WITHOUT_MESSAGE,
+    /** ControllerGetVolume of a missing volume answers NOT_FOUND with status details in its trailers. */
+    ERROR_WITH_DETAILS,
+    /** CreateVolume puts the request's secrets into its INVALID_ARGUMENT message. */
+    LEAKS_SECRET_IN_ERROR,
+    /** Node RPCs refuse paths longer than 128 bytes (the general string limit, which paths override). */
+    SHORT_PATHS_ONLY,
+    /** The node side ignores that ControllerPublishVolume was readonly. */
+    NODE_IGNORES_CONTROLLER_READONLY,
+    /** NodeExpandVolume ignores its volume_capability. */
+    EXPAND_IGNORES_CAPABILITY,
+    /** ControllerUnpublishVolume without node_id unpublishes nothing. */
+    UNPUBLISH_WITHOUT_NODE_IGNORED,
+    /** NodeGetInfo reports a topology value longer than 63 characters. */
+    LONG_TOPOLOGY_VALUE
 }

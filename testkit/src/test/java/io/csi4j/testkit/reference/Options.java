@@ -3,6 +3,8 @@ package io.csi4j.testkit.reference;
 /**
  * Which parts of the spec the reference plugin offers (and advertises). {@link #full()} is everything
  * it implements; {@link #bare()} a plugin that can only create volumes and publish them on the node.
+ * {@code topology} adds VOLUME_ACCESSIBILITY_CONSTRAINTS (one node, one segment); {@code maxVolumesPerNode}
+ * is reported by NodeGetInfo and enforced by ControllerPublishVolume (0: no limit).
  */
 public record Options(
         boolean stage,
@@ -17,26 +19,31 @@ public record Options(
         boolean groupSnapshots,
         boolean addons,
         boolean doNotAllowGroupToDeleteVolumes,
-        boolean groupSnapshotsOnlyUnpublished) {
+        boolean groupSnapshotsOnlyUnpublished,
+        boolean topology,
+        int maxVolumesPerNode) {
 
     public static Options full() {
-        return new Options(true, true, true, true, true, true, true, true, true, true, true, false, false);
+        return new Options(true, true, true, true, true, true, true, true, true, true, true, false, false, true, 4);
     }
 
     public static Options bare() {
-        return new Options(false, false, false, false, false, false, false, false, false, false, false, false, false);
+        return new Options(false, false, false, false, false, false, false, false, false, false, false, false, false, false, 0);
     }
 
     public Options withDoNotAllowGroupToDeleteVolumes() {
-        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, addons, true, groupSnapshotsOnlyUnpublished);
+        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, addons, true,
+                groupSnapshotsOnlyUnpublished, topology, maxVolumesPerNode);
     }
 
     public Options withoutAddons() {
-        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, false, doNotAllowGroupToDeleteVolumes, groupSnapshotsOnlyUnpublished);
+        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, false,
+                doNotAllowGroupToDeleteVolumes, groupSnapshotsOnlyUnpublished, topology, maxVolumesPerNode);
     }
 
     /** Like csi4j's dir engine: no write-order consistent group snapshot of a volume published writable. */
     public Options withGroupSnapshotsOnlyUnpublished() {
-        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, addons, doNotAllowGroupToDeleteVolumes, true);
+        return new Options(stage, controllerPublish, listing, snapshots, cloning, expand, stats, getters, modify, groupSnapshots, addons,
+                doNotAllowGroupToDeleteVolumes, true, topology, maxVolumesPerNode);
     }
 }

@@ -93,6 +93,9 @@ final class ReferenceAddons {
                     Store.VolumeGroupRecord existing = store.volumeGroups.values().stream().filter(g -> g.name.equals(r.getName())).findFirst().orElse(null);
                     if (existing != null) {
                         if (!existing.parameters.equals(r.getParametersMap())) throw Rpc.alreadyExists("volume group " + r.getName() + " has other parameters");
+                        if (!existing.volumeIds.equals(new LinkedHashSet<>(r.getVolumeIdsList()))) {
+                            throw Rpc.alreadyExists("volume group " + r.getName() + " has other volumes");
+                        }
                         return CreateVolumeGroupResponse.newBuilder().setVolumeGroup(message(existing)).build();
                     }
                     checkJoinable(null, r.getVolumeIdsList());

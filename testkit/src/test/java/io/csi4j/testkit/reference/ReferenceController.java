@@ -68,7 +68,8 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
     }
 
     static Volume volume(Store.VolumeRecord v) {
-        Volume.Builder b = Volume.newBuilder().setVolumeId(v.id).setCapacityBytes(v.capacity).putAllVolumeContext(v.context);
+        Volume.Builder b = Volume.newBuilder().setVolumeId(v.id).setCapacityBytes(v.capacity).putAllVolumeContext(v.context)
+                .addAllAccessibleTopology(v.topology);
         if (v.source != null) b.setContentSource(v.source);
         return b.build();
     }
@@ -108,7 +109,22 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
 
     private Volume create(CreateVolumeRequest r) {
         String name = r.getName();
-        if (!(name.isEmpty() && store.flawed(Flaw.ACCEPTS_MISSING_NAME))) Rpc.checkName(name, "name");
+        try {
+            if (!(name.isEmpty() && store.flawed(Flaw.ACCEPTS_MISSING_NAME))) Rpc.checkName(name, "name");
+        } catch (io.grpc.StatusRuntimeException e) {
+            if (!store.flawed(Flaw.LEAKS_SECRET_IN_ERROR)) throw e;
+            throw Rpc.invalid(e.getStatus().getDescription() + " (request secrets " + r.getSecretsMap() + ")");
+        }
+        Rpc.checkMap(r.getParametersMap(), "parameters", false);
+        Rpc.checkMap(r.getSecretsMap(), "secrets", true);
+        if (r.hasAccessibilityRequirements()) {
+            var requirement = r.getAccessibilityRequirements();
+            require(requirement.getRequisiteCount() + requirement.getPreferredCount() > 0, "accessibility_requirements.requisite or preferred");
+            if (!store.options.topology()) throw Rpc.invalid("accessibility_requirements without VOLUME_ACCESSIBILITY_CONSTRAINTS");
+            if (requirement.getRequisiteCount() > 0 && !requirement.getRequisiteList().contains(store.nodeTopology())) {
+                throw Rpc.resourceExhausted("volumes are accessible from " + store.nodeTopology().getSegmentsMap() + " only");
+            }
+        }
         if (name.isEmpty()) name = store.nextId("unnamed");
         require(r.getVolumeCapabilitiesCount() > 0, "volume_capabilities");
         for (VolumeCapability c : r.getVolumeCapabilitiesList()) checkCapability(c, "volume_capabilities");
@@ -151,6 +167,7 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
         VolumeContentSource s = r.getVolumeContentSource();
         switch (s.getTypeCase()) {
             case SNAPSHOT -> {
+                require(!s.getSnapshot().getSnapshotId().isEmpty(), "volume_content_source.snapshot.snapshot_id");
                 if (!store.options.snapshots()) throw Rpc.invalid("snapshots are not supported");
                 Store.SnapshotRecord snap = store.snapshots.get(s.getSnapshot().getSnapshotId());
                 if (snap == null) throw Rpc.notFound("snapshot " + s.getSnapshot().getSnapshotId());
@@ -158,6 +175,7 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
                 return snap.size;
             }
             case VOLUME -> {
+                require(!s.getVolume().getVolumeId().isEmpty(), "volume_content_source.volume.volume_id");
                 if (!store.options.cloning()) throw Rpc.invalid("cloning is not supported");
                 Store.VolumeRecord source = store.volumes.get(s.getVolume().getVolumeId());
                 if (source == null) throw Rpc.notFound("volume " + s.getVolume().getVolumeId());
@@ -188,7 +206,9 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
             Data.copy(store.volumes.get(source.getVolume().getVolumeId()).live(), data);
             if (block) Data.grow(data, capacity);
         }
-        return new Store.VolumeRecord(id, name, block, capacity, r.getParametersMap(), source, data);
+        Store.VolumeRecord v = new Store.VolumeRecord(id, name, block, capacity, r.getParametersMap(), source, data);
+        if (store.options.topology()) v.topology.add(store.nodeTopology());
+        return v;
     }
 
     private static void sleep(long millis) {
@@ -233,11 +253,15 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
                     throw Rpc.notFound("volume " + r.getVolumeId());
                 }
                 if (!r.getNodeId().equals(Store.NODE_ID)) throw Rpc.notFound("node " + r.getNodeId());
+                if (r.getVolumeCapability().hasBlock() != v.block) throw Rpc.invalid("the volume has another access type");
                 if (v.controllerNode != null) {
                     if (v.controllerReadonly != r.getReadonly() || !v.controllerCapability.equals(r.getVolumeCapability())) {
                         throw Rpc.alreadyExists("volume " + v.id + " is published to " + v.controllerNode + " with other arguments");
                     }
                 } else {
+                    long attached = store.volumes.values().stream().filter(x -> x.controllerNode != null).count();
+                    int max = store.options.maxVolumesPerNode();
+                    if (max > 0 && attached >= max) throw Rpc.resourceExhausted("node " + Store.NODE_ID + " has the maximum of " + max + " volumes");
                     v.controllerNode = r.getNodeId();
                     v.controllerReadonly = r.getReadonly();
                     v.controllerCapability = r.getVolumeCapability();
@@ -253,9 +277,11 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
             require(!r.getVolumeId().isEmpty(), "volume_id");
             synchronized (store) {
                 Store.VolumeRecord v = store.volumes.get(r.getVolumeId());
-                if (v != null && (r.getNodeId().isEmpty() || r.getNodeId().equals(v.controllerNode))) {
+                boolean all = r.getNodeId().isEmpty() && !store.flawed(Flaw.UNPUBLISH_WITHOUT_NODE_IGNORED);
+                if (v != null && (all || r.getNodeId().equals(v.controllerNode))) {
                     v.controllerNode = null;
                     v.controllerCapability = null;
+                    v.controllerReadonly = false;
                 }
             }
             return ControllerUnpublishVolumeResponse.getDefaultInstance();
@@ -303,6 +329,11 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
             require(!r.getVolumeId().isEmpty(), "volume_id");
             synchronized (store) {
                 Store.VolumeRecord v = store.volumes.get(r.getVolumeId());
+                if (v == null && store.flawed(Flaw.ERROR_WITH_DETAILS)) {
+                    io.grpc.Metadata trailers = new io.grpc.Metadata();
+                    trailers.put(io.grpc.Metadata.Key.of("grpc-status-details-bin", io.grpc.Metadata.BINARY_BYTE_MARSHALLER), new byte[] {8, 5});
+                    throw io.grpc.Status.NOT_FOUND.withDescription("volume " + r.getVolumeId()).asRuntimeException(trailers);
+                }
                 if (v == null) throw Rpc.notFound("volume " + r.getVolumeId());
                 return ControllerGetVolumeResponse.newBuilder().setVolume(volume(v))
                         .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder().addAllPublishedNodeIds(publishedNodes(v))).build();
@@ -330,6 +361,7 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
             synchronized (store) {
                 Store.VolumeRecord v = store.volumes.get(r.getVolumeId());
                 if (v == null) throw Rpc.notFound("volume " + r.getVolumeId());
+                if (r.hasVolumeCapability() && r.getVolumeCapability().hasBlock() != v.block) throw Rpc.invalid("the volume has another access type");
                 if (range.getLimitBytes() > 0 && range.getLimitBytes() < v.capacity) throw Rpc.outOfRange("volumes do not shrink");
                 v.capacity = Math.max(v.capacity, range.getRequiredBytes());
                 if (v.block) Data.grow(v.data, v.capacity);
@@ -427,6 +459,7 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
                 Store.SnapshotRecord s = store.snapshots.get(r.getSnapshotId());
                 if (s == null) {
                     if (store.flawed(Flaw.GET_MISSING_SNAPSHOT_OK)) return GetSnapshotResponse.getDefaultInstance();
+                    if (store.flawed(Flaw.ERROR_WITHOUT_MESSAGE)) throw io.grpc.Status.NOT_FOUND.asRuntimeException();
                     throw Rpc.notFound("snapshot " + r.getSnapshotId());
                 }
                 return GetSnapshotResponse.newBuilder().setSnapshot(snapshot(s)).build();

@@ -51,7 +51,16 @@ final class ReferenceNode extends NodeGrpc.NodeImplBase {
 
     @Override
     public void nodeGetInfo(NodeGetInfoRequest request, StreamObserver<NodeGetInfoResponse> o) {
-        Rpc.answer(o, () -> NodeGetInfoResponse.newBuilder().setNodeId(Store.NODE_ID).build());
+        Rpc.answer(o, () -> {
+            var b = NodeGetInfoResponse.newBuilder().setNodeId(Store.NODE_ID).setMaxVolumesPerNode(store.options.maxVolumesPerNode());
+            if (store.options.topology()) b.setAccessibleTopology(store.nodeTopology());
+            return b.build();
+        });
+    }
+
+    /** Paths override the 128-byte string limit (unless flawed). */
+    private void checkPath(String path, String field) {
+        if (store.flawed(Flaw.SHORT_PATHS_ONLY) && path.length() > 128) throw Rpc.invalid(field + " is longer than 128 bytes");
     }
 
     @Override
@@ -62,6 +71,7 @@ final class ReferenceNode extends NodeGrpc.NodeImplBase {
             require(!r.getStagingTargetPath().isEmpty(), "staging_target_path");
             require(r.hasVolumeCapability(), "volume_capability");
             ReferenceController.checkCapability(r.getVolumeCapability(), "volume_capability");
+            checkPath(r.getStagingTargetPath(), "staging_target_path");
             Path staging = Path.of(r.getStagingTargetPath());
             synchronized (store) {
                 Store.VolumeRecord v = store.volumes.get(r.getVolumeId());
@@ -90,6 +100,7 @@ final class ReferenceNode extends NodeGrpc.NodeImplBase {
             if (!store.options.stage()) throw Rpc.unimplemented();
             require(!r.getVolumeId().isEmpty(), "volume_id");
             require(!r.getStagingTargetPath().isEmpty(), "staging_target_path");
+            checkPath(r.getStagingTargetPath(), "staging_target_path");
             synchronized (store) {
                 Store.VolumeRecord v = store.volumes.get(r.getVolumeId());
                 if (v == null) throw Rpc.notFound("volume " + r.getVolumeId());
@@ -110,6 +121,8 @@ final class ReferenceNode extends NodeGrpc.NodeImplBase {
             require(!r.getTargetPath().isEmpty(), "target_path");
             require(r.hasVolumeCapability(), "volume_capability");
             ReferenceController.checkCapability(r.getVolumeCapability(), "volume_capability");
+            checkPath(r.getTargetPath(), "target_path");
+            checkPath(r.getStagingTargetPath(), "staging_target_path");
             Path target = Path.of(r.getTargetPath());
             synchronized (store) {
                 Store.VolumeRecord v = store.volumes.get(r.getVolumeId());
@@ -120,9 +133,11 @@ final class ReferenceNode extends NodeGrpc.NodeImplBase {
                 } else if (store.options.controllerPublish() && v.controllerNode == null) {
                     throw Rpc.failedPrecondition("volume " + v.id + " is not controller-published");
                 }
+                // a volume controller-published readonly is readonly on the node too, whatever this call asks
+                boolean readonly = r.getReadonly() || (v.controllerReadonly && !store.flawed(Flaw.NODE_IGNORES_CONTROLLER_READONLY));
                 Store.Publication existing = v.published.get(target);
                 if (existing != null) {
-                    if (existing.readonly() != r.getReadonly() || !existing.capability().equals(r.getVolumeCapability())) {
+                    if (existing.readonly() != readonly || !existing.capability().equals(r.getVolumeCapability())) {
                         throw Rpc.alreadyExists("volume " + v.id + " is published at " + target + " with other arguments");
                     }
                     return NodePublishVolumeResponse.getDefaultInstance();
@@ -131,12 +146,8 @@ final class ReferenceNode extends NodeGrpc.NodeImplBase {
                 if (r.getVolumeCapability().hasBlock() != v.block) throw Rpc.failedPrecondition("the volume has another access type");
                 if (!Files.isDirectory(target.getParent())) throw Rpc.invalid("the parent of target_path does not exist");
                 Data.copy(v.data, target);
-                boolean mounted = false;
-                if (r.getReadonly()) {
-                    if (v.block) target.toFile().setWritable(false, false);
-                    else mounted = ReadOnly.apply(target);
-                }
-                v.published.put(target, new Store.Publication(target, r.getVolumeCapability(), r.getReadonly(), mounted));
+                boolean mounted = readonly && ReadOnly.apply(target);
+                v.published.put(target, new Store.Publication(target, r.getVolumeCapability(), readonly, mounted));
             }
             return NodePublishVolumeResponse.getDefaultInstance();
         });
@@ -147,6 +158,7 @@ final class ReferenceNode extends NodeGrpc.NodeImplBase {
         Rpc.answer(o, () -> {
             require(!r.getVolumeId().isEmpty(), "volume_id");
             require(!r.getTargetPath().isEmpty(), "target_path");
+            checkPath(r.getTargetPath(), "target_path");
             Path target = Path.of(r.getTargetPath());
             synchronized (store) {
                 Store.VolumeRecord v = store.volumes.get(r.getVolumeId());
@@ -162,8 +174,7 @@ final class ReferenceNode extends NodeGrpc.NodeImplBase {
     /** Takes a publication down: read-only ones are discarded, writable ones copied back first. */
     static void unpublish(Store.VolumeRecord v, Store.Publication p, boolean leaveTarget) {
         if (p.readonly()) {
-            if (v.block) p.target().toFile().setWritable(true, true);
-            else ReadOnly.release(p.target(), p.mounted());
+            ReadOnly.release(p.target(), p.mounted());
         } else {
             Data.copy(p.target(), v.data);
         }
@@ -181,6 +192,8 @@ final class ReferenceNode extends NodeGrpc.NodeImplBase {
             if (!store.options.stats()) throw Rpc.unimplemented();
             require(!r.getVolumeId().isEmpty(), "volume_id");
             require(!r.getVolumePath().isEmpty(), "volume_path");
+            checkPath(r.getVolumePath(), "volume_path");
+            checkPath(r.getStagingTargetPath(), "staging_target_path");
             synchronized (store) {
                 Store.VolumeRecord v = store.volumes.get(r.getVolumeId());
                 if (v == null) throw Rpc.notFound("volume " + r.getVolumeId());
@@ -205,11 +218,18 @@ final class ReferenceNode extends NodeGrpc.NodeImplBase {
             if (!store.options.expand()) throw Rpc.unimplemented();
             require(!r.getVolumeId().isEmpty(), "volume_id");
             require(!r.getVolumePath().isEmpty(), "volume_path");
+            checkPath(r.getVolumePath(), "volume_path");
+            checkPath(r.getStagingTargetPath(), "staging_target_path");
             synchronized (store) {
                 Store.VolumeRecord v = store.volumes.get(r.getVolumeId());
                 if (v == null) throw Rpc.notFound("volume " + r.getVolumeId());
                 Path path = Path.of(r.getVolumePath());
                 if (!at(v, path)) throw Rpc.notFound("volume " + v.id + " is not at " + path);
+                if (r.hasVolumeCapability() && r.getVolumeCapability().hasBlock() != v.block && !store.flawed(Flaw.EXPAND_IGNORES_CAPABILITY)) {
+                    throw Rpc.invalid("the volume has another access type");
+                }
+                long limit = r.getCapacityRange().getLimitBytes();
+                if (limit > 0 && limit < v.capacity) throw Rpc.outOfRange("volumes do not shrink");
                 if (r.getCapacityRange().getRequiredBytes() > v.capacity) throw Rpc.outOfRange("expand the volume on the controller first");
                 if (v.block) {
                     for (Store.Publication p : v.published.values()) if (!p.readonly()) Data.grow(p.target(), v.capacity);

@@ -139,7 +139,7 @@ public final class ReferencePlugin implements AutoCloseable {
             // whatever a failed run left published: release read-only mounts before anything is deleted
             for (Store.VolumeRecord v : store.volumes.values()) {
                 for (Store.Publication p : v.published.values()) {
-                    if (p.readonly() && !v.block) ReadOnly.release(p.target(), p.mounted());
+                    if (p.readonly()) ReadOnly.release(p.target(), p.mounted());
                 }
                 v.published.clear();
             }

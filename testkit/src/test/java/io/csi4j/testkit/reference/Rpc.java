@@ -34,6 +34,16 @@ final class Rpc {
 
     static StatusRuntimeException unimplemented() { return Status.UNIMPLEMENTED.withDescription("not offered by this configuration").asRuntimeException(); }
 
+    static StatusRuntimeException resourceExhausted(String message) { return Status.RESOURCE_EXHAUSTED.withDescription(message).asRuntimeException(); }
+
+    /** The general size limits of a map (4 KiB) and the charset of secret keys. */
+    static void checkMap(java.util.Map<String, String> map, String field, boolean secret) {
+        int size = map.entrySet().stream().mapToInt(e -> e.getKey().getBytes(StandardCharsets.UTF_8).length
+                + e.getValue().getBytes(StandardCharsets.UTF_8).length).sum();
+        if (size > 4096) throw invalid(field + " exceeds 4 KiB");
+        if (secret && !map.keySet().stream().allMatch(k -> k.matches("[A-Za-z0-9._-]+"))) throw invalid(field + " has an invalid key");
+    }
+
     static void require(boolean present, String field) {
         if (!present) throw invalid(field + " is required");
     }

@@ -19,6 +19,13 @@ import java.util.function.Function;
 /** Everything the reference plugin knows, guarded by the store's monitor. */
 final class Store {
     static final String NODE_ID = "reference-node-1";
+    static final String TOPOLOGY_KEY = "topology.reference.csi4j.io/node";
+
+    /** This (only) node's topology. */
+    io.csi4j.proto.csi.Topology nodeTopology() {
+        String value = flawed(Flaw.LONG_TOPOLOGY_VALUE) ? NODE_ID + "-" + "x".repeat(60) : NODE_ID;
+        return io.csi4j.proto.csi.Topology.newBuilder().putSegments(TOPOLOGY_KEY, value).build();
+    }
 
     final Path pool;
     final Options options;
@@ -69,6 +76,7 @@ final class Store {
         VolumeCapability stagedCapability;
         final Map<Path, Publication> published = new LinkedHashMap<>();
         final Map<String, String> mutable = new LinkedHashMap<>();
+        final List<io.csi4j.proto.csi.Topology> topology = new ArrayList<>();
 
         VolumeRecord(String id, String name, boolean block, long capacity, Map<String, String> parameters,
                      VolumeContentSource source, Path data) {

@@ -9,7 +9,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class SuiteTest {
-    static final Set<String> GROUPS = Set.of("Identity", "Controller", "Node", "GroupController", "Addons", "VolumeGroup", "Lifecycle");
+    static final Set<String> GROUPS = Set.of("Identity", "Controller", "Node", "GroupController", "SnapshotMetadata", "Addons", "VolumeGroup", "Lifecycle");
 
     @Test
     void namesAreUniqueAndShaped() {
