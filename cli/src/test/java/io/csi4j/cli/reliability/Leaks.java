@@ -66,16 +66,14 @@ final class Leaks {
         throw new IllegalStateException("no VmRSS for " + pid);
     }
 
-    /** Unmounts the private pool the plugin leaves mounted (workloads keep running when it stops). */
-    static void releasePool(Path data) {
-        Path pool = data.resolve("pool");
-        if (io.csi4j.driver.os.MountTable.read().isMountPoint(pool)) io.csi4j.driver.os.Mounts.unmount(pool);
-    }
-
-    /** Detaches what a crashed run may have left (test clean-up: mounts first, deepest first, then loops). */
-    static void cleanUp(Path data) {
-        List<Path> mounts = new ArrayList<>(mountsUnder(data, data.resolve("pool")));
-        mounts.sort((a, b) -> b.getNameCount() - a.getNameCount());
+    /**
+     * Detaches what a failed run may have left under {@code dir} (test clean-up): mounts deepest first with
+     * private pools last (a volume mounted elsewhere keeps its pool busy), then loop devices, then pools.
+     */
+    static void cleanUp(Path dir) {
+        List<Path> mounts = new ArrayList<>(mountsUnder(dir, null));
+        mounts.sort(java.util.Comparator.<Path, Boolean>comparing(p -> p.endsWith("pool"))
+                .thenComparing(p -> -p.getNameCount()));
         for (Path m : mounts) {
             try {
                 io.csi4j.driver.os.Mounts.unmount(m);
@@ -83,14 +81,20 @@ final class Leaks {
                 System.err.println("clean-up: cannot unmount " + m + ": " + e.getMessage());
             }
         }
-        for (String loop : loopsUnder(data)) {
+        for (String loop : loopsUnder(dir)) {
             try {
                 new ProcessBuilder("losetup", "-d", "/dev/" + loop.substring(0, loop.indexOf('='))).inheritIO().start().waitFor();
             } catch (IOException | InterruptedException e) {
                 System.err.println("clean-up: cannot detach " + loop + ": " + e.getMessage());
             }
         }
-        releasePool(data);
+        for (Path pool : mountsUnder(dir, null)) {   // pools that were busy above
+            try {
+                io.csi4j.driver.os.Mounts.unmount(pool);
+            } catch (RuntimeException e) {
+                System.err.println("clean-up: cannot unmount " + pool + ": " + e.getMessage());
+            }
+        }
     }
 
     private static String read(Path file) {
