@@ -97,6 +97,41 @@ class CatalogDamageTest {
         }
     }
 
+    /** The dir engine's sidecars rebuild its catalog too (fsck --engine dir). */
+    @Test
+    void dirEngineCatalogIsRebuiltFromItsSidecars(@TempDir Path tmp) throws Exception {
+        Path data = Files.createDirectories(tmp.resolve("data"));
+        String[] dir = {"--engine", "dir"};
+        var mount = io.csi4j.proto.csi.VolumeCapability.newBuilder()
+                .setMount(io.csi4j.proto.csi.VolumeCapability.MountVolume.getDefaultInstance())
+                .setAccessMode(io.csi4j.proto.csi.VolumeCapability.AccessMode.newBuilder()
+                        .setMode(io.csi4j.proto.csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
+        Listing before;
+        String id;
+        try (Plugin plugin = Plugin.start(data, dir)) {
+            var rpc = new Rpc(plugin.channel(), null);
+            id = rpc.controller().createVolume(io.csi4j.proto.csi.CreateVolumeRequest.newBuilder().setName("dir-v")
+                    .setCapacityRange(Rpc.atLeast(64L << 20)).addVolumeCapabilities(mount).build()).getVolume().getVolumeId();
+            rpc.controller().createSnapshot(io.csi4j.proto.csi.CreateSnapshotRequest.newBuilder().setName("dir-s").setSourceVolumeId(id).build());
+            before = listing(rpc);
+            assertEquals(0, plugin.stop(30_000));
+        }
+        for (String suffix : List.of("", "-wal", "-shm")) Files.deleteIfExists(Path.of(data.resolve("catalog.db") + suffix));
+        List<String> command = Plugin.command(data, dir);
+        var refused = Plugin.run(command.subList(command.indexOf("serve"), command.size()).toArray(String[]::new));
+        assertEquals(3, refused.exit(), refused.stderr());
+        var fsck = Plugin.run("fsck", "--data-dir", data.toString(), "--engine", "dir", "--node-id", "node-1", "--rebuild");
+        assertEquals(0, fsck.exit(), fsck.stdout() + fsck.stderr());
+        assertTrue(fsck.stdout().contains("rebuilt from the pool: 1 volumes, 1 snapshots"), fsck.stdout());
+        try (Plugin plugin = Plugin.start(data, dir)) {
+            var rpc = new Rpc(plugin.channel(), null);
+            assertEquals(before, listing(rpc));
+            assertEquals(id, rpc.controller().createVolume(io.csi4j.proto.csi.CreateVolumeRequest.newBuilder().setName("dir-v")
+                    .setCapacityRange(Rpc.atLeast(64L << 20)).addVolumeCapabilities(mount).build()).getVolume().getVolumeId());
+            assertEquals(0, plugin.stop(30_000));
+        }
+    }
+
     private static void expectRefusal(Path data, String why) throws Exception {
         long t0 = System.nanoTime();
         List<String> command = Plugin.command(data, FLAGS);
