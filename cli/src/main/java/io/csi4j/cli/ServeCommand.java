@@ -91,6 +91,10 @@ public final class ServeCommand implements Callable<Integer> {
             description = "error, warn, info or debug (debug logs requests with secrets redacted). Default: ${DEFAULT-VALUE}")
     String logLevel;
 
+    @Option(names = "--aot-training", hidden = true,
+            description = "Serve, run a short workload against ourselves, and stop: the launcher's training run for the AOT cache")
+    boolean aotTraining;
+
     @Override
     public Integer call() throws Exception {
         PluginLogging.install(level(logLevel));
@@ -120,6 +124,10 @@ public final class ServeCommand implements Callable<Integer> {
             // the describe line comes last: once it is out, every socket is being served
             System.out.println(driver.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : ""));
             System.out.flush();
+            if (aotTraining) {
+                AotTraining.exercise(csi, addons);
+                server.shutdown();
+            }
             server.awaitTermination();
         }
         return 0;

@@ -17,7 +17,8 @@ public final class OneLineFormatter extends Formatter {
     public String format(LogRecord record) {
         StringBuilder line = new StringBuilder(160);
         TIME.formatTo(Instant.ofEpochMilli(record.getMillis()), line);
-        line.append(' ').append(String.format("%-5s", levelName(record))).append(' ');
+        String level = levelName(record);
+        line.append(' ').append(level).repeat(' ', Math.max(0, 5 - level.length())).append(' ');
         String logger = record.getLoggerName();
         if (logger != null) line.append(logger.substring(logger.lastIndexOf('.') + 1)).append(": ");
         line.append(oneLine(formatMessage(record)));

@@ -14,8 +14,10 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * The driver's crash-safe record of what exists: one SQLite file in WAL mode with synchronous=FULL, so a
- * call that returned is on disk and a killed process loses nothing it was told had committed.
+ * The driver's crash-safe record of what exists: one SQLite file in WAL mode whose write-ahead log is synced
+ * before a write returns (as synchronous=FULL would, but one sync serves all writers committing at the
+ * same time, see {@link GroupCommit}), so a call that returned is on disk and neither a killed process nor
+ * a power cut loses anything it was told had committed.
  *
  * <p>Each table method is one statement in its own transaction; {@link #inTransaction} groups several.
  * Safe for any number of (virtual) threads: writes are serialized on one connection, reads use a pool of
@@ -132,6 +134,11 @@ public final class Catalog implements CatalogTables, AutoCloseable {
     /** A full {@code PRAGMA integrity_check} (slower than the quick check done at open): empty if sound. */
     public List<String> integrityCheck() {
         return connections.autocommit().read(c -> problems(c, "PRAGMA integrity_check"));
+    }
+
+    /** Commits written and synced so far (tests check that a returned write is durable, and that syncs are shared). */
+    GroupCommit.Counts commitCounts() {
+        return connections.commitCounts();
     }
 
     /** A pragma's value on the writer connection (pragmas like synchronous are per connection). */

@@ -14,7 +14,9 @@ import org.sqlite.SQLiteConfig;
 /**
  * The catalog's connections: one writer behind a lock (SQLite serializes writers anyway, and a
  * sqlite-jdbc connection must not be shared between threads) and a small pool of read-only connections.
- * In WAL mode readers see the last commit and never wait for the writer, nor it for them.
+ * In WAL mode readers see the last commit and never wait for the writer, nor it for them. A write
+ * returns once its commit is on disk; the sync happens after the writer lock is released, shared by
+ * every commit made meanwhile ({@link GroupCommit}).
  */
 final class CatalogConnections implements AutoCloseable {
     static final int BUSY_TIMEOUT_MILLIS = 10_000;
@@ -26,11 +28,13 @@ final class CatalogConnections implements AutoCloseable {
     private final List<CatalogConnection> readers;
     private final BlockingQueue<CatalogConnection> idleReaders;
     private final Session autocommit = new AutocommitSession();
+    private final GroupCommit commits;
     private volatile boolean closed;
 
     CatalogConnections(Path file, CatalogConnection writer, int readerCount) throws SQLException {
         this.file = file;
         this.writer = writer;
+        this.commits = new GroupCommit(realPath(file));
         this.readers = new ArrayList<>(readerCount);
         this.idleReaders = new ArrayBlockingQueue<>(readerCount);
         try {
@@ -40,14 +44,30 @@ final class CatalogConnections implements AutoCloseable {
             throw e;
         }
         idleReaders.addAll(readers);
+        try {
+            commits.syncWithDirectory();  // what open wrote (creation, migrations) is on disk, and so is the WAL's name
+        } catch (RuntimeException e) {
+            for (CatalogConnection reader : readers) closeQuietly(reader, (CatalogException) null);
+            throw e;
+        }
+    }
+
+    private static Path realPath(Path file) throws SQLException {
+        try {
+            return file.toRealPath();  // SQLite keeps the WAL beside the real file
+        } catch (java.io.IOException e) {
+            throw new SQLException("cannot resolve " + file + ": " + e.getMessage(), e);
+        }
     }
 
     static CatalogConnection openWriter(Path file) throws SQLException {
         SQLiteConfig config = new SQLiteConfig();
         config.setJournalMode(SQLiteConfig.JournalMode.WAL);
-        config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
+        // NORMAL: COMMIT does not sync; GroupCommit syncs the WAL before a write returns (see there)
+        config.setSynchronous(SQLiteConfig.SynchronousMode.NORMAL);
         config.enforceForeignKeys(true);
         config.setBusyTimeout(BUSY_TIMEOUT_MILLIS);
+        config.setGetGeneratedKeys(false);  // no 'SELECT last_insert_rowid()' after every INSERT
         return new CatalogConnection(config.createConnection(url(file)));
     }
 
@@ -55,11 +75,16 @@ final class CatalogConnections implements AutoCloseable {
         SQLiteConfig config = new SQLiteConfig();
         config.setReadOnly(true);
         config.setBusyTimeout(BUSY_TIMEOUT_MILLIS);
+        config.setGetGeneratedKeys(false);
         return new CatalogConnection(config.createConnection(url(file)));
     }
 
     private static String url(Path file) {
         return "jdbc:sqlite:" + file;
+    }
+
+    GroupCommit.Counts commitCounts() {
+        return commits.counts();
     }
 
     /** Statements each in their own implicit transaction. */
@@ -73,12 +98,13 @@ final class CatalogConnections implements AutoCloseable {
      */
     <T> T inTransaction(Function<Session, T> body) {
         refuseNesting();
+        long ticket;
+        T result;
         writerLock.lock();
         try {
             ensureOpen();
             TransactionSession tx = new TransactionSession();
             sql(() -> writer.execute("BEGIN IMMEDIATE"));
-            T result;
             try {
                 result = body.apply(tx);
             } catch (Throwable failure) {
@@ -94,10 +120,12 @@ final class CatalogConnections implements AutoCloseable {
                 rollback(failure);
                 throw failure;
             }
-            return result;
+            ticket = commits.written();
         } finally {
             writerLock.unlock();
         }
+        commits.awaitDurable(ticket);
+        return result;
     }
 
     private void rollback(Throwable cause) {
@@ -169,13 +197,18 @@ final class CatalogConnections implements AutoCloseable {
         @Override
         public <T> T write(Work<T> work) {
             refuseNesting();
+            T result;
+            long ticket;
             writerLock.lock();
             try {
                 ensureOpen();
-                return sql(work, writer);
+                result = sql(work, writer);
+                ticket = commits.written();
             } finally {
                 writerLock.unlock();
             }
+            commits.awaitDurable(ticket);
+            return result;
         }
     }
 

@@ -2,6 +2,9 @@ package io.csi4j.driver.catalog;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +20,8 @@ public final class PublicationTable {
     private static final String OF_VOLUME =
             "SELECT " + COLUMNS + " FROM publications WHERE volume_id = ? ORDER BY node_id";
     private static final String ON_NODE = "SELECT " + COLUMNS + " FROM publications WHERE node_id = ? ORDER BY volume_id";
+    private static final String NODES_OF = "SELECT volume_id, node_id FROM publications "
+            + "WHERE volume_id IN (SELECT value FROM json_each(?)) ORDER BY volume_id, node_id";
     private static final String DELETE = "DELETE FROM publications WHERE volume_id = ? AND node_id = ?";
     private static final String COUNT = "SELECT count(*) FROM publications";
 
@@ -57,6 +62,22 @@ public final class PublicationTable {
         return session.read(c -> Rows.list(c, OF_VOLUME, PublicationTable::map, volumeId));
     }
 
+    /**
+     * The nodes each of these volumes is published to (sorted), in one query: a page of ListVolumes asks
+     * once, not once per volume. Volumes published nowhere are absent from the map.
+     */
+    public Map<String, List<String>> nodesOf(Collection<String> volumeIds) {
+        if (volumeIds.isEmpty()) return Map.of();
+        String ids = Json.encodeList(List.copyOf(volumeIds));
+        return session.read(c -> {
+            Map<String, List<String>> nodes = new HashMap<>();
+            try (ResultSet row = Rows.bind(c, NODES_OF, ids).executeQuery()) {
+                while (row.next()) nodes.computeIfAbsent(row.getString(1), v -> new ArrayList<>()).add(row.getString(2));
+            }
+            return nodes;
+        });
+    }
+
     /** What is published to a node, sorted by volume. */
     public List<PublicationRecord> onNode(String nodeId) {
         Objects.requireNonNull(nodeId, "nodeId");
@@ -90,6 +111,7 @@ public final class PublicationTable {
         queries.put("publications.ofVolume", OF_VOLUME);
         queries.put("publications.onNode", ON_NODE);
         queries.put("publications.delete", DELETE);
+        queries.put("publications.nodesOf", NODES_OF);
         return queries;
     }
 }

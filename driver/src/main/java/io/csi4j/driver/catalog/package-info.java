@@ -1,7 +1,8 @@
 /**
  * The driver's catalog: the source of truth for what exists (volumes, snapshots, group snapshots, volume
  * groups and memberships, controller publications), in one SQLite file ({@code <data-dir>/catalog.db}) in
- * WAL mode with synchronous=FULL.
+ * WAL mode, every write on disk before it returns (synchronous=FULL's guarantee, with the WAL sync shared
+ * by concurrent writers: {@link io.csi4j.driver.catalog.GroupCommit}).
  *
  * <p>Every mutation of the driver is intent, effect, commit: a row is written in {@link
  * io.csi4j.driver.catalog.State#CREATING} or moved to {@code DELETING} before the storage effect, then

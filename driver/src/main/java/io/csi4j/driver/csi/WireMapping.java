@@ -123,9 +123,12 @@ public final class WireMapping {
         return value;
     }
 
+    /** Most entries a page holds, also when max_entries is 0 ("no restriction": the plugin picks). */
+    static final int MAX_PAGE = 10_000;
+
     static int maxEntries(int maxEntries) {
         if (maxEntries < 0) throw CsiException.invalidArgument("max_entries must not be negative");
-        return maxEntries == 0 ? 1000 : Math.min(maxEntries, 1000);
+        return maxEntries == 0 ? MAX_PAGE : Math.min(maxEntries, MAX_PAGE);
     }
 
     static Map<String, String> none() {

@@ -70,7 +70,12 @@ public final class ImageEngine implements StorageEngine {
     private final Options options;
     private final LoopStaging staging;
     private final Object provisioning = new Object();
-    /** Sizes of volumes being restored or cloned right now: promised, not yet in the pool's listing. */
+    /**
+     * Bytes of the volume images in the pool, counted once at open and kept up to date by every change
+     * here, so that a create does not stat every image (that made it O(volumes)). Guarded by provisioning.
+     */
+    private long provisionedBytes;
+    /** Sizes of volumes being created, restored or cloned right now: promised, not yet in provisionedBytes. */
     private long reservedBytes;
 
     private ImageEngine(Pool pool, Options options) {
@@ -78,6 +83,7 @@ public final class ImageEngine implements StorageEngine {
         this.options = options;
         this.layout = PoolLayout.open(pool.path(), ".img");
         this.staging = new LoopStaging(options);
+        this.provisionedBytes = countProvisioned();
     }
 
     public static ImageEngine open(Pool pool, Options options) {
@@ -94,7 +100,7 @@ public final class ImageEngine implements StorageEngine {
     public PoolInfo pool() {
         return translate("reading pool " + pool.path(), () -> {
             FsStats stats = pool.stats();
-            long provisioned = provisionedBytes() + reserved();
+            long provisioned = provisioned();
             return new PoolInfo(pool.path(), stats.type(), pool.reflink(), stats.totalBytes(), stats.availableBytes(),
                     provisioned, PoolInfo.allocatable(stats.totalBytes(), stats.availableBytes(), provisioned, options.overcommitRatio()));
         });
@@ -110,13 +116,32 @@ public final class ImageEngine implements StorageEngine {
         return notices;
     }
 
-    private long reserved() {
+    private long provisioned() {
         synchronized (provisioning) {
-            return reservedBytes;
+            return provisionedBytes + reservedBytes;
         }
     }
 
-    private long provisionedBytes() {
+    /**
+     * Promises {@code size} bytes to a volume being made (RESOURCE_EXHAUSTED if the pool cannot), until
+     * {@link #settle} turns the promise into provisioned bytes or drops it. Only the check and the
+     * arithmetic hold the lock: the I/O of concurrent creates runs in parallel.
+     */
+    private void reserve(long size, String what) {
+        synchronized (provisioning) {
+            requireRoom(size, what);
+            reservedBytes += size;
+        }
+    }
+
+    private void settle(long reserved, long provisioned) {
+        synchronized (provisioning) {
+            reservedBytes -= reserved;
+            provisionedBytes += provisioned;
+        }
+    }
+
+    private long countProvisioned() {
         long sum = 0;
         for (String id : layout.ids(Artifact.Kind.VOLUME)) {
             try {
@@ -168,16 +193,17 @@ public final class ImageEngine implements StorageEngine {
         long size = roundUp(capacityBytes, access);
         return translate("creating volume " + volumeId, () -> {
             if (existing(volumeId, size, "")) return size;
-            synchronized (provisioning) {
-                requireRoom(size, "volume " + volumeId);
-                layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, "", Instant.now()));
-                Path temp = layout.temporary(volumeId, ".img");
-                try {
-                    sized(temp, size);
-                    layout.commit(temp, Artifact.Kind.VOLUME, volumeId);
-                } finally {
-                    PoolLayout.deleteQuietly(temp);
-                }
+            reserve(size, "volume " + volumeId);
+            boolean made = false;
+            Path temp = layout.temporary(volumeId, ".img");
+            try {
+                sized(temp, size);
+                layout.publish(List.of(new PoolLayout.Finished(
+                        new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, "", Instant.now()), temp)));
+                made = true;
+            } finally {
+                settle(size, made ? size : 0);
+                PoolLayout.deleteQuietly(temp);
             }
             return size;
         });
@@ -256,20 +282,17 @@ public final class ImageEngine implements StorageEngine {
             throw CsiException.outOfRange(sourceRef + " holds " + sourceSize + " bytes; " + capacityBytes + " cannot hold it");
         }
         if (existing(volumeId, size, sourceRef)) return size;
-        synchronized (provisioning) {
-            requireRoom(size, "volume " + volumeId);
-            layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now()));
-            reservedBytes += size; // promised while the copy runs outside the lock
-        }
+        reserve(size, "volume " + volumeId);
+        boolean made = false;
         Path temp = layout.temporary(volumeId, ".img");
         try {
             cut(freeze, () -> cloneOrCopy(source, temp));
             if (size > sourceSize) sized(temp, size);
-            layout.commit(temp, Artifact.Kind.VOLUME, volumeId);
+            layout.publish(List.of(new PoolLayout.Finished(
+                    new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now()), temp)));
+            made = true;
         } finally {
-            synchronized (provisioning) {
-                reservedBytes -= size;
-            }
+            settle(size, made ? size : 0);
             PoolLayout.deleteQuietly(temp);
         }
         return size;
@@ -319,14 +342,17 @@ public final class ImageEngine implements StorageEngine {
     public void deleteVolume(String volumeId) {
         PoolLayout.checkId("volume", volumeId);
         run("deleting volume " + volumeId, () -> {
+            long size = 0;
             if (layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
                 List<LoopDevice> attached = LoopDevice.findByBackingFile(image(volumeId));
                 if (!attached.isEmpty()) {
                     throw CsiException.failedPrecondition("volume " + volumeId + " is attached as "
                             + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published on this node)");
                 }
+                size = fileSize(image(volumeId));
             }
             layout.delete(Artifact.Kind.VOLUME, volumeId);
+            settle(0, -size);
         });
     }
 
@@ -373,6 +399,7 @@ public final class ImageEngine implements StorageEngine {
                     requireRoom(target - current, "growing volume " + volumeId + " by " + (target - current) + " bytes");
                     sized(image, target);
                     Durable.fsync(image);
+                    provisionedBytes += target - current;
                 }
                 layout.readSidecar(Artifact.Kind.VOLUME, volumeId).ifPresent(a -> layout.writeSidecar(a.withSize(target)));
                 return target;
@@ -425,23 +452,21 @@ public final class ImageEngine implements StorageEngine {
     private Map<String, Long> cutSnapshots(Map<String, String> members) {
         Map<String, Path> temps = new LinkedHashMap<>();
         Map<String, Long> sizes = new TreeMap<>();
-        List<String> committed = new ArrayList<>();
+        List<PoolLayout.Finished> finished = new ArrayList<>();
         try {
             members.forEach((snapshotId, volumeId) -> {
                 long size = fileSize(image(volumeId));
                 AccessType access = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).map(Artifact::access)
                         .orElse(AccessType.mount(""));
-                layout.writeSidecar(new Artifact(snapshotId, Artifact.Kind.SNAPSHOT, name(), size, access,
-                        Artifact.volumeSource(volumeId), Instant.now()));
-                temps.put(snapshotId, layout.temporary(snapshotId, ".img"));
+                Path temp = layout.temporary(snapshotId, ".img");
+                temps.put(snapshotId, temp);
+                finished.add(new PoolLayout.Finished(new Artifact(snapshotId, Artifact.Kind.SNAPSHOT, name(), size, access,
+                        Artifact.volumeSource(volumeId), Instant.now()), temp));
                 sizes.put(snapshotId, size);
             });
             cut(List.copyOf(members.values()), () -> members.forEach((snapshotId, volumeId) ->
                     cloneOrCopy(image(volumeId), temps.get(snapshotId))));
-            for (Map.Entry<String, Path> t : temps.entrySet()) {
-                layout.commit(t.getValue(), Artifact.Kind.SNAPSHOT, t.getKey());
-                committed.add(t.getKey());
-            }
+            layout.publish(finished);  // after the thaw: syncing is no reason to keep a workload frozen
             return sizes;
         } catch (RuntimeException e) {
             for (String snapshotId : members.keySet()) {
@@ -506,6 +531,38 @@ public final class ImageEngine implements StorageEngine {
                 if (readOnly.isPresent()) return readOnly;
             }
             return Optional.empty();
+        });
+    }
+
+    @Override
+    public Map<String, Optional<String>> volumeConditions(List<String> volumeIds) {
+        return translate("checking " + volumeIds.size() + " volumes", () -> {
+            Set<String> present = layout.present(Artifact.Kind.VOLUME, volumeIds, EntryType.FILE);
+            MountTable table = null;
+            Map<Path, List<LoopDevice>> attached = null;
+            Map<String, Optional<String>> conditions = new java.util.HashMap<>();
+            for (String volumeId : volumeIds) {
+                if (!present.contains(volumeId)) {
+                    conditions.put(volumeId, Optional.of("volume image " + layout.dir(Artifact.Kind.VOLUME)
+                            .resolve(volumeId + ".img") + " is missing"));
+                    continue;
+                }
+                if (attached == null) {  // once per page: the mount table and every bound loop device
+                    table = MountTable.read();
+                    attached = new java.util.HashMap<>();
+                    for (LoopDevice d : LoopDevice.list()) {
+                        if (!d.backingFileDeleted()) attached.computeIfAbsent(d.backingFile(), f -> new ArrayList<>()).add(d);
+                    }
+                }
+                Optional<String> condition = Optional.empty();
+                Path image = layout.dir(Artifact.Kind.VOLUME).resolve(volumeId + ".img");  // id checked by present()
+                for (LoopDevice device : attached.getOrDefault(image, List.of())) {
+                    condition = LoopStaging.readOnlyAfterErrors(table, table.mountsOf(device.node()));
+                    if (condition.isPresent()) break;
+                }
+                conditions.put(volumeId, condition);
+            }
+            return conditions;
         });
     }
 

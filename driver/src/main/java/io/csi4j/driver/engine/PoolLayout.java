@@ -13,7 +13,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -119,6 +121,9 @@ final class PoolLayout {
 
     /** What is at {@code path}, not following a symlink there (a symlink is OTHER). */
     static EntryType type(Path path) {
+        // the common answers (a file, nothing) with one lstat and no exception; the rest looked at closely
+        if (Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) return EntryType.FILE;
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return EntryType.MISSING;
         try {
             BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             return a.isRegularFile() ? EntryType.FILE : a.isDirectory() ? EntryType.DIRECTORY : EntryType.OTHER;
@@ -144,6 +149,25 @@ final class PoolLayout {
         return true;
     }
 
+    /**
+     * Which of these ids have an artifact of the expected type: the directory is checked once, then one
+     * lstat per id (for a page of ListVolumes, where a path per id would re-check the directory each time).
+     */
+    Set<String> present(Artifact.Kind kind, Collection<String> ids, EntryType expected) {
+        Path dir = dir(kind);
+        if (type(dir) != EntryType.DIRECTORY) {
+            throw CsiException.failedPrecondition(dir + " is not a directory (symlink or file); refusing this pool");
+        }
+        Set<String> present = new HashSet<>();
+        for (String id : ids) {
+            Path path = dir.resolve(checkId(label(kind), id) + artifactSuffix);
+            boolean found = expected == EntryType.FILE ? Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)
+                    : type(path) == expected;
+            if (found) present.add(id);
+        }
+        return present;
+    }
+
     Optional<Artifact> readSidecar(Artifact.Kind kind, String id) {
         Path path = sidecar(kind, id);
         if (type(path) != EntryType.FILE) return Optional.empty();
@@ -156,26 +180,70 @@ final class PoolLayout {
         }
     }
 
-    /** Writes the sidecar durably under its final name (temp + fsync + rename + fsync of the directory). */
+    /**
+     * Writes the sidecar durably under its final name (temp + fsync + rename + fsync of the directory).
+     * The .tmp directory is not synced: whatever a crash leaves there is swept at start-up.
+     */
     void writeSidecar(Artifact artifact) {
         Path target = sidecar(artifact.kind(), artifact.id());
-        Path temp = temporary(artifact.id(), SIDECAR);
+        Path temp = writeSidecarTemp(artifact);
         try {
-            Files.writeString(temp, artifact.toJson(), StandardCharsets.UTF_8,
-                    StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
             Durable.fsync(temp);
-            Durable.atomicRename(temp, target);
-        } catch (IOException e) {
-            throw new UncheckedIOException("writing " + target, e);
+            Durable.rename(temp, target);
+            Durable.fsyncDirectory(target.getParent());
         } finally {
             deleteQuietly(temp);
         }
     }
 
-    /** Makes a finished temp artifact visible under its final name, durably. */
+    private Path writeSidecarTemp(Artifact artifact) {
+        Path temp = temporary(artifact.id(), SIDECAR);
+        try {
+            Files.writeString(temp, artifact.toJson(), StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            return temp;
+        } catch (IOException e) {
+            deleteQuietly(temp);
+            throw new UncheckedIOException("writing " + temp, e);
+        }
+    }
+
+    /** A finished artifact in .tmp and what its sidecar will say about it. */
+    record Finished(Artifact artifact, Path temp) {}
+
+    /**
+     * Makes finished artifacts visible under their final names with their sidecars, durably, syncing each
+     * directory once for all of them: every temp file is synced, then each sidecar is renamed before its
+     * artifact (an artifact never shows without its description; a sidecar left alone by a crash is
+     * swept at start-up), then the directories are synced. Renames out of .tmp need no sync of .tmp.
+     */
+    void publish(List<Finished> finished) {
+        List<Path> sidecarTemps = new ArrayList<>();
+        try {
+            for (Finished f : finished) sidecarTemps.add(writeSidecarTemp(f.artifact()));
+            for (int i = 0; i < finished.size(); i++) {
+                Durable.fsync(finished.get(i).temp());
+                Durable.fsync(sidecarTemps.get(i));
+            }
+            Set<Path> dirs = new TreeSet<>();
+            for (int i = 0; i < finished.size(); i++) {
+                Artifact a = finished.get(i).artifact();
+                Durable.rename(sidecarTemps.get(i), sidecar(a.kind(), a.id()));
+                Durable.rename(finished.get(i).temp(), artifact(a.kind(), a.id()));
+                dirs.add(dir(a.kind()));
+            }
+            dirs.forEach(Durable::fsyncDirectory);
+        } finally {
+            sidecarTemps.forEach(PoolLayout::deleteQuietly);
+        }
+    }
+
+    /** Makes a finished temp artifact visible under its final name, durably (its sidecar is there already). */
     void commit(Path temp, Artifact.Kind kind, String id) {
         Durable.fsync(temp);
-        Durable.atomicRename(temp, artifact(kind, id));
+        Path target = artifact(kind, id);
+        Durable.rename(temp, target);
+        Durable.fsyncDirectory(target.getParent());
     }
 
     /** Ids with an artifact on disk (names that are not valid ids are ignored: they are not ours). */
@@ -273,7 +341,11 @@ final class PoolLayout {
         });
     }
 
-    /** Deletes artifact then sidecar (an artifact never outlives... its description: sidecar last). */
+    /**
+     * Deletes artifact then sidecar (an artifact never outlives its description), durably with one sync
+     * of the directory. A file goes with one unlink; a directory tree is renamed into .tmp first, so a
+     * crash in the middle of deleting it leaves nothing half-visible (the start-up sweep finishes it).
+     */
     void delete(Artifact.Kind kind, String id) {
         synchronized (lockFor(id)) {
             deleteUnlocked(kind, id);
@@ -284,14 +356,18 @@ final class PoolLayout {
         Path artifact = artifact(kind, id);
         Path sidecar = sidecar(kind, id);
         try {
-            if (type(artifact) != EntryType.MISSING) {
-                // rename into .tmp first: a crash in the middle of a tree delete leaves nothing half-visible
-                Path doomed = temporary(id, ".deleting");
-                Durable.atomicRename(artifact, doomed);
-                deleteTree(doomed);
+            Path doomed = null;
+            switch (type(artifact)) {
+                case MISSING -> { }
+                case DIRECTORY -> {
+                    doomed = temporary(id, ".deleting");
+                    Durable.rename(artifact, doomed);
+                }
+                default -> Files.delete(artifact);
             }
             if (type(sidecar) == EntryType.FILE) Files.delete(sidecar);
             Durable.fsyncDirectory(dir(kind));
+            if (doomed != null) deleteTree(doomed);
         } catch (IOException e) {
             throw new UncheckedIOException("deleting " + artifact, e);
         }

@@ -86,6 +86,16 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
     /** Empty when healthy; else why not (artifact missing, filesystem read-only after errors ...). */
     Optional<String> volumeCondition(String volumeId);
 
+    /**
+     * {@link #volumeCondition} of many volumes (a page of ListVolumes); an engine answers it with one look at
+     * what is shared (mount table, loop devices) instead of one per volume. Every id is in the result.
+     */
+    default Map<String, Optional<String>> volumeConditions(List<String> volumeIds) {
+        Map<String, Optional<String>> conditions = new java.util.HashMap<>();
+        for (String id : volumeIds) conditions.put(id, volumeCondition(id));
+        return conditions;
+    }
+
     /** Ids of every volume artifact on disk (for the reconciler's orphan report). */
     Set<String> volumeArtifacts();
 

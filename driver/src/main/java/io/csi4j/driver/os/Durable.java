@@ -21,6 +21,14 @@ public final class Durable {
     }
 
     /**
+     * rename(2) over {@code target}, nothing synced: for callers that sync the directories that matter
+     * themselves, once for several renames.
+     */
+    public static void rename(Path from, Path to) {
+        Libc.rename(from.toAbsolutePath(), to.toAbsolutePath());
+    }
+
+    /**
      * rename(2) over {@code target} (atomic: readers see the old or the new file, never a mix), then
      * fsync of the directories involved so the rename survives a crash. {@code tmp} should already be
      * fsync'ed by the caller.

@@ -29,6 +29,13 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
     private static final Path LOOP_CONTROL = Path.of("/dev/loop-control");
     private static final Path DEV = Path.of("/dev");
     private static final Path SYS_BLOCK = Path.of("/sys/block");
+    /**
+     * Where the loop devices' sysfs directories really are (/sys/block/loopN links there): reading
+     * through the link costs a symlink walk and a kernfs revalidation per attribute.
+     */
+    private static final Path SYS_LOOPS = Files.isDirectory(Path.of("/sys/devices/virtual/block"))
+            ? Path.of("/sys/devices/virtual/block") : SYS_BLOCK;
+    private static final Path PARTITIONS = Path.of("/proc/partitions");
     private static final String DELETED = " (deleted)";
 
     private static final long LOOP_CLR_FD = 0x4C01L;
@@ -98,22 +105,55 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
     /** Every bound loop device, by number. */
     public static List<LoopDevice> list() {
         List<LoopDevice> devices = new ArrayList<>();
-        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(SYS_BLOCK, "loop[0-9]*")) {
-            for (Path dir : dirs) {
-                find(Integer.parseInt(dir.getFileName().toString().substring(4))).ifPresent(devices::add);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("listing " + SYS_BLOCK, e);
-        }
+        for (int number : numbers()) find(number).ifPresent(devices::add);
         devices.sort(Comparator.comparingInt(LoopDevice::number));
         return devices;
     }
 
+    private static List<Integer> numbers() {
+        List<Integer> numbers = new ArrayList<>();
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(SYS_BLOCK, "loop[0-9]*")) {
+            for (Path dir : dirs) numbers.add(Integer.parseInt(dir.getFileName().toString().substring(4)));
+        } catch (IOException e) {
+            throw new UncheckedIOException("listing " + SYS_BLOCK, e);
+        }
+        return numbers;
+    }
+
+    private static boolean isEmpty(Path file) {
+        try {
+            return Files.size(file) == 0;
+        } catch (IOException e) {
+            return true; // gone or unreadable: look everywhere
+        }
+    }
+
+    /** Loop devices whose capacity is not zero, by number, as /proc/partitions lists them. */
+    static List<Integer> withCapacity() {
+        String table;
+        try {
+            table = Files.readString(PARTITIONS);
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + PARTITIONS, e);
+        }
+        List<Integer> numbers = new ArrayList<>();
+        // lines are "major minor #blocks name"; the name is the last field
+        for (int at = table.indexOf(" loop"); at >= 0; at = table.indexOf(" loop", at + 5)) {
+            int end = at + 5;
+            while (end < table.length() && Character.isDigit(table.charAt(end))) end++;
+            boolean wholeName = end > at + 5 && (end == table.length() || table.charAt(end) == '\n');
+            if (wholeName) numbers.add(Integer.parseInt(table, at + 5, end, 10));
+        }
+        return numbers;
+    }
+
     /** Loop device N if it is bound to a file. */
     public static Optional<LoopDevice> find(int number) {
-        Path sys = SYS_BLOCK.resolve("loop" + number);
+        Path sys = SYS_LOOPS.resolve("loop" + number);
         try {
-            String backing = stripNewline(Files.readString(sys.resolve("loop/backing_file")));
+            Optional<String> read = backingFileOf(sys);
+            if (read.isEmpty()) return Optional.empty();
+            String backing = read.get();
             boolean deleted = backing.endsWith(DELETED);
             if (deleted) backing = backing.substring(0, backing.length() - DELETED.length());
             boolean readOnly = "1".equals(stripNewline(Files.readString(sys.resolve("ro"))));
@@ -121,17 +161,53 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
             return Optional.of(new LoopDevice(number, DEV.resolve("loop" + number), Path.of(backing), deleted,
                     readOnly, autoclear));
         } catch (NoSuchFileException e) {
-            return Optional.empty(); // not bound (the loop/ attributes exist only while bound), or gone
+            return Optional.empty(); // detached while reading
         } catch (IOException e) {
-            if (Files.notExists(sys.resolve("loop"))) return Optional.empty(); // detached while reading
+            if (Files.notExists(sys.resolve("loop")) || "No such device".equals(e.getMessage())) return Optional.empty(); // detached while reading
             throw new UncheckedIOException("reading " + sys, e);
         }
     }
 
-    /** Loop devices bound to this file (by its current path; a deleted file never matches). */
+    /**
+     * The backing file as the kernel shows it, or empty when the device is not bound: {@code loop/} exists
+     * only while it is. Checked first because a scan meets mostly unbound devices, and an exists test is
+     * much cheaper than reading and failing (a NoSuchFileException with its stack trace each).
+     */
+    private static Optional<String> backingFileOf(Path sys) throws IOException {
+        Path file = sys.resolve("loop/backing_file");
+        if (!Files.exists(file)) return Optional.empty();
+        try {
+            return Optional.of(stripNewline(Files.readString(file)));
+        } catch (NoSuchFileException e) {
+            return Optional.empty(); // detached meanwhile
+        } catch (IOException e) {
+            // kernfs answers ENODEV for an attribute being removed: the device is being detached right now
+            if (Files.notExists(file) || "No such device".equals(e.getMessage())) return Optional.empty();
+            throw e;
+        }
+    }
+
+    /**
+     * Loop devices bound to this file (by its current path; a deleted file never matches). For a file that
+     * is not empty, only the devices /proc/partitions lists are looked at: one read instead of a walk of
+     * every /sys/block/loopN (the kernel lists a disk there when its capacity is not zero, and a device
+     * bound to a non-empty file has the file's size, or the size it had when bound or last refreshed).
+     */
     public static List<LoopDevice> findByBackingFile(Path file) {
         Path wanted = MountTable.canonical(file);
-        return list().stream().filter(d -> !d.backingFileDeleted() && d.backingFile().equals(wanted)).toList();
+        String name = wanted.toString();
+        List<LoopDevice> found = new ArrayList<>();
+        for (int number : isEmpty(wanted) ? numbers() : withCapacity()) {
+            try {
+                // compare the one attribute first; the full record only for a match
+                if (backingFileOf(SYS_LOOPS.resolve("loop" + number)).filter(name::equals).isEmpty()) continue;
+            } catch (IOException e) {
+                throw new UncheckedIOException("reading " + SYS_LOOPS.resolve("loop" + number), e);
+            }
+            find(number).filter(d -> !d.backingFileDeleted() && d.backingFile().equals(wanted)).ifPresent(found::add);
+        }
+        found.sort(Comparator.comparingInt(LoopDevice::number));
+        return found;
     }
 
     /** Size of the device in bytes. */

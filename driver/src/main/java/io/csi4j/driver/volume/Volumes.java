@@ -203,6 +203,16 @@ public final class Volumes {
         return catalog.publications().ofVolume(volumeId).stream().map(PublicationRecord::nodeId).toList();
     }
 
+    /** {@link #condition} of a page of volumes, in one look at the engine. */
+    public Map<String, Optional<String>> conditions(List<String> volumeIds) {
+        return engine.volumeConditions(volumeIds);
+    }
+
+    /** {@link #publishedNodes} of a page of volumes, in one query; volumes published nowhere are absent. */
+    public Map<String, List<String>> publishedNodes(List<String> volumeIds) {
+        return catalog.publications().nodesOf(volumeIds);
+    }
+
     /** Why these capabilities can't be served by this volume, or empty if they can. */
     public Optional<String> unsupported(VolumeRecord v, List<Capability> capabilities) {
         for (Capability c : capabilities) {

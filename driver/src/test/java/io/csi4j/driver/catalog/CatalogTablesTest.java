@@ -231,6 +231,13 @@ class CatalogTablesTest {
         assertEquals(List.of("node-a", "node-b"),
                 publications.ofVolume("v1").stream().map(PublicationRecord::nodeId).toList());
         assertEquals(1, publications.onNode("node-b").size());
+        catalog.volumes().insert(volume("v2"));
+        catalog.volumes().insert(volume("v3"));
+        assertTrue(publications.insert(Samples.publication("v3", "node-c")));
+        assertEquals(Map.of("v1", List.of("node-a", "node-b"), "v3", List.of("node-c")),
+                publications.nodesOf(List.of("v3", "v2", "v1", "ghost")), "one query for a page of volumes");
+        assertEquals(Map.of(), publications.nodesOf(List.of()));
+        assertTrue(publications.delete("v3", "node-c"));
         assertThrows(ReferenceException.class, () -> publications.insert(Samples.publication("ghost", "n")));
         assertThrows(ReferenceException.class, () -> catalog.volumes().delete("v1"), "published volume");
         assertTrue(publications.delete("v1", "node-a"));

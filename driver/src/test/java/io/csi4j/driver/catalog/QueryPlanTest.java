@@ -47,7 +47,8 @@ class QueryPlanTest {
                 // a rowid range would read every row after the page start: filters need their own index
                 assertFalse(detail.contains("INTEGER PRIMARY KEY"), query.getKey() + " misses its index: " + detail);
             }
-            assertFalse(detail.contains("SCAN "), query.getKey() + " scans: " + detail);
+            // json_each walks the list of ids the query was given (a page's), not a table
+            assertFalse(detail.replace("SCAN json_each", "").contains("SCAN "), query.getKey() + " scans: " + detail);
             assertFalse(detail.contains("TEMP B-TREE"), query.getKey() + " sorts: " + detail);
         }
         System.out.print(report);

@@ -64,6 +64,20 @@ class LoopDeviceTest {
         return false;
     }
 
+    /** Non-empty files are found through /proc/partitions; an empty file (capacity 0, unlisted) by the full scan. */
+    @Test
+    void findByBackingFileSeesDevicesOfEmptyAndNonEmptyFiles() throws Exception {
+        Path full = image("full.img", 4L << 20);
+        Path empty = image("empty.img", 0);
+        try (AttachedLoop a = LoopDevice.attach(full, EnumSet.noneOf(LoopFlag.class));
+             AttachedLoop b = LoopDevice.attach(empty, EnumSet.noneOf(LoopFlag.class))) {
+            assertTrue(LoopDevice.withCapacity().contains(a.device().number()));
+            assertFalse(LoopDevice.withCapacity().contains(b.device().number()), "the kernel does not list an empty disk");
+            assertEquals(List.of(a.device()), LoopDevice.findByBackingFile(full));
+            assertEquals(List.of(b.device()), LoopDevice.findByBackingFile(empty));
+        }
+    }
+
     @Test
     void attachWithoutAutoclearSurvivesCloseUntilDetach() throws Exception {
         Path image = image("block.img", 64L << 20);

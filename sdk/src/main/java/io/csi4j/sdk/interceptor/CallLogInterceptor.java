@@ -9,7 +9,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
@@ -31,18 +30,24 @@ public final class CallLogInterceptor implements ServerInterceptor {
         String method = call.getMethodDescriptor().getFullMethodName();
         AtomicBoolean ended = new AtomicBoolean();
         var state = new Object() {
-            volatile Set<String> secrets = Set.of();
+            // the request, kept so its secret values are collected only when a status message must be scrubbed
+            volatile Message request;
 
             void end(Status status) {
                 if (!ended.compareAndSet(false, true)) return;
-                double ms = (System.nanoTime() - start) / 1e6;
+                long tenths = (System.nanoTime() - start + 50_000) / 100_000;
                 Level level = switch (status.getCode()) {
                     case INTERNAL, UNKNOWN, DATA_LOSS -> Level.WARNING;
                     default -> Level.INFO;
                 };
                 if (!LOG.isLoggable(level)) return;
-                String line = String.format(Locale.ROOT, "%s %s %.1fms", method, status.getCode(), ms);
-                if (status.getDescription() != null) line += " \"" + Secrets.scrub(status.getDescription(), secrets) + "\"";
+                // by hand, not String.format: this runs for every call
+                String line = method + " " + status.getCode() + " " + tenths / 10 + "." + tenths % 10 + "ms";
+                if (status.getDescription() != null) {
+                    Message m = request;
+                    Set<String> secrets = m == null ? Set.of() : Secrets.values(m);
+                    line += " \"" + Secrets.scrub(status.getDescription(), secrets) + "\"";
+                }
                 LOG.log(level, line);
             }
         };
@@ -65,7 +70,7 @@ public final class CallLogInterceptor implements ServerInterceptor {
             @Override
             public void onMessage(ReqT message) {
                 if (message instanceof Message m) {
-                    state.secrets = Secrets.values(m);
+                    state.request = m;
                     if (LOG.isLoggable(Level.FINE)) LOG.fine(() -> method + " request " + Secrets.toLogString(m));
                 }
                 super.onMessage(message);
