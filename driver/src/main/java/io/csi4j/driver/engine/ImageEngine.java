@@ -342,17 +342,23 @@ public final class ImageEngine implements StorageEngine {
     public void deleteVolume(String volumeId) {
         PoolLayout.checkId("volume", volumeId);
         run("deleting volume " + volumeId, () -> {
-            long size = 0;
-            if (layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                List<LoopDevice> attached = LoopDevice.findByBackingFile(image(volumeId));
-                if (!attached.isEmpty()) {
-                    throw CsiException.failedPrecondition("volume " + volumeId + " is attached as "
-                            + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published on this node)");
+            // Check, measure and unlink under the id's lock: two deleters of one volume (DeleteVolume finishing
+            // a DELETING row while DeleteVolumeGroup deletes its members) must converge, and only the call
+            // that really removed the file may return its size to the pool.
+            long freed = layout.locked(volumeId, () -> {
+                long size = 0;
+                if (layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
+                    List<LoopDevice> attached = LoopDevice.findByBackingFile(image(volumeId));
+                    if (!attached.isEmpty()) {
+                        throw CsiException.failedPrecondition("volume " + volumeId + " is attached as "
+                                + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published on this node)");
+                    }
+                    size = fileSize(image(volumeId));
                 }
-                size = fileSize(image(volumeId));
-            }
-            layout.delete(Artifact.Kind.VOLUME, volumeId);
-            settle(0, -size);
+                layout.delete(Artifact.Kind.VOLUME, volumeId);
+                return size;
+            });
+            settle(0, -freed);
         });
     }
 
