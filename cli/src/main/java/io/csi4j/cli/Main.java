@@ -19,7 +19,7 @@ import picocli.CommandLine.ScopeType;
 @Command(name = "csi4j", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT, versionProvider = Main.Version.class,
         description = "Container Storage Interface for the JVM: serve the local driver, call any CSI plugin, test it, load it, demo it.",
         subcommands = {ServeCommand.class, IdentityCommand.class, ControllerCommand.class, NodeCommand.class, GroupCommand.class,
-                VolumeGroupCommand.class, AddonsCommand.class, SanityCommand.class, BenchCommand.class, DemoCommand.class,
+                VolumeGroupCommand.class, AddonsCommand.class, SanityCommand.class, FsckCommand.class, BenchCommand.class, DemoCommand.class,
                 CompletionCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 

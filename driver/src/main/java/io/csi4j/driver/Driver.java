@@ -65,6 +65,7 @@ public final class Driver implements AutoCloseable {
             case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(config.overcommitRatio(), false));
             case DIR -> DirEngine.open(pool);
         };
+        requireCatalogIfPoolHoldsObjects(config.dataDir(), engine);
         this.catalog = Catalog.openIn(config.dataDir());
         InstantSource clock = InstantSource.system();
         this.volumes = new Volumes(catalog, engine, config, clock);
@@ -154,6 +155,25 @@ public final class Driver implements AutoCloseable {
     public static String version() {
         String v = Driver.class.getPackage().getImplementationVersion();
         return v == null ? "0.1.0-dev" : v;
+    }
+
+    /**
+     * A missing (or empty: SQLite takes a 0-byte file for a new database) catalog is only normal for a
+     * new data directory. If the pool holds objects, refuse: an fsck rebuilds the catalog from them.
+     */
+    private static void requireCatalogIfPoolHoldsObjects(Path dataDir, StorageEngine engine) {
+        Path file = dataDir.resolve(Catalog.FILE_NAME);
+        try {
+            if (Files.exists(file) && Files.size(file) > 0) return;
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + file, e);
+        }
+        int volumes = engine.volumeArtifacts().size();
+        int snapshots = engine.snapshotArtifacts().size();
+        if (volumes + snapshots > 0) {
+            engine.close();
+            throw new io.csi4j.driver.catalog.CatalogMissingException(file, volumes, snapshots);
+        }
     }
 
     /** Page tokens stay valid across restarts: the key is kept (0600) in the data directory. */

@@ -28,33 +28,33 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     @Override
     public void nodeStageVolume(NodeStageVolumeRequest req, StreamObserver<NodeStageVolumeResponse> out) {
-        node.stage(req.getVolumeId(), Path.of(req.getStagingTargetPath()), WireMapping.capability(req.getVolumeCapability()));
+        node.stage(req.getVolumeId(), path("staging_target_path", req.getStagingTargetPath()), WireMapping.capability(req.getVolumeCapability()));
         reply(out, NodeStageVolumeResponse.getDefaultInstance());
     }
 
     @Override
     public void nodeUnstageVolume(NodeUnstageVolumeRequest req, StreamObserver<NodeUnstageVolumeResponse> out) {
-        node.unstage(req.getVolumeId(), Path.of(req.getStagingTargetPath()));
+        node.unstage(req.getVolumeId(), path("staging_target_path", req.getStagingTargetPath()));
         reply(out, NodeUnstageVolumeResponse.getDefaultInstance());
     }
 
     @Override
     public void nodePublishVolume(NodePublishVolumeRequest req, StreamObserver<NodePublishVolumeResponse> out) {
-        Optional<Path> staging = req.getStagingTargetPath().isEmpty() ? Optional.empty() : Optional.of(Path.of(req.getStagingTargetPath()));
-        node.publish(req.getVolumeId(), staging, Path.of(req.getTargetPath()),
+        Optional<Path> staging = req.getStagingTargetPath().isEmpty() ? Optional.empty() : Optional.of(path("staging_target_path", req.getStagingTargetPath()));
+        node.publish(req.getVolumeId(), staging, path("target_path", req.getTargetPath()),
                 WireMapping.capability(req.getVolumeCapability()), req.getReadonly(), req.getVolumeContextMap());
         reply(out, NodePublishVolumeResponse.getDefaultInstance());
     }
 
     @Override
     public void nodeUnpublishVolume(NodeUnpublishVolumeRequest req, StreamObserver<NodeUnpublishVolumeResponse> out) {
-        node.unpublish(req.getVolumeId(), Path.of(req.getTargetPath()));
+        node.unpublish(req.getVolumeId(), path("target_path", req.getTargetPath()));
         reply(out, NodeUnpublishVolumeResponse.getDefaultInstance());
     }
 
     @Override
     public void nodeGetVolumeStats(NodeGetVolumeStatsRequest req, StreamObserver<NodeGetVolumeStatsResponse> out) {
-        VolumeStats s = node.stats(req.getVolumeId(), Path.of(req.getVolumePath()));
+        VolumeStats s = node.stats(req.getVolumeId(), path("volume_path", req.getVolumePath()));
         var response = NodeGetVolumeStatsResponse.newBuilder();
         if (s.usedBytes() < 0) {
             response.addUsage(VolumeUsage.newBuilder().setUnit(VolumeUsage.Unit.BYTES).setTotal(s.totalBytes()));
@@ -71,7 +71,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
     @Override
     public void nodeExpandVolume(NodeExpandVolumeRequest req, StreamObserver<NodeExpandVolumeResponse> out) {
-        long size = node.expand(req.getVolumeId(), Path.of(req.getVolumePath()),
+        long size = node.expand(req.getVolumeId(), path("volume_path", req.getVolumePath()),
                 WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()),
                 req.hasVolumeCapability() ? Optional.of(WireMapping.capability(req.getVolumeCapability())) : Optional.empty());
         reply(out, NodeExpandVolumeResponse.newBuilder().setCapacityBytes(size).build());
@@ -89,5 +89,14 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
                 .setMaxVolumesPerNode(maxVolumesPerNode)
                 .setAccessibleTopology(WireMapping.topology(nodeId))
                 .build());
+    }
+
+    /** A path from the wire; one the JDK cannot represent (a NUL byte) is the caller's error, not ours. */
+    private static Path path(String field, String value) {
+        try {
+            return Path.of(value);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw io.csi4j.sdk.CsiException.invalidArgument(field + " is not a valid path: " + e.getReason());
+        }
     }
 }

@@ -9,15 +9,26 @@ import java.util.regex.Pattern;
 /**
  * What an artifact on disk is, as written in its sidecar ({@code <id>.meta}, one flat JSON object)
  * before the artifact gets its final name: enough for an fsck to rebuild the catalog from the pool.
- * {@code source} is {@code ""}, {@code "volume:<id>"} or {@code "snapshot:<id>"}.
+ * {@code source} is {@code ""}, {@code "volume:<id>"} or {@code "snapshot:<id>"}. {@code name} is the
+ * CO's name for the object ({@code ""} until the driver labels it, after the artifact is made); for a
+ * member of a group snapshot it is the group snapshot's name and {@code group} its id.
  */
 public record Artifact(String id, Kind kind, String engine, long sizeBytes, AccessType access, String source,
-                       Instant createdAt) {
+                       Instant createdAt, String name, String group) {
 
     public enum Kind { VOLUME, SNAPSHOT }
 
+    /** An artifact the driver has not labelled yet. */
+    public Artifact(String id, Kind kind, String engine, long sizeBytes, AccessType access, String source, Instant createdAt) {
+        this(id, kind, engine, sizeBytes, access, source, createdAt, "", "");
+    }
+
     public Artifact withSize(long newSize) {
-        return new Artifact(id, kind, engine, newSize, access, source, createdAt);
+        return new Artifact(id, kind, engine, newSize, access, source, createdAt, name, group);
+    }
+
+    public Artifact withLabel(String newName, String newGroup) {
+        return new Artifact(id, kind, engine, sizeBytes, access, source, createdAt, newName, newGroup);
     }
 
     public static String volumeSource(String volumeId) { return "volume:" + volumeId; }
@@ -34,6 +45,8 @@ public record Artifact(String id, Kind kind, String engine, long sizeBytes, Acce
         fields.put("fsType", access instanceof AccessType.Mount(String fsType) ? fsType : "");
         fields.put("source", source);
         fields.put("createdAt", createdAt.toString());
+        if (!name.isEmpty()) fields.put("name", name);
+        if (!group.isEmpty()) fields.put("group", group);
         StringBuilder json = new StringBuilder("{");
         fields.forEach((key, value) -> {
             if (json.length() > 1) json.append(',');
@@ -62,7 +75,9 @@ public record Artifact(String id, Kind kind, String engine, long sizeBytes, Acce
                         default -> throw new IllegalArgumentException("access: " + access);
                     },
                     fields.getOrDefault("source", ""),
-                    Instant.parse(require(fields, "createdAt")));
+                    Instant.parse(require(fields, "createdAt")),
+                    fields.getOrDefault("name", ""),
+                    fields.getOrDefault("group", ""));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("bad artifact sidecar: " + e.getMessage() + ": " + json.strip(), e);
         }

@@ -207,7 +207,7 @@ public final class DirEngine implements StorageEngine {
     @Override
     public long expandVolume(String volumeId, long newCapacityBytes) {
         PoolLayout.checkId("volume", volumeId);
-        return translate("expanding volume " + volumeId, () -> {
+        return translate("expanding volume " + volumeId, () -> layout.locked(volumeId, () -> {   // not after a delete
             if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
                 throw CsiException.notFound("volume " + volumeId + " does not exist");
             }
@@ -216,7 +216,7 @@ public final class DirEngine implements StorageEngine {
             if (newCapacityBytes <= artifact.sizeBytes()) return artifact.sizeBytes();
             layout.writeSidecar(artifact.withSize(newCapacityBytes));
             return newCapacityBytes;
-        });
+        }));
     }
 
     @Override
@@ -326,6 +326,12 @@ public final class DirEngine implements StorageEngine {
     @Override
     public Set<String> snapshotArtifacts() {
         return translate("listing snapshots", () -> layout.ids(Artifact.Kind.SNAPSHOT));
+    }
+
+    @Override
+    public void label(Artifact.Kind kind, String id, String name, String group) {
+        PoolLayout.checkId(PoolLayout.label(kind), id);
+        run("labelling " + id, () -> layout.rewriteSidecar(kind, id, EntryType.DIRECTORY, a -> a.withLabel(name, group)));
     }
 
     @Override

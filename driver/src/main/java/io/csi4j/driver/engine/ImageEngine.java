@@ -342,17 +342,23 @@ public final class ImageEngine implements StorageEngine {
     public void deleteVolume(String volumeId) {
         PoolLayout.checkId("volume", volumeId);
         run("deleting volume " + volumeId, () -> {
-            long size = 0;
-            if (layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                List<LoopDevice> attached = LoopDevice.findByBackingFile(image(volumeId));
-                if (!attached.isEmpty()) {
-                    throw CsiException.failedPrecondition("volume " + volumeId + " is attached as "
-                            + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published on this node)");
+            // Check, measure and unlink under the id's lock: two deleters of one volume (DeleteVolume finishing
+            // a DELETING row while DeleteVolumeGroup deletes its members) must converge, and only the call
+            // that really removed the file may return its size to the pool.
+            long freed = layout.locked(volumeId, () -> {
+                long size = 0;
+                if (layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
+                    List<LoopDevice> attached = LoopDevice.findByBackingFile(image(volumeId));
+                    if (!attached.isEmpty()) {
+                        throw CsiException.failedPrecondition("volume " + volumeId + " is attached as "
+                                + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published on this node)");
+                    }
+                    size = fileSize(image(volumeId));
                 }
-                size = fileSize(image(volumeId));
-            }
-            layout.delete(Artifact.Kind.VOLUME, volumeId);
-            settle(0, -size);
+                layout.delete(Artifact.Kind.VOLUME, volumeId);
+                return size;
+            });
+            settle(0, -freed);
         });
     }
 
@@ -386,25 +392,26 @@ public final class ImageEngine implements StorageEngine {
         PoolLayout.checkId("volume", volumeId);
         checkCapacity(newCapacityBytes);
         return translate("expanding volume " + volumeId, () -> {
-            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                throw CsiException.notFound("volume " + volumeId + " does not exist");
-            }
             Path image = image(volumeId);
-            long current = fileSize(image);
-            long target = Math.ceilDiv(newCapacityBytes, MIB) * MIB;
-            if (target <= current) {
-                LoopStaging.refreshAttached(image, current); // a crash after growing the file but before this: converge
-                return current;
-            }
-            synchronized (provisioning) {
-                requireRoom(target - current, "growing volume " + volumeId + " by " + (target - current) + " bytes");
-                sized(image, target);
-                Durable.fsync(image);
-                provisionedBytes += target - current;
-            }
-            layout.readSidecar(Artifact.Kind.VOLUME, volumeId).ifPresent(a -> layout.writeSidecar(a.withSize(target)));
-            LoopStaging.refreshAttached(image, target);
-            return target;
+            // under the id's lock: a concurrent delete must not be undone by sized() re-creating the file
+            long size = layout.locked(volumeId, () -> {
+                if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
+                    throw CsiException.notFound("volume " + volumeId + " does not exist");
+                }
+                long current = fileSize(image);
+                long target = Math.ceilDiv(newCapacityBytes, MIB) * MIB;
+                if (target <= current) return current;
+                synchronized (provisioning) {
+                    requireRoom(target - current, "growing volume " + volumeId + " by " + (target - current) + " bytes");
+                    sized(image, target);
+                    Durable.fsync(image);
+                    provisionedBytes += target - current;
+                }
+                layout.readSidecar(Artifact.Kind.VOLUME, volumeId).ifPresent(a -> layout.writeSidecar(a.withSize(target)));
+                return target;
+            });
+            LoopStaging.refreshAttached(image, size); // also converges a crash between growing the file and this
+            return size;
         });
     }
 
@@ -576,6 +583,12 @@ public final class ImageEngine implements StorageEngine {
     }
 
     @Override
+    public void label(Artifact.Kind kind, String id, String name, String group) {
+        PoolLayout.checkId(PoolLayout.label(kind), id);
+        run("labelling " + id, () -> layout.rewriteSidecar(kind, id, EntryType.FILE, a -> a.withLabel(name, group)));
+    }
+
+    @Override
     public Optional<Artifact> artifact(Artifact.Kind kind, String id) {
         PoolLayout.checkId(PoolLayout.label(kind), id);
         return translate("reading " + id, () -> layout.exists(kind, id, EntryType.FILE)
@@ -585,7 +598,27 @@ public final class ImageEngine implements StorageEngine {
 
     @Override
     public List<Path> removeTemporaryArtifacts() {
-        return translate("sweeping " + layout.tmpDir(), layout::sweep);
+        List<Path> removed = new ArrayList<>(translate("sweeping " + layout.tmpDir(), layout::sweep));
+        removed.addAll(translate("thawing volumes left frozen", this::thawLeftFrozen));
+        return removed;
+    }
+
+    /**
+     * A process killed while it held a snapshot's freeze leaves the filesystem frozen: the kernel
+     * keeps the freeze, every write of the workload hangs and every later freeze is EBUSY. At
+     * start-up no cut is in flight, so each of our mounted volumes is thawed (a no-op if not frozen).
+     */
+    private List<Path> thawLeftFrozen() {
+        List<Path> thawed = new ArrayList<>();
+        MountTable table = MountTable.read();
+        for (String volumeId : layout.ids(Artifact.Kind.VOLUME)) {
+            for (LoopDevice device : LoopDevice.findByBackingFile(image(volumeId))) {
+                for (MountInfo m : table.mountsOf(device.node())) {
+                    if (Freeze.thaw(m.mountPoint())) thawed.add(m.mountPoint());
+                }
+            }
+        }
+        return thawed;
     }
 
     // ---- node side ----

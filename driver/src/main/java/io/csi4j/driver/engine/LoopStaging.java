@@ -335,13 +335,11 @@ final class LoopStaging {
     void unpublish(String volumeId, Path image, Path targetPath) {
         MountTable table = MountTable.read();
         Optional<MountInfo> there = table.at(targetPath);
-        if (there.isPresent()) {
-            Optional<LoopDevice> device = Binds.loopOf(there.get());
-            if (device.isPresent() && !device.get().backingFileDeleted()
-                    && !device.get().backingFile().equals(Binds.canonical(image))) {
-                throw CsiException.failedPrecondition(targetPath + " has volume image " + device.get().backingFile()
-                        + " mounted, not volume " + volumeId);
-            }
+        // only this volume's mount comes down: a target_path naming another mount ("/", someone else's
+        // tmpfs) is refused, never unmounted
+        if (there.isPresent() && !publishedFrom(there.get(), image, targetPath)) {
+            throw CsiException.failedPrecondition(targetPath + " has " + there.get().source() + ":" + there.get().root()
+                    + " mounted, not volume " + volumeId);
         }
         Binds.unmountAndRemove(targetPath);
         if (PoolLayout.type(image) == EntryType.FILE) detachUnused(volumeId, image, false);
@@ -372,6 +370,17 @@ final class LoopStaging {
                 .or(() -> readOnlyAfterErrors(table, sameFs));
         return new VolumeStats(fs.totalBytes(), fs.totalBytes() - fs.freeBytes(), fs.availableBytes(),
                 fs.totalInodes(), fs.totalInodes() - fs.freeInodes(), fs.freeInodes(), abnormal);
+    }
+
+    /**
+     * The mount at a target is this image's: its filesystem (bound from staging), or a loop device node
+     * bound onto a file (a block publish) whose loop still serves this image or has been detached since.
+     */
+    private static boolean publishedFrom(MountInfo mount, Path image, Path target) {
+        if (Binds.wasLoopOf(mount, image)) return true;
+        FileStat stat = FileStat.of(target);
+        if (!stat.isBlockDevice() || stat.rdevMajor() != 7) return false;   // 7: loop devices
+        return LoopDevice.find(stat.rdevMinor()).map(d -> d.backingFile().equals(Binds.canonical(image))).orElse(true);
     }
 
     private static boolean sameDevice(Path node, FileStat stat) {

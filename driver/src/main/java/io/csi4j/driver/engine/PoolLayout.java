@@ -329,11 +329,47 @@ final class PoolLayout {
     }
 
     /**
+     * Locks by id, for what must not interleave with a delete of the same artifact: an expand or a label
+     * that found the artifact must not write its sidecar (or re-create its file) after a concurrent delete
+     * removed it (DeleteVolumeGroup deletes member volumes that other calls may be working on).
+     */
+    private final Object[] idLocks = java.util.stream.IntStream.range(0, 64).mapToObj(i -> new Object()).toArray();
+
+    private Object lockFor(String id) {
+        return idLocks[Math.floorMod(id.hashCode(), idLocks.length)];
+    }
+
+    /** Runs {@code body} while no artifact with this id is deleted. Take no other id's lock inside. */
+    <T> T locked(String id, java.util.function.Supplier<T> body) {
+        synchronized (lockFor(id)) {
+            return body.get();
+        }
+    }
+
+    /** Rewrites the sidecar if the artifact (of {@code type}) and its sidecar still exist; false if not. */
+    boolean rewriteSidecar(Artifact.Kind kind, String id, EntryType type, java.util.function.UnaryOperator<Artifact> change) {
+        return locked(id, () -> {
+            if (!exists(kind, id, type)) return false;
+            Optional<Artifact> current = readSidecar(kind, id);
+            if (current.isEmpty()) return false;
+            Artifact next = change.apply(current.get());
+            if (!next.equals(current.get())) writeSidecar(next);
+            return true;
+        });
+    }
+
+    /**
      * Deletes artifact then sidecar (an artifact never outlives its description), durably with one sync
      * of the directory. A file goes with one unlink; a directory tree is renamed into .tmp first, so a
      * crash in the middle of deleting it leaves nothing half-visible (the start-up sweep finishes it).
      */
     void delete(Artifact.Kind kind, String id) {
+        synchronized (lockFor(id)) {
+            deleteUnlocked(kind, id);
+        }
+    }
+
+    private void deleteUnlocked(Artifact.Kind kind, String id) {
         Path artifact = artifact(kind, id);
         Path sidecar = sidecar(kind, id);
         try {

@@ -101,6 +101,13 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
 
     Set<String> snapshotArtifacts();
 
+    /**
+     * Writes the CO's name (and, for a member of a group snapshot, the group's id) into the artifact's
+     * sidecar, so that an fsck can rebuild the catalog row from the pool. Durable when it returns;
+     * OK and nothing written if the artifact does not exist.
+     */
+    void label(Artifact.Kind kind, String id, String name, String group);
+
     /** What the artifact's sidecar says about it (for an fsck that rebuilds the catalog from disk). */
     Optional<Artifact> artifact(Artifact.Kind kind, String id);
 

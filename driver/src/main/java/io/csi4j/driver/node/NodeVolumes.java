@@ -51,6 +51,7 @@ public final class NodeVolumes {
         VolumeRecord v = volumes.readyVolume(volumeId, "volume");
         checkCapability(v, capability);
         requireAbsolute(stagingPath, "staging_target_path");
+        requireNoPlantedSymlink(stagingPath, "staging_target_path");
         engine.stage(volumeId, stagingPath, stageOptions(v, capability));
     }
 
@@ -63,6 +64,7 @@ public final class NodeVolumes {
     public void publish(String volumeId, Optional<Path> stagingPath, Path targetPath, Capability capability,
                         boolean readOnly, Map<String, String> volumeContext) {
         requireAbsolute(targetPath, "target_path");
+        requireNoPlantedSymlink(targetPath, "target_path");
         if ("true".equals(volumeContext.get(EPHEMERAL))) {
             publishEphemeral(volumeId, targetPath, capability, readOnly, volumeContext);
             return;
@@ -198,6 +200,47 @@ public final class NodeVolumes {
     private static void requireAbsolute(Path path, String field) {
         if (!path.isAbsolute() || !path.normalize().equals(path)) {
             throw CsiException.invalidArgument(field + " must be an absolute, normalized path: " + path);
+        }
+        // what the kernel would refuse with ENAMETOOLONG: the caller's error, not the plugin's
+        if (path.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 4095) {
+            throw CsiException.invalidArgument(field + " is longer than PATH_MAX (4096 bytes)");
+        }
+        for (Path name : path) {
+            if (name.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
+                throw CsiException.invalidArgument(field + " has a component longer than NAME_MAX (255 bytes)");
+            }
+        }
+    }
+
+    /**
+     * mount(2) and directory creation follow symlinks: a staging or target path that runs through a link
+     * another user planted, or that is a link itself, would mount or create outside the paths the CO gave.
+     * Links owned by root or by us in a parent (a relocated kubelet directory) are trusted.
+     */
+    private static void requireNoPlantedSymlink(Path path, String field) {
+        int self = uid(Path.of("/proc/self"), true);
+        Path prefix = path.getRoot();
+        for (int i = 0; i < path.getNameCount(); i++) {
+            prefix = prefix.resolve(path.getName(i));
+            if (!Files.isSymbolicLink(prefix)) {
+                if (!Files.exists(prefix, java.nio.file.LinkOption.NOFOLLOW_LINKS)) return;   // nothing deeper exists
+                continue;
+            }
+            boolean last = i == path.getNameCount() - 1;
+            int owner = uid(prefix, false);
+            if (last || (owner != 0 && owner != self)) {
+                throw CsiException.invalidArgument(field + " " + path + (last ? " is a symlink" : " goes through the symlink "
+                        + prefix + " owned by uid " + owner) + "; refusing to mount through it");
+            }
+        }
+    }
+
+    private static int uid(Path path, boolean follow) {
+        try {
+            return follow ? (Integer) Files.getAttribute(path, "unix:uid")
+                    : (Integer) Files.getAttribute(path, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("reading the owner of " + path, e);
         }
     }
 

@@ -78,8 +78,12 @@ public final class GroupSnapshots {
         Map<String, Long> sizes;
         try {
             sizes = engine.createGroupSnapshot(snapshotToVolume);                        // effect
+            for (String snapshotId : snapshotToVolume.keySet()) {                         // for fsck --rebuild
+                engine.label(io.csi4j.driver.engine.Artifact.Kind.SNAPSHOT, snapshotId, name, group.id());
+            }
         } catch (RuntimeException e) {
             try {
+                snapshotToVolume.keySet().forEach(engine::deleteSnapshot);  // made before a later step failed
                 removeRows(group.id(), snapshotToVolume.keySet());
             } catch (RuntimeException cleanup) {
                 // left CREATING: the reconciler rolls it back

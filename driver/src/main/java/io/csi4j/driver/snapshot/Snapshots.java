@@ -55,6 +55,7 @@ public final class Snapshots {
         long size;
         try {
             size = engine.createSnapshot(row.id(), sourceVolumeId);                   // effect
+            engine.label(io.csi4j.driver.engine.Artifact.Kind.SNAPSHOT, row.id(), name, "");  // for fsck --rebuild
         } catch (RuntimeException e) {
             try {
                 engine.deleteSnapshot(row.id());

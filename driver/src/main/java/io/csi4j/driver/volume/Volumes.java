@@ -88,6 +88,7 @@ public final class Volumes {
                         + " engine makes of at least " + size + " bytes (" + actual + ")");
             }
             if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
+            engine.label(io.csi4j.driver.engine.Artifact.Kind.VOLUME, row.id(), row.name(), "");  // for fsck --rebuild
         } catch (RuntimeException e) {
             rollBackCreate(row.id());
             throw e;
@@ -294,7 +295,12 @@ public final class Volumes {
                     + config.maxVolumesPerNode() + " volumes published");
         }
         var publication = new PublicationRecord(volumeId, nodeId, readOnly, capability.mode().name(), Map.of(), clock.instant());
-        catalog.publications().insert(publication);
+        try {
+            catalog.publications().insert(publication);
+        } catch (io.csi4j.driver.catalog.ReferenceException deletedMeanwhile) {
+            // DeleteVolumeGroup deletes member volumes under the group's key, not the volume's
+            throw CsiException.notFound("volume " + volumeId + " does not exist");
+        }
         return publication.publishContext();
     }
 

@@ -152,7 +152,7 @@ public final class PluginServer implements AutoCloseable {
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null)
                 .executor(executor);
         for (ServerServiceDefinition service : listener.services()) {
-            builder.addService(ServerInterceptors.interceptForward(service, interceptors));
+            builder.addService(io.csi4j.sdk.interceptor.MalformedRequests.reject(ServerInterceptors.interceptForward(service, interceptors)));
         }
         return builder.build();
     }
@@ -278,7 +278,9 @@ public final class PluginServer implements AutoCloseable {
         if (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) > 65535) {
             throw new IllegalArgumentException("address '" + text + "' has no valid port");
         }
-        return host.isEmpty() ? new InetSocketAddress(Integer.parseInt(port)) : new InetSocketAddress(host, Integer.parseInt(port));
+        // no host: loopback, as for tcp://:port endpoints; exposing metrics to the network takes naming a host
+        return host.isEmpty() ? new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), Integer.parseInt(port))
+                : new InetSocketAddress(host, Integer.parseInt(port));
     }
 
     public static final class Builder {

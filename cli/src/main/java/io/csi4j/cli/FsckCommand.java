@@ -1,0 +1,103 @@
+package io.csi4j.cli;
+
+import io.csi4j.driver.DriverConfig.EngineKind;
+import io.csi4j.driver.engine.DirEngine;
+import io.csi4j.driver.engine.ImageEngine;
+import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.reconcile.CatalogRebuild;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.InstantSource;
+import java.util.OptionalLong;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code csi4j fsck}: checks the catalog against the pool and, with {@code --rebuild}, rebuilds a missing or
+ * damaged catalog from the sidecars beside the volumes and snapshots. Run it with the plugin stopped.
+ * Exit codes: 0 consistent (or rebuilt), 1 problems found, 2 could not run.
+ */
+@Command(name = "fsck", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Check the catalog against the pool; --rebuild writes a new catalog from the pool's sidecars.")
+public final class FsckCommand implements Callable<Integer> {
+
+    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = "./csi4j-data",
+            description = "The plugin's data directory. Default: ${DEFAULT-VALUE}")
+    Path dataDir;
+
+    @Option(names = "--engine", paramLabel = "image|dir", defaultValue = "image",
+            description = "The engine the plugin runs with. Default: ${DEFAULT-VALUE}")
+    EngineKind engine;
+
+    @Option(names = "--node-id", paramLabel = "ID", description = "Node that owns the rebuilt rows. Default: the host name")
+    String nodeId;
+
+    @Option(names = "--rebuild", description = "Move the catalog aside (never deleted) and rebuild it from the pool")
+    boolean rebuild;
+
+    @Option(names = "--force", description = "With --rebuild: rebuild even a sound catalog (loses volume groups, "
+            + "publications and parameters, which only the catalog holds)")
+    boolean force;
+
+    @Override
+    public Integer call() {
+        if (!Files.isDirectory(dataDir)) {
+            System.err.println("csi4j fsck: " + dataDir + " is not a directory");
+            return 2;
+        }
+        if (serving(dataDir.resolve("csi.sock"))) {
+            System.err.println("csi4j fsck: a plugin is serving on " + dataDir.resolve("csi.sock") + "; stop it first");
+            return 2;
+        }
+        Path image = dataDir.resolve("pool.img");
+        OptionalLong poolSize = OptionalLong.empty();
+        try {
+            if (Files.isRegularFile(image)) poolSize = OptionalLong.of(Files.size(image));
+        } catch (IOException e) {
+            System.err.println("csi4j fsck: " + e.getMessage());
+            return 2;
+        }
+        Pool pool = Pool.open(dataDir, poolSize);
+        try (StorageEngine storage = switch (engine) {
+            case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(1.0, false));
+            case DIR -> DirEngine.open(pool);
+        }) {
+            CatalogRebuild.Report report = rebuild
+                    ? CatalogRebuild.rebuild(dataDir, storage, nodeId != null ? nodeId : hostName(), force, InstantSource.system())
+                    : CatalogRebuild.check(dataDir, storage);
+            report.lines().forEach(line -> System.out.println("csi4j fsck: " + line));
+            if (report.rebuilt() || report.consistent()) return 0;
+            if (!rebuild && report.state() != CatalogRebuild.CatalogState.SOUND) {
+                System.out.println("csi4j fsck: run with --rebuild to write a new catalog from the pool");
+            }
+            return 1;
+        } catch (IllegalStateException e) {
+            System.err.println("csi4j fsck: " + e.getMessage());
+            return 2;
+        }
+    }
+
+    private static boolean serving(Path socket) {
+        if (!Files.exists(socket)) return false;
+        try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            return channel.connect(UnixDomainSocketAddress.of(socket));
+        } catch (IOException e) {
+            return false;   // a socket file a killed plugin left behind
+        }
+    }
+
+    private static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            return System.getenv().getOrDefault("HOSTNAME", "localhost");
+        }
+    }
+}
