@@ -18,6 +18,19 @@ public record Artifact(String id, Kind kind, String engine, long sizeBytes, Acce
 
     public enum Kind { VOLUME, SNAPSHOT }
 
+    /**
+     * The CO's name for an object (and, for a member of a group snapshot, the group snapshot's id), written
+     * into the sidecar as the artifact is made: one durable write, not a second one to label it afterwards.
+     */
+    public record Label(String name, String group) {
+        public static final Label NONE = new Label("", "");
+
+        public Label {
+            java.util.Objects.requireNonNull(name, "name");
+            java.util.Objects.requireNonNull(group, "group");
+        }
+    }
+
     /** An artifact the driver has not labelled yet. */
     public Artifact(String id, Kind kind, String engine, long sizeBytes, AccessType access, String source, Instant createdAt) {
         this(id, kind, engine, sizeBytes, access, source, createdAt, "", "");
@@ -25,6 +38,10 @@ public record Artifact(String id, Kind kind, String engine, long sizeBytes, Acce
 
     public Artifact withSize(long newSize) {
         return new Artifact(id, kind, engine, newSize, access, source, createdAt, name, group);
+    }
+
+    public Artifact withLabel(Label label) {
+        return withLabel(label.name(), label.group());
     }
 
     public Artifact withLabel(String newName, String newGroup) {

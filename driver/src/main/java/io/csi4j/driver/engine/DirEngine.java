@@ -78,13 +78,14 @@ public final class DirEngine implements StorageEngine {
     // ---- controller side ----
 
     @Override
-    public long createVolume(String volumeId, long capacityBytes, AccessType access) {
+    public long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
         checkAccess(access);
         if (capacityBytes < 0) throw CsiException.invalidArgument("negative capacity: " + capacityBytes);
         return translate("creating volume " + volumeId, () -> {
-            if (existing(volumeId, capacityBytes, "")) return capacityBytes;
-            layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), capacityBytes, access, "", Instant.now()));
+            if (existing(volumeId, capacityBytes, "", label)) return capacityBytes;
+            layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), capacityBytes, access, "", Instant.now())
+                    .withLabel(label));
             Path temp = layout.temporary(volumeId, ".dir");
             try {
                 Files.createDirectory(temp);
@@ -98,19 +99,23 @@ public final class DirEngine implements StorageEngine {
         });
     }
 
-    private boolean existing(String volumeId, long size, String source) {
+    private boolean existing(String volumeId, long size, String source, Artifact.Label label) {
         if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) return false;
         Optional<Artifact> recorded = layout.readSidecar(Artifact.Kind.VOLUME, volumeId);
         long existingSize = recorded.map(Artifact::sizeBytes).orElse(size);
         String existingSource = recorded.map(Artifact::source).orElse(source);
-        if (existingSize == size && existingSource.equals(source)) return true;
+        if (existingSize == size && existingSource.equals(source)) {
+            relabel(Artifact.Kind.VOLUME, volumeId, label);
+            return true;
+        }
         throw CsiException.alreadyExists("volume " + volumeId + " exists with " + existingSize + " bytes"
                 + (existingSource.isEmpty() ? "" : " from " + existingSource) + ", not " + size + " bytes"
                 + (source.isEmpty() ? "" : " from " + source));
     }
 
     @Override
-    public long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access) {
+    public long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access,
+                                Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
         PoolLayout.checkId("snapshot", snapshotId);
         checkAccess(access);
@@ -120,12 +125,13 @@ public final class DirEngine implements StorageEngine {
             }
             long sourceSize = layout.readSidecar(Artifact.Kind.SNAPSHOT, snapshotId).map(Artifact::sizeBytes).orElse(0L);
             return materialize(volumeId, layout.artifact(Artifact.Kind.SNAPSHOT, snapshotId), sourceSize, capacityBytes,
-                    access, Artifact.snapshotSource(snapshotId));
+                    access, Artifact.snapshotSource(snapshotId), label);
         });
     }
 
     @Override
-    public long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access) {
+    public long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access,
+                            Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
         PoolLayout.checkId("source volume", sourceVolumeId);
         checkAccess(access);
@@ -135,18 +141,19 @@ public final class DirEngine implements StorageEngine {
             }
             long sourceSize = layout.readSidecar(Artifact.Kind.VOLUME, sourceVolumeId).map(Artifact::sizeBytes).orElse(0L);
             return materialize(volumeId, dir(sourceVolumeId), sourceSize, capacityBytes, access,
-                    Artifact.volumeSource(sourceVolumeId));
+                    Artifact.volumeSource(sourceVolumeId), label);
         });
     }
 
     private long materialize(String volumeId, Path source, long sourceSize, long capacityBytes, AccessType access,
-                             String sourceRef) {
+                             String sourceRef, Artifact.Label label) {
         if (capacityBytes != 0 && capacityBytes < sourceSize) {
             throw CsiException.outOfRange(sourceRef + " holds " + sourceSize + " bytes; " + capacityBytes + " cannot hold it");
         }
         long size = Math.max(capacityBytes, sourceSize);
-        if (existing(volumeId, size, sourceRef)) return size;
-        layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now()));
+        if (existing(volumeId, size, sourceRef, label)) return size;
+        layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now())
+                .withLabel(label));
         copyInto(source, Artifact.Kind.VOLUME, volumeId);
         return size;
     }
@@ -220,13 +227,13 @@ public final class DirEngine implements StorageEngine {
     }
 
     @Override
-    public long createSnapshot(String snapshotId, String volumeId) {
+    public long createSnapshot(String snapshotId, String volumeId, Artifact.Label label) {
         PoolLayout.checkId("snapshot", snapshotId);
         PoolLayout.checkId("volume", volumeId);
-        return translate("snapshotting volume " + volumeId, () -> snapshot(snapshotId, volumeId));
+        return translate("snapshotting volume " + volumeId, () -> snapshot(snapshotId, volumeId, label));
     }
 
-    private long snapshot(String snapshotId, String volumeId) {
+    private long snapshot(String snapshotId, String volumeId, Artifact.Label label) {
         if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
             throw CsiException.notFound("volume " + volumeId + " does not exist");
         }
@@ -238,16 +245,17 @@ public final class DirEngine implements StorageEngine {
             if (!source.equals(Artifact.volumeSource(volumeId))) {
                 throw CsiException.alreadyExists("snapshot " + snapshotId + " exists of " + source + ", not of volume " + volumeId);
             }
+            relabel(Artifact.Kind.SNAPSHOT, snapshotId, label);
             return existing.get().sizeBytes();
         }
         layout.writeSidecar(new Artifact(snapshotId, Artifact.Kind.SNAPSHOT, name(), volume.sizeBytes(), volume.access(),
-                Artifact.volumeSource(volumeId), Instant.now()));
+                Artifact.volumeSource(volumeId), Instant.now()).withLabel(label));
         copyInto(dir(volumeId), Artifact.Kind.SNAPSHOT, snapshotId);
         return volume.sizeBytes();
     }
 
     @Override
-    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume) {
+    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label) {
         if (snapshotToVolume.isEmpty()) throw CsiException.invalidArgument("no volumes to snapshot");
         Map<String, String> members = new TreeMap<>();
         snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));
@@ -265,7 +273,7 @@ public final class DirEngine implements StorageEngine {
             }
             Map<String, Long> sizes = new TreeMap<>();
             try {
-                members.forEach((snapshotId, volumeId) -> sizes.put(snapshotId, snapshot(snapshotId, volumeId)));
+                members.forEach((snapshotId, volumeId) -> sizes.put(snapshotId, snapshot(snapshotId, volumeId, label)));
             } catch (RuntimeException e) {
                 for (String snapshotId : members.keySet()) {
                     try {
@@ -332,6 +340,11 @@ public final class DirEngine implements StorageEngine {
     public void label(Artifact.Kind kind, String id, String name, String group) {
         PoolLayout.checkId(PoolLayout.label(kind), id);
         run("labelling " + id, () -> layout.rewriteSidecar(kind, id, EntryType.DIRECTORY, a -> a.withLabel(name, group)));
+    }
+
+    /** Writes {@code label} into an existing artifact's sidecar if it says otherwise (nothing for NONE). */
+    private void relabel(Artifact.Kind kind, String id, Artifact.Label label) {
+        if (!label.equals(Artifact.Label.NONE)) layout.rewriteSidecar(kind, id, EntryType.DIRECTORY, a -> a.withLabel(label));
     }
 
     @Override

@@ -187,19 +187,20 @@ public final class ImageEngine implements StorageEngine {
     }
 
     @Override
-    public long createVolume(String volumeId, long capacityBytes, AccessType access) {
+    public long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
         checkCapacity(capacityBytes);
         long size = roundUp(capacityBytes, access);
         return translate("creating volume " + volumeId, () -> {
-            if (existing(volumeId, size, "")) return size;
+            if (existing(volumeId, size, "", label)) return size;
             reserve(size, "volume " + volumeId);
             boolean made = false;
             Path temp = layout.temporary(volumeId, ".img");
             try {
                 sized(temp, size);
                 layout.publish(List.of(new PoolLayout.Finished(
-                        new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, "", Instant.now()), temp)));
+                        new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, "", Instant.now()).withLabel(label),
+                        temp)));
                 made = true;
             } finally {
                 settle(size, made ? size : 0);
@@ -209,12 +210,18 @@ public final class ImageEngine implements StorageEngine {
         });
     }
 
-    /** True when the volume exists already as asked; ALREADY_EXISTS when it exists otherwise. */
-    private boolean existing(String volumeId, long size, String source) {
+    /**
+     * True when the volume exists already as asked (labelled now if it was made without, by a version that
+     * labelled afterwards); ALREADY_EXISTS when it exists otherwise.
+     */
+    private boolean existing(String volumeId, long size, String source, Artifact.Label label) {
         if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) return false;
         long existingSize = fileSize(image(volumeId));
         String existingSource = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).map(Artifact::source).orElse(source);
-        if (existingSize == size && existingSource.equals(source)) return true;
+        if (existingSize == size && existingSource.equals(source)) {
+            relabel(Artifact.Kind.VOLUME, volumeId, label);
+            return true;
+        }
         throw CsiException.alreadyExists("volume " + volumeId + " exists with " + existingSize + " bytes"
                 + (existingSource.isEmpty() ? "" : " from " + existingSource) + ", not " + size + " bytes"
                 + (source.isEmpty() ? "" : " from " + source));
@@ -246,7 +253,8 @@ public final class ImageEngine implements StorageEngine {
     }
 
     @Override
-    public long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access) {
+    public long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access,
+                                Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
         PoolLayout.checkId("snapshot", snapshotId);
         checkCapacity(capacityBytes);
@@ -255,12 +263,13 @@ public final class ImageEngine implements StorageEngine {
                 throw CsiException.notFound("snapshot " + snapshotId + " does not exist");
             }
             return materialize(volumeId, snapshotImage(snapshotId), capacityBytes, access,
-                    Artifact.snapshotSource(snapshotId), List.of());
+                    Artifact.snapshotSource(snapshotId), List.of(), label);
         });
     }
 
     @Override
-    public long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access) {
+    public long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access,
+                            Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
         PoolLayout.checkId("source volume", sourceVolumeId);
         checkCapacity(capacityBytes);
@@ -269,19 +278,19 @@ public final class ImageEngine implements StorageEngine {
                 throw CsiException.notFound("source volume " + sourceVolumeId + " does not exist");
             }
             return materialize(volumeId, image(sourceVolumeId), capacityBytes, access,
-                    Artifact.volumeSource(sourceVolumeId), List.of(sourceVolumeId));
+                    Artifact.volumeSource(sourceVolumeId), List.of(sourceVolumeId), label);
         });
     }
 
     /** A new volume from {@code source}'s content, cut while {@code freeze}'s filesystems are frozen. */
     private long materialize(String volumeId, Path source, long capacityBytes, AccessType access, String sourceRef,
-                             List<String> freeze) {
+                             List<String> freeze, Artifact.Label label) {
         long sourceSize = fileSize(source);
         long size = capacityBytes == 0 ? sourceSize : Math.max(Math.ceilDiv(capacityBytes, MIB) * MIB, sourceSize);
         if (capacityBytes != 0 && capacityBytes < sourceSize) {
             throw CsiException.outOfRange(sourceRef + " holds " + sourceSize + " bytes; " + capacityBytes + " cannot hold it");
         }
-        if (existing(volumeId, size, sourceRef)) return size;
+        if (existing(volumeId, size, sourceRef, label)) return size;
         reserve(size, "volume " + volumeId);
         boolean made = false;
         Path temp = layout.temporary(volumeId, ".img");
@@ -289,7 +298,8 @@ public final class ImageEngine implements StorageEngine {
             cut(freeze, () -> cloneOrCopy(source, temp));
             if (size > sourceSize) sized(temp, size);
             layout.publish(List.of(new PoolLayout.Finished(
-                    new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now()), temp)));
+                    new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now())
+                            .withLabel(label), temp)));
             made = true;
         } finally {
             settle(size, made ? size : 0);
@@ -416,14 +426,14 @@ public final class ImageEngine implements StorageEngine {
     }
 
     @Override
-    public long createSnapshot(String snapshotId, String volumeId) {
+    public long createSnapshot(String snapshotId, String volumeId, Artifact.Label label) {
         PoolLayout.checkId("snapshot", snapshotId);
         PoolLayout.checkId("volume", volumeId);
-        return createGroupSnapshot(Map.of(snapshotId, volumeId)).get(snapshotId);
+        return createGroupSnapshot(Map.of(snapshotId, volumeId), label).get(snapshotId);
     }
 
     @Override
-    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume) {
+    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label) {
         if (snapshotToVolume.isEmpty()) throw CsiException.invalidArgument("no volumes to snapshot");
         Map<String, String> members = new TreeMap<>();
         snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));
@@ -434,10 +444,13 @@ public final class ImageEngine implements StorageEngine {
                 }
             }
             Map<String, Long> done = completedSnapshots(members);
-            if (done.size() == members.size()) return done;
+            if (done.size() == members.size()) {
+                done.keySet().forEach(id -> relabel(Artifact.Kind.SNAPSHOT, id, label));
+                return done;
+            }
             // some but not all: left by an interrupted cut, not consistent with a new one; start over
             done.keySet().forEach(id -> layout.delete(Artifact.Kind.SNAPSHOT, id));
-            return cutSnapshots(members);
+            return cutSnapshots(members, label);
         });
     }
 
@@ -455,7 +468,7 @@ public final class ImageEngine implements StorageEngine {
         return done;
     }
 
-    private Map<String, Long> cutSnapshots(Map<String, String> members) {
+    private Map<String, Long> cutSnapshots(Map<String, String> members, Artifact.Label label) {
         Map<String, Path> temps = new LinkedHashMap<>();
         Map<String, Long> sizes = new TreeMap<>();
         List<PoolLayout.Finished> finished = new ArrayList<>();
@@ -467,7 +480,7 @@ public final class ImageEngine implements StorageEngine {
                 Path temp = layout.temporary(snapshotId, ".img");
                 temps.put(snapshotId, temp);
                 finished.add(new PoolLayout.Finished(new Artifact(snapshotId, Artifact.Kind.SNAPSHOT, name(), size, access,
-                        Artifact.volumeSource(volumeId), Instant.now()), temp));
+                        Artifact.volumeSource(volumeId), Instant.now()).withLabel(label), temp));
                 sizes.put(snapshotId, size);
             });
             cut(List.copyOf(members.values()), () -> members.forEach((snapshotId, volumeId) ->
@@ -586,6 +599,11 @@ public final class ImageEngine implements StorageEngine {
     public void label(Artifact.Kind kind, String id, String name, String group) {
         PoolLayout.checkId(PoolLayout.label(kind), id);
         run("labelling " + id, () -> layout.rewriteSidecar(kind, id, EntryType.FILE, a -> a.withLabel(name, group)));
+    }
+
+    /** Writes {@code label} into an existing artifact's sidecar if it says otherwise (nothing for NONE). */
+    private void relabel(Artifact.Kind kind, String id, Artifact.Label label) {
+        if (!label.equals(Artifact.Label.NONE)) layout.rewriteSidecar(kind, id, EntryType.FILE, a -> a.withLabel(label));
     }
 
     @Override

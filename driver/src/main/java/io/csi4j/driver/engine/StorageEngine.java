@@ -39,16 +39,28 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
      * granularity and the filesystem's minimum; returned). Repeating with the same id and size is OK;
      * another size is ALREADY_EXISTS; more than the pool can promise is RESOURCE_EXHAUSTED.
      */
-    long createVolume(String volumeId, long capacityBytes, AccessType access);
+    long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label);
+
+    default long createVolume(String volumeId, long capacityBytes, AccessType access) {
+        return createVolume(volumeId, capacityBytes, access, Artifact.Label.NONE);
+    }
 
     /**
      * Creates a volume holding the snapshot's content, grown to {@code capacityBytes} if larger
      * (0: the snapshot's size; smaller than the snapshot: OUT_OF_RANGE).
      */
-    long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access);
+    long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access, Artifact.Label label);
+
+    default long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access) {
+        return restoreSnapshot(volumeId, snapshotId, capacityBytes, access, Artifact.Label.NONE);
+    }
 
     /** Creates a volume holding the source volume's content (crash-consistent: frozen if mounted here). */
-    long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access);
+    long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access, Artifact.Label label);
+
+    default long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access) {
+        return cloneVolume(volumeId, sourceVolumeId, capacityBytes, access, Artifact.Label.NONE);
+    }
 
     /** Removes the volume's artifact; OK if it is already gone; FAILED_PRECONDITION while it is in use here. */
     void deleteVolume(String volumeId);
@@ -62,14 +74,22 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
     long expandVolume(String volumeId, long newCapacityBytes);
 
     /** Cuts a snapshot; a mounted filesystem volume is frozen around the cut. Returns its size. */
-    long createSnapshot(String snapshotId, String volumeId);
+    long createSnapshot(String snapshotId, String volumeId, Artifact.Label label);
+
+    default long createSnapshot(String snapshotId, String volumeId) {
+        return createSnapshot(snapshotId, volumeId, Artifact.Label.NONE);
+    }
 
     /**
      * Cuts one snapshot per entry (snapshot id -> volume id), write-order consistent across all:
      * freeze every mounted member, cut all, thaw all (always, also on error). On failure no
      * member snapshot is left behind. Returns snapshot id -> size.
      */
-    Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume);
+    Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label);
+
+    default Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume) {
+        return createGroupSnapshot(snapshotToVolume, Artifact.Label.NONE);
+    }
 
     void deleteSnapshot(String snapshotId);
 
@@ -104,7 +124,8 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
     /**
      * Writes the CO's name (and, for a member of a group snapshot, the group's id) into the artifact's
      * sidecar, so that an fsck can rebuild the catalog row from the pool. Durable when it returns;
-     * OK and nothing written if the artifact does not exist.
+     * OK and nothing written if the artifact does not exist. The create methods take the label and
+     * write it with the artifact; this is for artifacts made without one.
      */
     void label(Artifact.Kind kind, String id, String name, String group);
 

@@ -77,10 +77,8 @@ public final class GroupSnapshots {
         });
         Map<String, Long> sizes;
         try {
-            sizes = engine.createGroupSnapshot(snapshotToVolume);                        // effect
-            for (String snapshotId : snapshotToVolume.keySet()) {                         // for fsck --rebuild
-                engine.label(io.csi4j.driver.engine.Artifact.Kind.SNAPSHOT, snapshotId, name, group.id());
-            }
+            sizes = engine.createGroupSnapshot(snapshotToVolume,                         // effect, labelled for fsck --rebuild
+                    new io.csi4j.driver.engine.Artifact.Label(name, group.id()));
         } catch (RuntimeException e) {
             try {
                 snapshotToVolume.keySet().forEach(engine::deleteSnapshot);  // made before a later step failed

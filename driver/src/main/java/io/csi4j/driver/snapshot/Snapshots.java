@@ -54,8 +54,8 @@ public final class Snapshots {
         catalog.snapshots().insert(row);                                              // intent
         long size;
         try {
-            size = engine.createSnapshot(row.id(), sourceVolumeId);                   // effect
-            engine.label(io.csi4j.driver.engine.Artifact.Kind.SNAPSHOT, row.id(), name, "");  // for fsck --rebuild
+            size = engine.createSnapshot(row.id(), sourceVolumeId,                    // effect, labelled for fsck --rebuild
+                    new io.csi4j.driver.engine.Artifact.Label(name, ""));
         } catch (RuntimeException e) {
             try {
                 engine.deleteSnapshot(row.id());

@@ -11,6 +11,7 @@ import io.csi4j.driver.catalog.VolumeGroupRecord;
 import io.csi4j.driver.catalog.VolumeKind;
 import io.csi4j.driver.catalog.VolumeListing;
 import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
@@ -76,10 +77,11 @@ public final class Volumes {
         catalog.volumes().insert(row);                                         // intent
         long actual;
         try {
+            var label = new Artifact.Label(row.name(), "");                    // in the sidecar, for fsck --rebuild
             actual = switch (request.source()) {                               // effect
-                case ContentSource.None none -> engine.createVolume(row.id(), size, shape.access());
-                case ContentSource.FromSnapshot s -> engine.restoreSnapshot(row.id(), s.snapshotId(), size, shape.access());
-                case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size, shape.access());
+                case ContentSource.None none -> engine.createVolume(row.id(), size, shape.access(), label);
+                case ContentSource.FromSnapshot s -> engine.restoreSnapshot(row.id(), s.snapshotId(), size, shape.access(), label);
+                case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size, shape.access(), label);
             };
             // the engine rounds up (whole MiB, a filesystem's minimum): the result must still fit the limit
             if (request.range().limitBytes() > 0 && actual > request.range().limitBytes()) {
@@ -88,7 +90,6 @@ public final class Volumes {
                         + " engine makes of at least " + size + " bytes (" + actual + ")");
             }
             if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
-            engine.label(io.csi4j.driver.engine.Artifact.Kind.VOLUME, row.id(), row.name(), "");  // for fsck --rebuild
         } catch (RuntimeException e) {
             rollBackCreate(row.id());
             throw e;
