@@ -2,6 +2,7 @@ package io.csi4j.driver.engine;
 
 import io.csi4j.driver.os.DirectoryEntries;
 import io.csi4j.driver.os.Durable;
+import io.csi4j.driver.os.FileStat;
 import io.csi4j.sdk.CsiException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -133,17 +134,12 @@ final class PoolLayout {
 
     /** What is at {@code path}, not following a symlink there (a symlink is OTHER). */
     static EntryType type(Path path) {
-        // the common answers (a file, nothing) with one lstat and no exception; the rest looked at closely
-        if (Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) return EntryType.FILE;
-        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return EntryType.MISSING;
-        try {
-            BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            return a.isRegularFile() ? EntryType.FILE : a.isDirectory() ? EntryType.DIRECTORY : EntryType.OTHER;
-        } catch (NoSuchFileException e) {
-            return EntryType.MISSING;
-        } catch (IOException e) {
-            throw new UncheckedIOException("lstat " + path, e);
-        }
+        return switch (FileStat.typeOf(path)) {  // one statx, no exception for a name that is not there
+            case MISSING -> EntryType.MISSING;
+            case FILE -> EntryType.FILE;
+            case DIRECTORY -> EntryType.DIRECTORY;
+            case OTHER -> EntryType.OTHER;
+        };
     }
 
     /**

@@ -20,7 +20,30 @@ public record FileStat(long size, long allocatedBytes, int mode, long inode,
     private static final int S_IFDIR = 0040000;
     private static final int S_IFREG = 0100000;
     private static final int STATX_BASIC_STATS = 0x7ff;
+    private static final int STATX_TYPE = 0x1;
+    private static final int AT_SYMLINK_NOFOLLOW = 0x100;
     private static final long STATX_SIZE = 256;
+
+    /** What a name is, not following a symlink there: see {@link #typeOf}. */
+    public enum Type { MISSING, FILE, DIRECTORY, OTHER }
+
+    /**
+     * One statx(2) of {@code path} without following a final symlink (a symlink is OTHER). No exception for
+     * a missing name: the engine asks this of names that are mostly not there yet, many times a call.
+     */
+    public static Type typeOf(Path path) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = Libc.errnoState(arena);
+            MemorySegment buf = arena.allocate(STATX_SIZE, 8);
+            if (Libc.statxRaw(state, Libc.AT_FDCWD, arena.allocateFrom(path.toString()), AT_SYMLINK_NOFOLLOW, STATX_TYPE, buf) != 0) {
+                int errno = Libc.errno(state);
+                if (errno == Errno.ENOENT || errno == Errno.ENOTDIR) return Type.MISSING;
+                throw new OsException("statx", path, errno);
+            }
+            int mode = Short.toUnsignedInt(buf.get(JAVA_SHORT, 28)) & S_IFMT;
+            return mode == S_IFREG ? Type.FILE : mode == S_IFDIR ? Type.DIRECTORY : Type.OTHER;
+        }
+    }
 
     /** stat of the file a path names (symlinks followed). */
     public static FileStat of(Path path) {

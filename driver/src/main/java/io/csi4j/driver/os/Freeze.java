@@ -24,35 +24,77 @@ public final class Freeze {
         return freezeAll(List.of(mountPoint));
     }
 
-    /** Freezes each in order; if one fails, the ones already frozen are thawed before the throw. */
+    /**
+     * Freezes them all at once, one platform thread each: FIFREEZE flushes the filesystem first (tens of ms
+     * through a loop device), so freezing 8 one after the other cost 8 flushes in a row. Returns when every
+     * one is frozen; if one fails, the ones frozen are thawed before the throw.
+     */
     public static Frozen freezeAll(Collection<Path> mountPoints) {
-        List<Fd> frozen = new ArrayList<>();
-        try {
-            for (Path mountPoint : mountPoints) {
-                // FIFREEZE acts on the filesystem holding the path: a staging path that is not mounted
-                // (any more) would freeze the node's root filesystem instead
-                if (!MountTable.read().isMountPoint(mountPoint)) {
-                    throw new IllegalArgumentException(mountPoint + " is not a mount point; refusing to freeze"
-                            + " the filesystem that holds it");
-                }
-                Fd fd = Fd.open(mountPoint, Libc.O_RDONLY);
-                try {
-                    fd.ioctl(FIFREEZE, 0, "ioctl(FIFREEZE)");
-                } catch (RuntimeException e) {
-                    fd.close();
-                    throw e;
-                }
-                frozen.add(fd);
+        // FIFREEZE acts on the filesystem holding the path: a staging path that is not mounted (any more)
+        // would freeze the node's root filesystem instead
+        MountTable table = MountTable.read();
+        for (Path mountPoint : mountPoints) {
+            if (!table.isMountPoint(mountPoint)) {
+                throw new IllegalArgumentException(mountPoint + " is not a mount point; refusing to freeze"
+                        + " the filesystem that holds it");
             }
+        }
+        List<Fd> fds = new ArrayList<>();
+        try {
+            for (Path mountPoint : mountPoints) fds.add(Fd.open(mountPoint, Libc.O_RDONLY));
         } catch (RuntimeException e) {
+            fds.forEach(Fd::close);
+            throw e;
+        }
+        RuntimeException[] failures = new RuntimeException[fds.size()];
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < fds.size(); i++) {
+            int n = i;
+            Runnable freeze = () -> {
+                try {
+                    fds.get(n).ioctl(FIFREEZE, 0, "ioctl(FIFREEZE)");
+                } catch (RuntimeException e) {
+                    failures[n] = e;
+                }
+            };
+            // a platform thread: a virtual one would hold its carrier through the native call anyway
+            if (fds.size() == 1) freeze.run(); else threads.add(Thread.ofPlatform().name("csi4j-freeze").start(freeze));
+        }
+        joinUninterruptibly(threads);  // a thaw must know what froze, interrupted or not
+        List<Fd> frozen = new ArrayList<>();
+        RuntimeException failure = null;
+        for (int i = 0; i < fds.size(); i++) {
+            if (failures[i] == null) {
+                frozen.add(fds.get(i));
+            } else {
+                fds.get(i).close();
+                if (failure == null) failure = failures[i]; else failure.addSuppressed(failures[i]);
+            }
+        }
+        if (failure != null) {
             try {
                 new Frozen(frozen).close();
             } catch (RuntimeException thaw) {
-                e.addSuppressed(thaw);
+                failure.addSuppressed(thaw);
             }
-            throw e;
+            throw failure;
         }
         return new Frozen(frozen);
+    }
+
+    private static void joinUninterruptibly(List<Thread> threads) {
+        boolean interrupted = false;
+        for (Thread t : threads) {
+            while (true) {
+                try {
+                    t.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
     }
 
     /** Thaws the filesystem at {@code mountPoint}; false if it was not frozen (the kernel says EINVAL). */
