@@ -5,6 +5,8 @@ import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -13,10 +15,34 @@ import java.util.concurrent.TimeUnit;
  * JDK's AOT cache at every later start instead of being loaded, verified and linked from the jars.
  * Only calls that need neither root nor loop devices, so training works anywhere the build does.
  */
-final class AotTraining {
+public final class AotTraining {
     private static final int ROUNDS = 30;
 
     private AotTraining() {}
+
+    /**
+     * Runs {@link #exercise} in a JVM of its own, so that the cache made from the serving JVM holds what a plugin
+     * loads and nothing a client does: every archived class is mapped and loaded at each start, and client classes
+     * would be ~10 MiB of idle memory for nothing.
+     */
+    static void exerciseFromAnotherProcess(Endpoint csi, Endpoint addons) throws Exception {
+        String javaCommand = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
+        var command = new ArrayList<>(List.of(javaCommand, "--sun-misc-unsafe-memory-access=allow",
+                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), AotTraining.class.getName(),
+                csi.uri()));
+        if (addons != null) command.add(addons.uri());
+        Process client = new ProcessBuilder(command).inheritIO().start();
+        if (!client.waitFor(5, TimeUnit.MINUTES)) {
+            client.destroyForcibly();
+            throw new IllegalStateException("AOT training client did not finish in 5 minutes");
+        }
+        if (client.exitValue() != 0) throw new IllegalStateException("AOT training client exited " + client.exitValue());
+    }
+
+    /** The client side of the training: {@code AotTraining CSI_ENDPOINT [ADDONS_ENDPOINT]}. */
+    public static void main(String[] args) throws InterruptedException {
+        exercise(Endpoint.parse(args[0]), args.length > 1 ? Endpoint.parse(args[1]) : null);
+    }
 
     static void exercise(Endpoint csi, Endpoint addons) throws InterruptedException {
         ManagedChannel channel = Channels.connect(csi);

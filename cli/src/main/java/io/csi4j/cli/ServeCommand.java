@@ -125,7 +125,7 @@ public final class ServeCommand implements Callable<Integer> {
             System.out.println(driver.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : ""));
             System.out.flush();
             if (aotTraining) {
-                AotTraining.exercise(csi, addons);
+                AotTraining.exerciseFromAnotherProcess(csi, addons);
                 server.shutdown();
             }
             server.awaitTermination();

@@ -41,33 +41,35 @@ final class Libc {
     private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CAPTURE.varHandle(PathElement.groupElement("errno"));
 
-    private static final MethodHandle OPEN = capturing("open",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle CLOSE = capturing("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle IOCTL_LONG = capturing("ioctl",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG), Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle IOCTL_PTR = capturing("ioctl",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle MOUNT = capturing("mount",
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS));
-    private static final MethodHandle UMOUNT2 = capturing("umount2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle STATFS = capturing("statfs", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
-    private static final MethodHandle STATX = capturing("statx",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
-    private static final MethodHandle FALLOCATE = capturing("fallocate",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle LSEEK = capturing("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle PREAD = capturing("pread",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle PWRITE = capturing("pwrite",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle FTRUNCATE = capturing("ftruncate", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
-    private static final MethodHandle FSYNC = capturing("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle RENAME = capturing("rename", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
-    private static final MethodHandle MKNOD = capturing("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
-    private static final MethodHandle STRERROR = plain("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT)).orElseThrow();
+    // Each handle sits in a holder class of its own, made at its first call: linking a downcall spins classes
+    // (~3 ms per signature at start-up), and the plugin's start needs only a few of them.
+    private static final class Open { static final MethodHandle HANDLE = capturing("open",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), Linker.Option.firstVariadicArg(2)); }
+    private static final class Close { static final MethodHandle HANDLE = capturing("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
+    private static final class IoctlLong { static final MethodHandle HANDLE = capturing("ioctl",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG), Linker.Option.firstVariadicArg(2)); }
+    private static final class IoctlPtr { static final MethodHandle HANDLE = capturing("ioctl",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), Linker.Option.firstVariadicArg(2)); }
+    private static final class Mount { static final MethodHandle HANDLE = capturing("mount",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS)); }
+    private static final class Umount2 { static final MethodHandle HANDLE = capturing("umount2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT)); }
+    private static final class Statfs { static final MethodHandle HANDLE = capturing("statfs", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)); }
+    private static final class Statx { static final MethodHandle HANDLE = capturing("statx",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS)); }
+    private static final class Fallocate { static final MethodHandle HANDLE = capturing("fallocate",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG)); }
+    private static final class Lseek { static final MethodHandle HANDLE = capturing("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT)); }
+    private static final class Pread { static final MethodHandle HANDLE = capturing("pread",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG)); }
+    private static final class Pwrite { static final MethodHandle HANDLE = capturing("pwrite",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG)); }
+    private static final class Ftruncate { static final MethodHandle HANDLE = capturing("ftruncate", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG)); }
+    private static final class Fsync { static final MethodHandle HANDLE = capturing("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
+    private static final class Rename { static final MethodHandle HANDLE = capturing("rename", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)); }
+    private static final class Mknod { static final MethodHandle HANDLE = capturing("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG)); }
+    private static final class Strerror { static final MethodHandle HANDLE = plain("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT)).orElseThrow(); }
     // glibc >= 2.32; other C libraries fall back to "errno N"
-    private static final Optional<MethodHandle> STRERRORNAME = plain("strerrorname_np", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    private static final class StrerrorName { static final Optional<MethodHandle> HANDLE = plain("strerrorname_np", FunctionDescriptor.of(ADDRESS, JAVA_INT)); }
 
     private static MethodHandle capturing(String name, FunctionDescriptor fd, Linker.Option... extra) {
         Linker.Option[] options = new Linker.Option[extra.length + 1];
@@ -112,42 +114,42 @@ final class Libc {
     }
 
     static int open(Path path, int flags, int mode) {
-        return (int) check("open", path, (a, e) -> (int) OPEN.invokeExact(e, cString(a, path.toString()), flags, mode));
+        return (int) check("open", path, (a, e) -> (int) Open.HANDLE.invokeExact(e, cString(a, path.toString()), flags, mode));
     }
 
     /** close(2) always releases the descriptor on Linux, so errors (and EINTR) are not worth a throw. */
     static void close(int fd) {
         try (Arena arena = Arena.ofConfined()) {
-            int ignored = (int) CLOSE.invokeExact(arena.allocate(CAPTURE), fd);
+            int ignored = (int) Close.HANDLE.invokeExact(arena.allocate(CAPTURE), fd);
         } catch (Throwable t) {
             throw new IllegalStateException("close(" + fd + ")", t);
         }
     }
 
     static int ioctl(int fd, long request, long arg, String call, Path path) {
-        return (int) check(call, path, (a, e) -> (int) IOCTL_LONG.invokeExact(e, fd, request, arg));
+        return (int) check(call, path, (a, e) -> (int) IoctlLong.HANDLE.invokeExact(e, fd, request, arg));
     }
 
     static int ioctl(int fd, long request, MemorySegment arg, String call, Path path) {
-        return (int) check(call, path, (a, e) -> (int) IOCTL_PTR.invokeExact(e, fd, request, arg));
+        return (int) check(call, path, (a, e) -> (int) IoctlPtr.HANDLE.invokeExact(e, fd, request, arg));
     }
 
     static void mount(String source, String target, String fsType, long flags, String data, String subject, Path path) {
-        check("mount", subject, path, (a, e) -> (int) MOUNT.invokeExact(e,
+        check("mount", subject, path, (a, e) -> (int) Mount.HANDLE.invokeExact(e,
                 cString(a, source), cString(a, target), cString(a, fsType), flags, cString(a, data)));
     }
 
     static void umount2(Path target, int flags) {
-        check("umount2", target, (a, e) -> (int) UMOUNT2.invokeExact(e, cString(a, target.toString()), flags));
+        check("umount2", target, (a, e) -> (int) Umount2.HANDLE.invokeExact(e, cString(a, target.toString()), flags));
     }
 
     static void statfs(Path path, MemorySegment buf) {
-        check("statfs", path, (a, e) -> (int) STATFS.invokeExact(e, cString(a, path.toString()), buf));
+        check("statfs", path, (a, e) -> (int) Statfs.HANDLE.invokeExact(e, cString(a, path.toString()), buf));
     }
 
     /** statx on a path (dirfd AT_FDCWD) or, with an empty path and AT_EMPTY_PATH, on an open fd. */
     static void statx(int dirfd, String pathname, int flags, int mask, MemorySegment buf, Path path) {
-        check("statx", path, (a, e) -> (int) STATX.invokeExact(e, dirfd, cString(a, pathname), flags, mask, buf));
+        check("statx", path, (a, e) -> (int) Statx.HANDLE.invokeExact(e, dirfd, cString(a, pathname), flags, mask, buf));
     }
 
     /** The errno capture segment for {@link #statxRaw}, to be reused across calls. */
@@ -166,48 +168,48 @@ final class Libc {
      */
     static int statxRaw(MemorySegment errnoState, int dirfd, MemorySegment name, int flags, int mask, MemorySegment buf) {
         try {
-            return (int) STATX.invokeExact(errnoState, dirfd, name, flags, mask, buf);
+            return (int) Statx.HANDLE.invokeExact(errnoState, dirfd, name, flags, mask, buf);
         } catch (Throwable t) {
             throw new IllegalStateException("native call statx failed", t);
         }
     }
 
     static void fallocate(int fd, int mode, long offset, long length, Path path) {
-        check("fallocate", path, (a, e) -> (int) FALLOCATE.invokeExact(e, fd, mode, offset, length));
+        check("fallocate", path, (a, e) -> (int) Fallocate.HANDLE.invokeExact(e, fd, mode, offset, length));
     }
 
     static long lseek(int fd, long offset, int whence, Path path) {
-        return check("lseek", path, (a, e) -> (long) LSEEK.invokeExact(e, fd, offset, whence));
+        return check("lseek", path, (a, e) -> (long) Lseek.HANDLE.invokeExact(e, fd, offset, whence));
     }
 
     static long pread(int fd, MemorySegment buf, long count, long offset, Path path) {
-        return check("pread", path, (a, e) -> (long) PREAD.invokeExact(e, fd, buf, count, offset));
+        return check("pread", path, (a, e) -> (long) Pread.HANDLE.invokeExact(e, fd, buf, count, offset));
     }
 
     static long pwrite(int fd, MemorySegment buf, long count, long offset, Path path) {
-        return check("pwrite", path, (a, e) -> (long) PWRITE.invokeExact(e, fd, buf, count, offset));
+        return check("pwrite", path, (a, e) -> (long) Pwrite.HANDLE.invokeExact(e, fd, buf, count, offset));
     }
 
     static void ftruncate(int fd, long length, Path path) {
-        check("ftruncate", path, (a, e) -> (int) FTRUNCATE.invokeExact(e, fd, length));
+        check("ftruncate", path, (a, e) -> (int) Ftruncate.HANDLE.invokeExact(e, fd, length));
     }
 
     static void fsync(int fd, Path path) {
-        check("fsync", path, (a, e) -> (int) FSYNC.invokeExact(e, fd));
+        check("fsync", path, (a, e) -> (int) Fsync.HANDLE.invokeExact(e, fd));
     }
 
     static void rename(Path from, Path to) {
         check("rename", from + " -> " + to, to,
-                (a, e) -> (int) RENAME.invokeExact(e, cString(a, from.toString()), cString(a, to.toString())));
+                (a, e) -> (int) Rename.HANDLE.invokeExact(e, cString(a, from.toString()), cString(a, to.toString())));
     }
 
     static void mknod(Path path, int mode, long dev) {
-        check("mknod", path, (a, e) -> (int) MKNOD.invokeExact(e, cString(a, path.toString()), mode, dev));
+        check("mknod", path, (a, e) -> (int) Mknod.HANDLE.invokeExact(e, cString(a, path.toString()), mode, dev));
     }
 
     static String strerror(int errno) {
         try {
-            MemorySegment text = (MemorySegment) STRERROR.invokeExact(errno);
+            MemorySegment text = (MemorySegment) Strerror.HANDLE.invokeExact(errno);
             return text.reinterpret(256).getString(0);
         } catch (Throwable t) {
             return "errno " + errno;
@@ -215,9 +217,9 @@ final class Libc {
     }
 
     static String errnoName(int errno) {
-        if (STRERRORNAME.isEmpty()) return "errno " + errno;
+        if (StrerrorName.HANDLE.isEmpty()) return "errno " + errno;
         try {
-            MemorySegment name = (MemorySegment) STRERRORNAME.get().invokeExact(errno);
+            MemorySegment name = (MemorySegment) StrerrorName.HANDLE.get().invokeExact(errno);
             return name.equals(MemorySegment.NULL) ? "errno " + errno : name.reinterpret(64).getString(0);
         } catch (Throwable t) {
             return "errno " + errno;
