@@ -558,24 +558,27 @@ public final class ImageEngine implements StorageEngine {
         return translate("checking " + volumeIds.size() + " volumes", () -> {
             Set<String> present = layout.present(Artifact.Kind.VOLUME, volumeIds, EntryType.FILE);
             MountTable table = null;
-            Map<Path, List<LoopDevice>> attached = null;
+            Map<String, List<LoopDevice>> attached = null;  // by image file name: no Path made per listed volume
+            Path images = layout.dir(Artifact.Kind.VOLUME);
             Map<String, Optional<String>> conditions = new java.util.HashMap<>();
             for (String volumeId : volumeIds) {
                 if (!present.contains(volumeId)) {
-                    conditions.put(volumeId, Optional.of("volume image " + layout.dir(Artifact.Kind.VOLUME)
-                            .resolve(volumeId + ".img") + " is missing"));
+                    conditions.put(volumeId, Optional.of("volume image " + images.resolve(volumeId + ".img") + " is missing"));
                     continue;
                 }
                 if (attached == null) {  // once per page: the mount table and every bound loop device
                     table = MountTable.read();
                     attached = new java.util.HashMap<>();
                     for (LoopDevice d : LoopDevice.listWithCapacity()) {  // images are never empty
-                        if (!d.backingFileDeleted()) attached.computeIfAbsent(d.backingFile(), f -> new ArrayList<>()).add(d);
+                        Path file = d.backingFile();
+                        if (!d.backingFileDeleted() && images.equals(file.getParent())) {
+                            attached.computeIfAbsent(file.getFileName().toString(), f -> new ArrayList<>()).add(d);
+                        }
                     }
                 }
                 Optional<String> condition = Optional.empty();
-                Path image = layout.dir(Artifact.Kind.VOLUME).resolve(volumeId + ".img");  // id checked by present()
-                for (LoopDevice device : attached.getOrDefault(image, List.of())) {
+                List<LoopDevice> devices = attached.isEmpty() ? List.of() : attached.getOrDefault(volumeId + ".img", List.of());
+                for (LoopDevice device : devices) {
                     condition = LoopStaging.readOnlyAfterErrors(table, table.mountsOf(device.node()));
                     if (condition.isPresent()) break;
                 }
