@@ -21,17 +21,27 @@ csi4j_find_java() {
 CSI4J_DEBIAN_PACKAGES=(e2fsprogs xfsprogs btrfs-progs util-linux mount)
 CSI4J_TOOL_CHECK=(mkfs.ext4 mkfs.xfs mkfs.btrfs xfs_growfs resize2fs blkid losetup)
 
+# One code path for ./test, .ci/run and the launcher's serve and demo: every tool present, or the packages that
+# hold them installed (root), or one line saying the exact command (not root: returns 1).
 csi4j_ensure_packages() {
-  local missing=0 tool
+  local missing=() tool
   for tool in "${CSI4J_TOOL_CHECK[@]}"; do
-    command -v "$tool" >/dev/null 2>&1 || PATH="$PATH:/sbin:/usr/sbin" command -v "$tool" >/dev/null 2>&1 || missing=1
+    command -v "$tool" >/dev/null 2>&1 || PATH="$PATH:/sbin:/usr/sbin" command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
   done
-  [[ $missing -eq 0 ]] && return 0
+  [[ ${#missing[@]} -eq 0 ]] && return 0
   if [[ $(id -u) -ne 0 ]]; then
-    echo "csi4j: missing tools; install as root: apt-get install ${CSI4J_DEBIAN_PACKAGES[*]}" >&2
+    echo "csi4j: ${missing[*]} not found; as root run: apt-get install -y ${CSI4J_DEBIAN_PACKAGES[*]}" >&2
     return 1
   fi
-  echo "csi4j: installing ${CSI4J_DEBIAN_PACKAGES[*]}" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${CSI4J_DEBIAN_PACKAGES[@]}" >&2
+  echo "csi4j: ${missing[*]} not found; installing the Debian packages ${CSI4J_DEBIAN_PACKAGES[*]} (apt-get)..." >&2
+  local log rc=0
+  log=$(mktemp)
+  { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${CSI4J_DEBIAN_PACKAGES[@]}"; } >"$log" 2>&1 || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    echo "csi4j: apt-get install ${CSI4J_DEBIAN_PACKAGES[*]} failed (exit $rc):" >&2
+    tail -n 5 "$log" >&2
+  fi
+  rm -f "$log"
+  return $rc
 }

@@ -1,11 +1,10 @@
 package io.csi4j.cli;
 
 import io.csi4j.driver.DriverConfig.EngineKind;
-import io.csi4j.driver.engine.DirEngine;
-import io.csi4j.driver.engine.ImageEngine;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.reconcile.CatalogRebuild;
+import io.csi4j.driver.storage.DataDir;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.StandardProtocolFamily;
@@ -52,11 +51,12 @@ public final class FsckCommand implements Callable<Integer> {
             System.err.println("csi4j fsck: " + dataDir + " is not a directory");
             return 2;
         }
-        if (serving(dataDir.resolve("csi.sock"))) {
-            System.err.println("csi4j fsck: a plugin is serving on " + dataDir.resolve("csi.sock") + "; stop it first");
+        DataDir layout = new DataDir(dataDir);
+        if (serving(layout.csiSocket())) {
+            System.err.println("csi4j fsck: a plugin is serving on " + layout.csiSocket() + "; stop it first");
             return 2;
         }
-        Path image = dataDir.resolve("pool.img");
+        Path image = layout.poolImage();
         OptionalLong poolSize = OptionalLong.empty();
         try {
             if (Files.isRegularFile(image)) poolSize = OptionalLong.of(Files.size(image));
@@ -65,10 +65,7 @@ public final class FsckCommand implements Callable<Integer> {
             return 2;
         }
         Pool pool = Pool.open(dataDir, poolSize);
-        try (StorageEngine storage = switch (engine) {
-            case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(1.0, false));
-            case DIR -> DirEngine.open(pool);
-        }) {
+        try (StorageEngine storage = engine.open(pool, 1.0)) {
             CatalogRebuild.Report report = rebuild
                     ? CatalogRebuild.rebuild(dataDir, storage, nodeId != null ? nodeId : hostName(), force, InstantSource.system())
                     : CatalogRebuild.check(dataDir, storage);

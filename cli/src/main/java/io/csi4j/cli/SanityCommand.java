@@ -1,5 +1,6 @@
 package io.csi4j.cli;
 
+import io.csi4j.cli.call.DurationConverter;
 import io.csi4j.testkit.AccessType;
 import io.csi4j.testkit.SanityConfig;
 import io.csi4j.testkit.SanityMain;
@@ -14,7 +15,9 @@ import picocli.CommandLine.Option;
 
 /** {@code csi4j sanity}: the conformance suite against any running plugin. */
 @Command(name = "sanity", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Run the CSI (and CSI-Addons) conformance suite against a running plugin. Exit 1 on any failure.")
+        description = {"Run the CSI (and CSI-Addons) conformance suite against a running plugin.",
+                "Exit codes: 0 nothing failed, 1 a test failed, 2 bad command line or JUnit report not written,",
+                "3 the plugin stopped answering (the tests after it are not run; see --keep-going)."})
 public final class SanityCommand implements Callable<Integer> {
 
     @Option(names = "--endpoint", paramLabel = "URL", description = "The plugin's CSI endpoint. Default: $CSI_ENDPOINT")
@@ -22,6 +25,10 @@ public final class SanityCommand implements Callable<Integer> {
 
     @Option(names = "--addons-endpoint", paramLabel = "URL", description = "The plugin's CSI-Addons endpoint: adds the VolumeGroup tests")
     String addonsEndpoint;
+
+    @Option(names = "--node-endpoint", paramLabel = "URL",
+            description = "A split deployment's node plugin (Identity, Node) when --endpoint serves the controller side only, e.g. a cluster controller")
+    String nodeEndpoint;
 
     @Option(names = "--staging-dir", paramLabel = "DIR", description = "Where staging paths are made. Default: a temp dir")
     Path stagingDir;
@@ -55,15 +62,19 @@ public final class SanityCommand implements Callable<Integer> {
     @Option(names = "--focus", paramLabel = "REGEX", description = "Run only tests whose name matches")
     String focus;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "60", description = "Deadline of every call. Default: ${DEFAULT-VALUE}")
-    long timeoutSeconds;
+    @Option(names = {"--call-timeout", "--timeout"}, paramLabel = "DURATION", defaultValue = "60s", converter = DurationConverter.class,
+            description = "Deadline of every call (60, 30s, 500ms, 2m): a plugin that hangs fails that test with DEADLINE_EXCEEDED. Default: ${DEFAULT-VALUE}")
+    Duration callTimeout;
+
+    @Option(names = "--keep-going", description = "When the plugin stops answering, reconnect (waiting up to one call timeout) and go on: for a plugin under a supervisor")
+    boolean keepGoing;
 
     @Override
     public Integer call() throws Exception {
         String target = endpoint != null ? endpoint : System.getenv("CSI_ENDPOINT");
         if (target == null || target.isBlank()) {
             System.err.println("csi4j sanity: no endpoint: pass --endpoint or set CSI_ENDPOINT");
-            return 2;
+            return SanityMain.NOT_RUN_AT_ALL;
         }
         var builder = SanityConfig.builder(target)
                 .volumeSize(volumeSize)
@@ -74,9 +85,11 @@ public final class SanityCommand implements Callable<Integer> {
                     case "block" -> AccessType.BLOCK;
                     default -> throw new IllegalArgumentException("--access-type must be mount or block");
                 })
-                .callTimeout(Duration.ofSeconds(timeoutSeconds))
+                .callTimeout(callTimeout)
+                .keepGoing(keepGoing)
                 .focus(focus);
         if (addonsEndpoint != null) builder.addonsEndpoint(addonsEndpoint);
+        if (nodeEndpoint != null) builder.nodeEndpoint(nodeEndpoint);
         if (stagingDir != null) builder.stagingDir(stagingDir);
         if (targetDir != null) builder.targetDir(targetDir);
         if (secrets != null) builder.secrets(SanityConfig.readSecrets(secrets));

@@ -5,6 +5,8 @@ import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.DriverConfig.EngineKind;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.DriverConfig.Mode;
+import io.csi4j.driver.engine.PoolChoice;
+import io.csi4j.driver.storage.DataDir;
 import io.csi4j.sdk.PluginLogging;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.PluginServer;
@@ -37,10 +39,12 @@ public final class ServeCommand implements Callable<Integer> {
             description = "Storage engine: image (sparse image files on loop devices) or dir (directories). Default: ${DEFAULT-VALUE}")
     EngineKind engine;
 
-    @Option(names = "--pool-size", paramLabel = "SIZE", converter = ByteSize.class,
-            description = "Create (once) and mount a private XFS pool image of this size in the data directory, "
-                    + "so snapshots and clones are reflinks, e.g. 20Gi. Default: use the data directory's filesystem")
-    Long poolSize;
+    @Option(names = "--pool-size", paramLabel = "auto|0|SIZE", defaultValue = "auto",
+            description = "auto: when the data directory's filesystem cannot reflink, create (once) a thin XFS pool image "
+                    + "there as large as its free space, and adopt it on later starts, so snapshots and clones are "
+                    + "instant; SIZE (e.g. 20Gi): such an image of this size; 0: serve from the data directory's own "
+                    + "filesystem (without reflink, snapshots are full copies). Default: ${DEFAULT-VALUE}")
+    String poolSize;
 
     @Option(names = "--mode", paramLabel = "all|controller|node", defaultValue = "all",
             description = "Which services to serve. Default: ${DEFAULT-VALUE}")
@@ -91,6 +95,29 @@ public final class ServeCommand implements Callable<Integer> {
             description = "error, warn, info or debug (debug logs requests with secrets redacted). Default: ${DEFAULT-VALUE}")
     String logLevel;
 
+    @Option(names = "--agent-endpoint", paramLabel = "tcp://HOST:PORT",
+            description = "With --mode node: also serve this node's Controller, GroupController and CSI-Addons volume groups "
+                    + "to the cluster controller here, with mutual TLS (--tls-cert, --tls-key, --tls-ca)")
+    String agentEndpoint;
+
+    @Option(names = "--agents", paramLabel = "HOST:PORT,...",
+            description = "With --mode controller: route every call to these node agents (a host may resolve to several "
+                    + "addresses, e.g. a headless Service); the controller then keeps no state of its own")
+    String agents;
+
+    @Option(names = "--tls-cert", paramLabel = "PEM", description = "This process's certificate chain for the agent link")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "PEM", description = "Its private key (PKCS#8 PEM)")
+    Path tlsKey;
+
+    @Option(names = "--tls-ca", paramLabel = "PEM", description = "The CA the other side's certificate must chain to (client certificates are required)")
+    Path tlsCa;
+
+    @Option(names = "--page-token-key", paramLabel = "FILE",
+            description = "With --agents: a file of at least 16 bytes signing merged page tokens, shared by controller replicas. Default: a random key per process")
+    Path pageTokenKey;
+
     @Option(names = "--aot-training", hidden = true,
             description = "Serve, run a short workload against ourselves, and stop: the launcher's training run for the AOT cache")
     boolean aotTraining;
@@ -98,11 +125,18 @@ public final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PluginLogging.install(level(logLevel));
-        DriverConfig config = config();
+        // the controller is stateless: no pool, so the pool choice is not made for it
+        if (agents != null) return new ClusterServe(this, config(OptionalLong.empty())).serveController();
+        PoolChoice.Choice pool = poolChoice();
+        DriverConfig config = config(pool.poolSize());
+        var cluster = new ClusterServe(this, config);
+        // checked before the driver opens: a wrong flag must not cost a reconcile
+        Endpoint agent = cluster.agentEndpoint();
+        var agentTls = agent == null ? null : cluster.tls();
         String fromEnv = System.getenv("CSI_ENDPOINT");
         Endpoint csi = endpoint != null || (fromEnv != null && !fromEnv.isBlank())
                 ? Endpoint.resolve(java.util.Optional.ofNullable(endpoint), System.getenv())
-                : Endpoint.parse("unix://" + config.dataDir().resolve("csi.sock"));
+                : Endpoint.parse(new DataDir(config.dataDir()).csiEndpoint());
         Endpoint addons = addonsEndpoint(config);
         if (addons != null && addons.uri().equals(csi.uri())) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
@@ -113,6 +147,7 @@ public final class ServeCommand implements Callable<Integer> {
                     .listen(csi, driver.csiServices().toArray(io.grpc.BindableService[]::new))
                     .socketMode(Integer.parseInt(socketMode, 8));
             if (addons != null) builder.listen(addons, driver.addonsServices().toArray(io.grpc.BindableService[]::new));
+            if (agent != null) builder.listen(agent, agentTls, driver.agentServices().toArray(io.grpc.BindableService[]::new));
             if (metricsAddress != null) builder.metricsAddress(metricsAddress);
             PluginServer server = builder.build().start().stopOnSignals();
             driver.notices().forEach(n -> System.err.println("csi4j: " + n));
@@ -122,7 +157,9 @@ public final class ServeCommand implements Callable<Integer> {
                         + (report.clean() ? "" : "; orphans: " + report.orphanVolumes() + " " + report.orphanSnapshots()));
             }
             // the describe line comes last: once it is out, every socket is being served
-            System.out.println(driver.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : ""));
+            System.out.println(driver.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : "")
+                    + (agent != null ? " agent=" + server.endpoints().get(addons != null ? 2 : 1).uri() : "")
+                    + " (" + pool.reason() + ")");
             System.out.flush();
             if (aotTraining) {
                 AotTraining.exerciseFromAnotherProcess(csi, addons);
@@ -136,12 +173,33 @@ public final class ServeCommand implements Callable<Integer> {
     /** The CSI-Addons endpoint, or null for 'none'. */
     Endpoint addonsEndpoint(DriverConfig config) {
         if (addonsEndpoint == null || addonsEndpoint.isBlank()) {
-            return Endpoint.parse("unix://" + config.dataDir().resolve("csi-addons.sock"));
+            return Endpoint.parse(new DataDir(config.dataDir()).addonsEndpoint());
         }
         return addonsEndpoint.equals("none") ? null : Endpoint.parse(addonsEndpoint);
     }
 
-    DriverConfig config() {
+    /** What --pool-size says, with "auto" decided from the data directory (see {@link PoolChoice#decide}). */
+    PoolChoice.Choice poolChoice() {
+        String value = poolSize == null ? "auto" : poolSize.trim();
+        if (value.equalsIgnoreCase("auto")) return PoolChoice.decide(PoolChoice.Facts.of(dataDir.toAbsolutePath().normalize()));
+        long bytes;
+        try {
+            bytes = ByteSize.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--pool-size must be auto, 0 or a size such as 20Gi, not '" + value + "'");
+        }
+        Path image = new DataDir(dataDir.toAbsolutePath().normalize()).poolImage();
+        if (bytes == 0 && java.nio.file.Files.exists(image)) {
+            // its pool image may be unmounted (after a reboot): the bare directory beneath would hide every volume
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--pool-size 0, but "
+                    + image + " holds this data directory's pool: start with --pool-size auto");
+        }
+        return bytes == 0 ? new PoolChoice.Directory("--pool-size 0: the data directory is the pool")
+                : new PoolChoice.Image(bytes, "--pool-size " + value + ": an XFS pool image of that size");
+    }
+
+    DriverConfig config(OptionalLong poolBytes) {
         String node = nodeId != null ? nodeId : hostName();
         GroupDeletePolicy policy = switch (groupDelete) {
             case "delete-volumes" -> GroupDeletePolicy.DELETE_VOLUMES;
@@ -149,7 +207,7 @@ public final class ServeCommand implements Callable<Integer> {
             default -> throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--volume-group-delete must be delete-volumes or retain-volumes, not '" + groupDelete + "'");
         };
-        return new DriverConfig(dataDir, node, engine, poolSize == null ? OptionalLong.empty() : OptionalLong.of(poolSize),
+        return new DriverConfig(dataDir, node, engine, poolBytes,
                 mode, maxVolumesPerNode, defaultVolumeSize, overcommitRatio, policy, !severalGroups, maxGroupMembers);
     }
 

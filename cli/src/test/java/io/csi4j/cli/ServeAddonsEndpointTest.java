@@ -38,7 +38,7 @@ class ServeAddonsEndpointTest {
     @Timeout(120)
     void servesTheAddonsSocketNextToTheCsiSocket() throws Exception {
         Path data = dir.resolve("data");
-        try (Served served = Served.start(dir, "serve", "--data-dir", data.toString(), "--engine", "dir", "--node-id", "n1",
+        try (Served served = Served.start(dir, "serve", "--data-dir", data.toString(), "--engine", "dir", "--pool-size", "0", "--node-id", "n1",
                 "--volume-group-delete", "retain-volumes")) {
             Path socket = data.resolve("csi-addons.sock");
             assertTrue(served.lines().stream().anyMatch(l -> l.contains("unix://" + socket)), served.lines().toString());
@@ -68,7 +68,7 @@ class ServeAddonsEndpointTest {
     void theFlagMovesTheAddonsSocketAndNoneTurnsItOff() throws Exception {
         Path data = dir.resolve("data");
         Path elsewhere = dir.resolve("addons.sock");
-        try (Served served = Served.start(dir, "serve", "--data-dir", data.toString(), "--engine", "dir", "--node-id", "n1",
+        try (Served served = Served.start(dir, "serve", "--data-dir", data.toString(), "--engine", "dir", "--pool-size", "0", "--node-id", "n1",
                 "--csi-addons-endpoint", "unix://" + elsewhere)) {
             var channel = Channels.connect(Endpoint.parse("unix://" + elsewhere));
             try {
@@ -83,7 +83,7 @@ class ServeAddonsEndpointTest {
             assertFalse(Files.exists(data.resolve("csi-addons.sock")));
             assertEquals(0, served.stop());
         }
-        try (Served served = Served.start(dir, "serve", "--data-dir", data.toString(), "--engine", "dir", "--node-id", "n1",
+        try (Served served = Served.start(dir, "serve", "--data-dir", data.toString(), "--engine", "dir", "--pool-size", "0", "--node-id", "n1",
                 "--csi-addons-endpoint", "none")) {
             assertTrue(Files.exists(data.resolve("csi.sock")));
             assertFalse(Files.exists(data.resolve("csi-addons.sock")));

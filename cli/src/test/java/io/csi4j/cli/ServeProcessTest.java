@@ -70,7 +70,7 @@ class ServeProcessTest {
     @Test
     void commandsReachServeByFlagAndByEnvironment() throws Exception {
         Path data = dir.resolve("data");
-        var pb = new ProcessBuilder(java("serve", "--data-dir", data.toString(), "--node-id", "proc-node", "--engine", "dir"));
+        var pb = new ProcessBuilder(java("serve", "--data-dir", data.toString(), "--node-id", "proc-node", "--engine", "dir", "--pool-size", "0"));
         pb.redirectError(dir.resolve("serve.err").toFile());
         serve = pb.start();
         var stdout = new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));

@@ -7,8 +7,7 @@ import io.csi4j.driver.csi.ControllerService;
 import io.csi4j.driver.csi.GroupControllerService;
 import io.csi4j.driver.csi.IdentityService;
 import io.csi4j.driver.csi.NodeService;
-import io.csi4j.driver.engine.DirEngine;
-import io.csi4j.driver.engine.ImageEngine;
+import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.group.VolumeGroups;
@@ -16,6 +15,7 @@ import io.csi4j.driver.node.NodeVolumes;
 import io.csi4j.driver.reconcile.Reconciler;
 import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.driver.snapshot.Snapshots;
+import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.paging.PageTokens;
 import io.grpc.BindableService;
@@ -61,10 +61,7 @@ public final class Driver implements AutoCloseable {
             throw new UncheckedIOException("cannot create data directory " + config.dataDir(), e);
         }
         this.pool = Pool.open(config.dataDir(), config.poolSizeBytes());
-        this.engine = switch (config.engine()) {
-            case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(config.overcommitRatio(), false));
-            case DIR -> DirEngine.open(pool);
-        };
+        this.engine = config.engine().open(pool, config.overcommitRatio());
         requireCatalogIfPoolHoldsObjects(config.dataDir(), engine);
         this.catalog = Catalog.openIn(config.dataDir());
         InstantSource clock = InstantSource.system();
@@ -91,12 +88,12 @@ public final class Driver implements AutoCloseable {
     /** The CSI services this process serves in its mode. */
     public List<BindableService> csiServices() {
         var services = new ArrayList<BindableService>();
-        services.add(new IdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(), ready::get));
+        services.add(StorageStatus.wrap(new IdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(), ready::get)));
         if (config.mode().controller()) {
-            services.add(new ControllerService(volumes, snapshots, tokens, config.nodeId()));
-            services.add(new GroupControllerService(groupSnapshots));
+            services.add(StorageStatus.wrap(new ControllerService(volumes, snapshots, tokens, config.nodeId())));
+            services.add(StorageStatus.wrap(new GroupControllerService(groupSnapshots)));
         }
-        if (config.mode().node()) services.add(new NodeService(node, config.nodeId(), config.maxVolumesPerNode()));
+        if (config.mode().node()) services.add(StorageStatus.wrap(new NodeService(node, config.nodeId(), config.maxVolumesPerNode())));
         return services;
     }
 
@@ -106,10 +103,27 @@ public final class Driver implements AutoCloseable {
      */
     public List<BindableService> addonsServices() {
         var services = new ArrayList<BindableService>();
-        services.add(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
-                AddonsIdentityService.capabilities(config), ready::get));
-        if (config.mode().controller()) services.add(new VolumeGroupService(volumeGroups, tokens));
+        services.add(StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
+                AddonsIdentityService.capabilities(config), ready::get)));
+        if (config.mode().controller()) services.add(StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)));
         return services;
+    }
+
+    /**
+     * What a node agent serves to the cluster's controller on its agent endpoint (TCP, mutual TLS): this node's
+     * Controller, GroupController and CSI-Addons volume groups for its own pool, whatever the mode, plus both
+     * identities (GetPluginInfo's manifest names the node, which is how the controller learns who answers).
+     */
+    public List<BindableService> agentServices() {
+        // storage speaks storage: the agent's services map StorageException to a status as the local ones do
+        return List.of(
+                StorageStatus.wrap(new IdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(), ready::get)),
+                StorageStatus.wrap(new ControllerService(volumes, snapshots, tokens, config.nodeId())),
+                StorageStatus.wrap(new GroupControllerService(groupSnapshots)),
+                StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
+                        AddonsIdentityService.capabilities(config), ready::get)),
+                StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)),
+                StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(catalog)));
     }
 
     public Map<String, String> manifest() {
@@ -178,7 +192,7 @@ public final class Driver implements AutoCloseable {
 
     /** Page tokens stay valid across restarts: the key is kept (0600) in the data directory. */
     private static byte[] pageTokenKey(Path dataDir) {
-        Path file = dataDir.resolve("page-token.key");
+        Path file = new DataDir(dataDir).pageTokenKey();
         try {
             if (Files.exists(file)) {
                 byte[] key = Files.readAllBytes(file);
@@ -201,6 +215,11 @@ public final class Driver implements AutoCloseable {
     public void close() {
         ready.set(false);
         try {
+            try {
+                volumes.flushTombstones();   // a clean stop leaves none; after a crash the reconciler sweeps them
+            } catch (RuntimeException e) {
+                // kept: the next start's reconciler removes what they name
+            }
             catalog.close();
         } finally {
             engine.close();

@@ -1,5 +1,9 @@
 package io.csi4j.driver;
 
+import io.csi4j.driver.engine.DirEngine;
+import io.csi4j.driver.engine.ImageEngine;
+import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.engine.StorageEngine;
 import java.nio.file.Path;
 import java.util.OptionalLong;
 
@@ -20,7 +24,17 @@ public record DriverConfig(
         boolean oneGroupPerVolume,
         int maxGroupMembers) {
 
-    public enum EngineKind { IMAGE, DIR }
+    public enum EngineKind {
+        IMAGE, DIR;
+
+        /** The one way an engine is made (serve, fsck and the demo alike). */
+        public StorageEngine open(Pool pool, double overcommitRatio) {
+            return switch (this) {
+                case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(overcommitRatio, false));
+                case DIR -> DirEngine.open(pool);
+            };
+        }
+    }
 
     /** Which CSI services this process serves: a unified plugin, or the controller / node half. */
     public enum Mode { ALL, CONTROLLER, NODE;

@@ -2,6 +2,7 @@ package io.csi4j.testkit;
 
 import io.csi4j.testkit.suite.SanityTest;
 import io.csi4j.testkit.suite.Session;
+import io.csi4j.testkit.suite.StoppedAnswering;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +22,8 @@ import org.junit.jupiter.api.DynamicTest;
  * }
  * }</pre>
  * One container per service, one test per conformance test. A failure fails the JUnit test with the
- * spec rule; NOT_APPLICABLE aborts it (JUnit reports it as skipped). The plugin is connected to when
+ * spec rule; NOT_APPLICABLE aborts it (JUnit reports it as skipped), and so does every test after the plugin
+ * stopped answering (unless {@code keepGoing} brings it back). The plugin is connected to when
  * the first test runs; the connection is closed when JUnit closes the stream.
  */
 public final class CsiConformance {
@@ -41,11 +43,19 @@ public final class CsiConformance {
     }
 
     private static void execute(LazySession lazy, SanityTest test) {
-        TestResult result = lazy.get().run(test);
+        Session session = lazy.get();
+        if (lazy.stopped != null) Assumptions.abort(lazy.stopped.notRunReason());
+        TestResult result = session.run(test);
+        String stoppedLine = session.takeStoppedAnswering().map(s -> {
+            // without a supervisor to bring it back, every later test would only fail UNAVAILABLE again
+            if (!(session.config().keepGoing() && session.reconnect())) lazy.stopped = s;
+            return "\n" + s.line();
+        }).orElse("");
         switch (result.outcome()) {
             case PASSED -> { }
             case NOT_APPLICABLE -> Assumptions.abort("not applicable: " + result.message());
-            case FAILED -> Assertions.fail(result.message());
+            case NOT_RUN -> Assumptions.abort(result.message());
+            case FAILED -> Assertions.fail(result.message() + stoppedLine);
         }
     }
 
@@ -54,6 +64,7 @@ public final class CsiConformance {
         private final SanityConfig config;
         private Session session;
         private String failure;
+        private volatile StoppedAnswering stopped;
 
         LazySession(SanityConfig config) {
             this.config = config;

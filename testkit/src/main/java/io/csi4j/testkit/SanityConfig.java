@@ -16,6 +16,9 @@ import java.util.regex.Pattern;
  *
  * @param endpoint           the CSI endpoint: {@code unix:///abs.sock}, {@code unix://rel.sock}, a bare path, or {@code tcp://host:port}
  * @param addonsEndpoint     the CSI-Addons endpoint (identity + volumegroup); without it those tests are not applicable
+ * @param nodeEndpoint       a split deployment's node plugin (Identity + Node), when {@code endpoint} serves only the
+ *                           controller side; volumes the suite creates then prefer and require that node's topology,
+ *                           as a CO with late binding asks, so the node under test can stage them
  * @param stagingDir         where the suite creates staging directories (the CO's job); a temp dir when empty
  * @param targetDir          where the suite creates the parents of target paths; a temp dir when empty
  * @param volumeSize         bytes asked for each volume (required_bytes); expansion asks for twice this
@@ -27,10 +30,13 @@ import java.util.regex.Pattern;
  * @param focus              only tests whose name this regex finds in are run
  * @param idempotencyRepeats how many times each mutating call is repeated with identical arguments
  * @param callTimeout        the deadline of every single RPC: the suite never waits longer for one answer
+ * @param keepGoing          when the plugin stops answering, reconnect (waiting up to one call timeout for it to
+ *                           come back, as under a supervisor) and go on, instead of leaving the rest not run
  */
 public record SanityConfig(
         String endpoint,
         Optional<String> addonsEndpoint,
+        Optional<String> nodeEndpoint,
         Optional<Path> stagingDir,
         Optional<Path> targetDir,
         long volumeSize,
@@ -41,7 +47,8 @@ public record SanityConfig(
         String fsType,
         Optional<Pattern> focus,
         int idempotencyRepeats,
-        Duration callTimeout) {
+        Duration callTimeout,
+        boolean keepGoing) {
 
     public static final long DEFAULT_VOLUME_SIZE = 1L << 30;
     public static final int DEFAULT_REPEATS = 3;
@@ -51,6 +58,7 @@ public record SanityConfig(
         Objects.requireNonNull(endpoint, "endpoint");
         if (endpoint.isBlank()) throw new IllegalArgumentException("endpoint must not be empty");
         Objects.requireNonNull(addonsEndpoint);
+        Objects.requireNonNull(nodeEndpoint);
         Objects.requireNonNull(stagingDir);
         Objects.requireNonNull(targetDir);
         if (volumeSize <= 0) throw new IllegalArgumentException("volume size must be positive: " + volumeSize);
@@ -67,10 +75,11 @@ public record SanityConfig(
     /** Secret values never reach a printout: only their keys are shown. */
     @Override
     public String toString() {
-        return "SanityConfig[endpoint=" + endpoint + ", addonsEndpoint=" + addonsEndpoint + ", stagingDir=" + stagingDir
+        return "SanityConfig[endpoint=" + endpoint + ", addonsEndpoint=" + addonsEndpoint + ", nodeEndpoint=" + nodeEndpoint + ", stagingDir=" + stagingDir
                 + ", targetDir=" + targetDir + ", volumeSize=" + volumeSize + ", params=" + params + ", mutableParams=" + mutableParams
                 + ", secrets=" + secrets.keySet() + " (values redacted), accessType=" + accessType + ", fsType=" + fsType
-                + ", focus=" + focus + ", idempotencyRepeats=" + idempotencyRepeats + ", callTimeout=" + callTimeout + "]";
+                + ", focus=" + focus + ", idempotencyRepeats=" + idempotencyRepeats + ", callTimeout=" + callTimeout
+                + ", keepGoing=" + keepGoing + "]";
     }
 
     public static Builder builder(String endpoint) {
@@ -130,6 +139,20 @@ public record SanityConfig(
         return size;
     }
 
+    private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m)?");
+
+    /** Parses a duration as given on a command line: seconds, or a number with ms, s or m ({@code 500ms}, {@code 30s}, {@code 2m}). */
+    public static Duration parseDuration(String text) {
+        var m = DURATION.matcher(text.strip());
+        if (!m.matches()) throw new IllegalArgumentException("not a duration: '" + text + "' (use e.g. 60, 30s, 500ms, 2m)");
+        long number = Long.parseLong(m.group(1));
+        return switch (m.group(2) == null ? "s" : m.group(2)) {
+            case "ms" -> Duration.ofMillis(number);
+            case "m" -> Duration.ofMinutes(number);
+            default -> Duration.ofSeconds(number);
+        };
+    }
+
     private static String unquote(String value) {
         if (value.length() >= 2 && (value.startsWith("\"") && value.endsWith("\"") || value.startsWith("'") && value.endsWith("'"))) {
             return value.substring(1, value.length() - 1);
@@ -140,6 +163,7 @@ public record SanityConfig(
     public static final class Builder {
         private final String endpoint;
         private String addonsEndpoint;
+        private String nodeEndpoint;
         private Path stagingDir;
         private Path targetDir;
         private long volumeSize = DEFAULT_VOLUME_SIZE;
@@ -151,12 +175,14 @@ public record SanityConfig(
         private Pattern focus;
         private int idempotencyRepeats = DEFAULT_REPEATS;
         private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
+        private boolean keepGoing;
 
         private Builder(String endpoint) {
             this.endpoint = endpoint;
         }
 
         public Builder addonsEndpoint(String value) { this.addonsEndpoint = value; return this; }
+        public Builder nodeEndpoint(String value) { this.nodeEndpoint = value; return this; }
         public Builder stagingDir(Path value) { this.stagingDir = value; return this; }
         public Builder targetDir(Path value) { this.targetDir = value; return this; }
         public Builder volumeSize(long value) { this.volumeSize = value; return this; }
@@ -168,11 +194,12 @@ public record SanityConfig(
         public Builder focus(String regex) { this.focus = regex == null || regex.isEmpty() ? null : Pattern.compile(regex); return this; }
         public Builder idempotencyRepeats(int value) { this.idempotencyRepeats = value; return this; }
         public Builder callTimeout(Duration value) { this.callTimeout = value; return this; }
+        public Builder keepGoing(boolean value) { this.keepGoing = value; return this; }
 
         public SanityConfig build() {
-            return new SanityConfig(endpoint, Optional.ofNullable(addonsEndpoint), Optional.ofNullable(stagingDir),
+            return new SanityConfig(endpoint, Optional.ofNullable(addonsEndpoint), Optional.ofNullable(nodeEndpoint), Optional.ofNullable(stagingDir),
                     Optional.ofNullable(targetDir), volumeSize, params, mutableParams, secrets, accessType, fsType,
-                    Optional.ofNullable(focus), idempotencyRepeats, callTimeout);
+                    Optional.ofNullable(focus), idempotencyRepeats, callTimeout, keepGoing);
         }
     }
 }

@@ -9,19 +9,31 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
 import javax.xml.stream.XMLOutputFactory;
 import javax.xml.stream.XMLStreamException;
 import javax.xml.stream.XMLStreamWriter;
 
-/** The verdicts of one run, in the order the tests ran. */
-public record SanityReport(Instant started, List<TestResult> results) {
+/**
+ * The verdicts of one run, in the order the tests ran.
+ *
+ * @param pluginStopped the one line that said the plugin stopped answering and did not come back, when it did
+ */
+public record SanityReport(Instant started, List<TestResult> results, Optional<String> pluginStopped) {
     public SanityReport {
         results = List.copyOf(results);
+        Objects.requireNonNull(pluginStopped);
+    }
+
+    public SanityReport(Instant started, List<TestResult> results) {
+        this(started, results, Optional.empty());
     }
 
     public long passed() { return count(Outcome.PASSED); }
     public long failed() { return count(Outcome.FAILED); }
     public long notApplicable() { return count(Outcome.NOT_APPLICABLE); }
+    public long notRun() { return count(Outcome.NOT_RUN); }
 
     public boolean succeeded() {
         return failed() == 0;
@@ -35,16 +47,21 @@ public record SanityReport(Instant started, List<TestResult> results) {
         return results.stream().map(TestResult::duration).reduce(Duration.ZERO, Duration::plus);
     }
 
-    /** The closing line, exactly {@code N passed, N failed, N not applicable}. */
+    /** True when the plugin stopped answering and did not come back: the run was cut short. */
+    public boolean cutShort() {
+        return pluginStopped.isPresent() || notRun() > 0;
+    }
+
+    /** The closing line, exactly {@code N passed, N failed, N not run, N not applicable}. */
     public String summary() {
-        return passed() + " passed, " + failed() + " failed, " + notApplicable() + " not applicable";
+        return passed() + " passed, " + failed() + " failed, " + notRun() + " not run, " + notApplicable() + " not applicable";
     }
 
     private long count(Outcome outcome) {
         return results.stream().filter(r -> r.outcome() == outcome).count();
     }
 
-    /** Writes the report in the JUnit XML format CI servers read: one testcase per test, N/A as skipped. */
+    /** Writes the report in the JUnit XML format CI servers read: one testcase per test, N/A and not run as skipped (with the reason). */
     public void writeJUnitXml(Path file) throws IOException {
         Path parent = file.toAbsolutePath().getParent();
         if (parent != null) Files.createDirectories(parent);
@@ -57,7 +74,7 @@ public record SanityReport(Instant started, List<TestResult> results) {
             xml.writeAttribute("tests", Long.toString(results.size()));
             xml.writeAttribute("failures", Long.toString(failed()));
             xml.writeAttribute("errors", "0");
-            xml.writeAttribute("skipped", Long.toString(notApplicable()));
+            xml.writeAttribute("skipped", Long.toString(notApplicable() + notRun()));
             xml.writeAttribute("time", seconds(duration()));
             xml.writeAttribute("timestamp", started.truncatedTo(ChronoUnit.SECONDS).toString());
             xml.writeCharacters("\n");

@@ -72,7 +72,13 @@ class BrokenPluginTest {
                 Arguments.of(Flaw.UNPUBLISH_WITHOUT_NODE_IGNORED, "Controller/ControllerUnpublishVolume/without node_id unpublishes the volume from every node",
                         "spec: ControllerUnpublishVolume without node_id: the SP MUST unpublish the volume from all nodes it is published to; got published_node_ids still"),
                 Arguments.of(Flaw.LONG_TOPOLOGY_VALUE, "Node/NodeGetInfo/returns a node_id",
-                        "spec: NodeGetInfoResponse.accessible_topology: a topology value MUST be 63 characters or less"));
+                        "spec: NodeGetInfoResponse.accessible_topology: a topology value MUST be 63 characters or less"),
+                Arguments.of(Flaw.REFUSES_EMPTY_REQUIRED_LISTS, "Controller/ControllerModifyVolume/empty mutable_parameters answer OK",
+                        "spec: ControllerModifyVolume: SPs MUST NOT modify volumes based on the absence of keys (an empty mutable_parameters cannot be told from an absent one in proto3: its REQUIRED binds the CO; a request naming no key asks for no change); got INVALID_ARGUMENT"),
+                Arguments.of(Flaw.REFUSES_EMPTY_REQUIRED_LISTS, "GroupController/GetVolumeGroupSnapshot/a group snapshot that does not exist, asked without snapshot_ids, fails with NOT_FOUND",
+                        "spec: GetVolumeGroupSnapshot: a volume group snapshot that does not exist MUST fail with NOT_FOUND (an empty snapshot_ids cannot be told from an absent one in proto3: its REQUIRED binds the CO); got INVALID_ARGUMENT"),
+                Arguments.of(Flaw.EXITS_ON_NEGATIVE_MAX_ENTRIES, "Controller/ListSnapshots/a negative max_entries fails with INVALID_ARGUMENT",
+                        "spec: ListSnapshots: max_entries MUST NOT be negative; an invalid field MUST fail with INVALID_ARGUMENT; got "));  // UNAVAILABLE or CANCELLED, as the server went
     }
 
     @ParameterizedTest(name = "{0} caught by {1}")
@@ -92,7 +98,9 @@ class BrokenPluginTest {
             assertEquals(Outcome.FAILED, result.outcome(), () -> test + " did not catch " + flaw + "\n" + log);
             assertTrue(result.message().contains(message), () -> "message of " + test + " is\n  " + result.message() + "\nnot containing\n  " + message);
             assertTrue(report.failed() >= 1 && !report.succeeded());
-            assertTrue(log.toString().strip().endsWith(report.passed() + " passed, " + report.failed() + " failed, " + report.notApplicable() + " not applicable"));
+            assertTrue(log.toString().strip().endsWith(report.summary()));
+            assertTrue(result.message().contains("\nrequest: ") || result.message().contains("\nlast request: "),
+                    () -> "the failure of " + test + " names no request:\n" + result.message());
             assertEquals("", plugin.leftovers(), () -> "the suite left objects behind with " + flaw + ":\n" + log);
         }
     }

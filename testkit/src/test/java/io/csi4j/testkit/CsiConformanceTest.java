@@ -70,4 +70,20 @@ class CsiConformanceTest {
         assertEquals(tests.started().count(), tests.failed().count());
         assertTrue(tests.failed().stream().map(CsiConformanceTest::message).allMatch(m -> m.startsWith(SanityRunner.SETUP_TEST)));
     }
+
+    @Test
+    void aPluginThatStopsAnsweringAbortsTheTestsAfterIt(@TempDir Path dir) throws Exception {
+        try (ReferencePlugin plugin = ReferencePlugin.start(dir, Options.full().withoutAddons(), Set.of(Flaw.EXITS_ON_NEGATIVE_MAX_ENTRIES))) {
+            config = ReferencePluginConformanceTest.config(plugin, AccessType.MOUNT).callTimeout(Duration.ofSeconds(3))
+                    .focus("^(Controller/ListSnapshots/|Lifecycle/volume/)").build();
+            var tests = runDriverBuild().testEvents();
+            assertEquals(1, tests.failed().count());
+            String failure = tests.failed().stream().map(CsiConformanceTest::message).findFirst().orElseThrow();
+            assertTrue(failure.contains("\nGONE the plugin stopped answering in Controller/ListSnapshots/a negative max_entries"), failure);
+            String aborted = tests.aborted().stream().map(CsiConformanceTest::message).findFirst().orElseThrow();
+            assertTrue(aborted.startsWith("not run: the plugin stopped answering in Controller/ListSnapshots/"), aborted);
+        } finally {
+            config = null;
+        }
+    }
 }

@@ -28,7 +28,7 @@ class SanityReportTest {
         assertEquals(2, REPORT.passed());
         assertEquals(1, REPORT.failed());
         assertEquals(1, REPORT.notApplicable());
-        assertEquals("2 passed, 1 failed, 1 not applicable", REPORT.summary());
+        assertEquals("2 passed, 1 failed, 0 not run, 1 not applicable", REPORT.summary());
         assertEquals(false, REPORT.succeeded());
         assertEquals(List.of(REPORT.results().get(1)), REPORT.failures());
     }

@@ -16,7 +16,7 @@ import picocli.CommandLine.Spec;
 public final class ClientOptions {
     /** Where the CSI-Addons services are when only CSI_ENDPOINT is known: beside it, as {@code csi4j serve} does. */
     static final String ADDONS_ENV = "CSI_ADDONS_ENDPOINT";
-    static final String ADDONS_SOCKET = "csi-addons.sock";
+    static final String ADDONS_SOCKET = io.csi4j.driver.storage.DataDir.ADDONS_SOCKET;
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;

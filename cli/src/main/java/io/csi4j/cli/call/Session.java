@@ -62,6 +62,12 @@ public final class Session implements AutoCloseable {
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
+    /** Any unary call on this channel, with the session's deadline (for {@code csi4j call}). */
+    public <Q, A> A call(MethodDescriptor<Q, A> method, Q request) {
+        return io.grpc.stub.ClientCalls.blockingUnaryCall(channel, method,
+                CallOptions.DEFAULT.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS), request);
+    }
+
     /** A plugin that cannot be reached is named in the error: "UNAVAILABLE: unix:///x.sock: No such file or directory". */
     private record NameEndpoint(Endpoint endpoint) implements ClientInterceptor {
         @Override
@@ -72,7 +78,10 @@ public final class Session implements AutoCloseable {
                     super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
                         @Override
                         public void onClose(Status status, Metadata trailers) {
-                            super.onClose(status.getCode() == Status.Code.UNAVAILABLE ? named(status) : status, trailers);
+                            // only a local failure (it has a cause) is about reaching the endpoint; a plugin's own UNAVAILABLE
+                            // (a cluster controller naming a silent node) is shown as the plugin said it
+                            boolean local = status.getCode() == Status.Code.UNAVAILABLE && status.getCause() != null;
+                            super.onClose(local ? named(status) : status, trailers);
                         }
                     }, headers);
                 }

@@ -5,6 +5,7 @@ import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.storage.DataDir;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.PluginServer;
 import io.grpc.BindableService;
@@ -48,10 +49,10 @@ final class DemoPlugin implements AutoCloseable {
         Driver driver = null;
         try {
             driver = Driver.open(config);
-            Endpoint csi = Endpoint.parse("unix://" + config.dataDir().resolve("csi.sock"));
+            Endpoint csi = Endpoint.parse(new DataDir(config.dataDir()).csiEndpoint());
             var builder = PluginServer.builder().listen(csi, driver.csiServices().toArray(BindableService[]::new));
             // the CSI-Addons services (volume groups) on their own socket, as csi4j serve does
-            Endpoint addons = Endpoint.parse("unix://" + config.dataDir().resolve("csi-addons.sock"));
+            Endpoint addons = Endpoint.parse(new DataDir(config.dataDir()).addonsEndpoint());
             builder.listen(addons, driver.addonsServices().toArray(BindableService[]::new));
             return new DemoPlugin(dir, config, driver, builder.build().start(), csi, addons);
         } catch (IOException | RuntimeException e) {
@@ -76,9 +77,9 @@ final class DemoPlugin implements AutoCloseable {
     List<Path> mountsLeft() {
         Path pool;
         try {
-            pool = config.dataDir().toRealPath().resolve("pool");
+            pool = new DataDir(config.dataDir().toRealPath()).pool();
         } catch (IOException e) {
-            pool = config.dataDir().resolve("pool");
+            pool = new DataDir(config.dataDir()).pool();
         }
         Path poolDir = pool;
         return MountTable.read().under(dir).stream().map(MountInfo::mountPoint).filter(p -> !p.equals(poolDir)).toList();
@@ -101,7 +102,7 @@ final class DemoPlugin implements AutoCloseable {
 
     private static void release(DriverConfig config) {
         // the pool mount outlives a driver by design; the demo is the one that uninstalls it
-        if (Files.exists(config.dataDir().resolve("pool.img"))) Pool.open(config.dataDir(), config.poolSizeBytes()).release();
+        if (Files.exists(new DataDir(config.dataDir()).poolImage())) Pool.open(config.dataDir(), config.poolSizeBytes()).release();
     }
 
     /** Removes the tree unless something is still mounted under it (then removing would reach into a volume). */

@@ -33,6 +33,8 @@ final class ServeProcess implements AutoCloseable {
                 "--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-XX:+UseSerialGC",
                 "-cp", System.getProperty("java.class.path"), "io.csi4j.cli.Main", "serve",
                 "--data-dir", dataDir.toString(), "--node-id", "node-1"));
+        // serve's default makes a thin XFS pool image on ext4; a test that wants one says its size
+        if (!List.of(flags).contains("--pool-size")) command.addAll(List.of("--pool-size", "0"));
         command.addAll(List.of(flags));
         Process process = new ProcessBuilder(command).start();
         var reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));

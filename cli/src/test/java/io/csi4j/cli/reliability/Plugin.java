@@ -71,6 +71,8 @@ final class Plugin implements AutoCloseable {
         command.addAll(jvmOptions);
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.csi4j.cli.Main", "serve",
                 "--data-dir", dataDir.toString(), "--node-id", "node-1"));
+        // serve's default makes a thin XFS pool image on ext4; a test that wants one says its size
+        if (!List.of(flags).contains("--pool-size")) command.addAll(List.of("--pool-size", "0"));
         command.addAll(List.of(flags));
         return command;
     }

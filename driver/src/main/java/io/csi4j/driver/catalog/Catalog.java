@@ -25,7 +25,7 @@ import java.util.function.Function;
  */
 public final class Catalog implements CatalogTables, AutoCloseable {
     /** The catalog's file name inside the driver's data directory. */
-    public static final String FILE_NAME = "catalog.db";
+    public static final String FILE_NAME = io.csi4j.driver.storage.DataDir.CATALOG;
     static final int READERS = 4;
 
     private final Path file;
@@ -37,6 +37,7 @@ public final class Catalog implements CatalogTables, AutoCloseable {
     private final GroupSnapshotTable groupSnapshots;
     private final VolumeGroupTable volumeGroups;
     private final PublicationTable publications;
+    private final TombstoneTable tombstones;
 
     private Catalog(Path file, InstantSource clock, CatalogConnections connections, int schemaVersion) {
         this.file = file;
@@ -49,6 +50,7 @@ public final class Catalog implements CatalogTables, AutoCloseable {
         groupSnapshots = new GroupSnapshotTable(session, clock);
         volumeGroups = new VolumeGroupTable(session, clock);
         publications = new PublicationTable(session);
+        tombstones = new TombstoneTable(session);
     }
 
     /** Opens {@code <dataDir>/catalog.db}, creating it if absent. */
@@ -121,6 +123,7 @@ public final class Catalog implements CatalogTables, AutoCloseable {
     @Override public GroupSnapshotTable groupSnapshots() { return groupSnapshots; }
     @Override public VolumeGroupTable volumeGroups() { return volumeGroups; }
     @Override public PublicationTable publications() { return publications; }
+    @Override public TombstoneTable tombstones() { return tombstones; }
 
     /**
      * Runs {@code body} as one atomic change: committed (durably) when it returns, rolled back when it
@@ -134,6 +137,11 @@ public final class Catalog implements CatalogTables, AutoCloseable {
     /** A full {@code PRAGMA integrity_check} (slower than the quick check done at open): empty if sound. */
     public List<String> integrityCheck() {
         return connections.autocommit().read(c -> problems(c, "PRAGMA integrity_check"));
+    }
+
+    /** How many syncs of the write-ahead log made commits durable so far (a test counts them per call). */
+    public long logSyncs() {
+        return connections.commitCounts().syncs();
     }
 
     /** Commits written and synced so far (tests check that a returned write is durable, and that syncs are shared). */

@@ -11,4 +11,6 @@ public sealed interface CatalogTables permits Catalog, CatalogTransaction {
     VolumeGroupTable volumeGroups();
 
     PublicationTable publications();
+
+    TombstoneTable tombstones();
 }

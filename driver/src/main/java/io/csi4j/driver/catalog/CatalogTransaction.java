@@ -12,6 +12,7 @@ public final class CatalogTransaction implements CatalogTables {
     private final GroupSnapshotTable groupSnapshots;
     private final VolumeGroupTable volumeGroups;
     private final PublicationTable publications;
+    private final TombstoneTable tombstones;
 
     CatalogTransaction(Session session, InstantSource clock) {
         volumes = new VolumeTable(session, clock);
@@ -19,6 +20,7 @@ public final class CatalogTransaction implements CatalogTables {
         groupSnapshots = new GroupSnapshotTable(session, clock);
         volumeGroups = new VolumeGroupTable(session, clock);
         publications = new PublicationTable(session);
+        tombstones = new TombstoneTable(session);
     }
 
     @Override public VolumeTable volumes() { return volumes; }
@@ -26,4 +28,5 @@ public final class CatalogTransaction implements CatalogTables {
     @Override public GroupSnapshotTable groupSnapshots() { return groupSnapshots; }
     @Override public VolumeGroupTable volumeGroups() { return volumeGroups; }
     @Override public PublicationTable publications() { return publications; }
+    @Override public TombstoneTable tombstones() { return tombstones; }
 }

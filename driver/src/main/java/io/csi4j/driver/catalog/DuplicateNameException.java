@@ -1,10 +1,9 @@
 package io.csi4j.driver.catalog;
 
-import io.grpc.Status;
 
 /**
  * Another object of the same kind already has this name. Carries the existing object's id so the
- * domain can apply CSI idempotency (compatible arguments: return it; otherwise ALREADY_EXISTS).
+ * domain can apply CSI idempotency (compatible arguments: return it; otherwise EXISTS).
  */
 public final class DuplicateNameException extends CatalogException {
     private final String kind;
@@ -12,7 +11,7 @@ public final class DuplicateNameException extends CatalogException {
     private final String existingId;
 
     public DuplicateNameException(String kind, String name, String existingId) {
-        super(Status.Code.ALREADY_EXISTS, kind + " named '" + name + "' already exists with id " + existingId, null);
+        super(Reason.EXISTS, kind + " named '" + name + "' already exists with id " + existingId, null);
         this.kind = kind;
         this.name = name;
         this.existingId = existingId;

@@ -26,6 +26,7 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
     private final String sqlIdByName;
     private final String sqlSetState;
     private final String sqlDelete;
+    private final String sqlDeleteInState;
     private final String sqlInState;
     private final String sqlCount;
     private final String sqlCountInState;
@@ -43,6 +44,7 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
         sqlIdByName = "SELECT id FROM " + table + " WHERE name = ?";
         sqlSetState = "UPDATE " + table + " SET state = ?, updated_at = ? WHERE id = ? AND state = ?";
         sqlDelete = "DELETE FROM " + table + " WHERE id = ?";
+        sqlDeleteInState = sqlDelete + " AND state = ?";
         sqlInState = select + " WHERE state = ? ORDER BY seq";
         sqlCount = "SELECT count(*) FROM " + table;
         sqlCountInState = "SELECT count(*) FROM " + table + " WHERE state = ?";
@@ -78,6 +80,24 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
         return session.write(c -> {
             try {
                 return Rows.update(c, sqlDelete, id) == 1;
+            } catch (SQLException e) {
+                if (SqlErrors.isForeignKeyViolation(e)) {
+                    throw new ReferenceException(kind + " " + id + " is still referenced by other rows", e);
+                }
+                throw e;
+            }
+        });
+    }
+
+    /**
+     * Compare-and-delete: removes the row only if it is in {@code state}; false when it does not exist or is
+     * in another state. Refused while other rows still refer to it.
+     */
+    public boolean deleteInState(String id, State state) {
+        Objects.requireNonNull(id, "id");
+        return session.write(c -> {
+            try {
+                return Rows.update(c, sqlDeleteInState, id, state.name()) == 1;
             } catch (SQLException e) {
                 if (SqlErrors.isForeignKeyViolation(e)) {
                     throw new ReferenceException(kind + " " + id + " is still referenced by other rows", e);
@@ -134,6 +154,7 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
         queries.put(table + ".idByName", sqlIdByName);
         queries.put(table + ".setState", sqlSetState);
         queries.put(table + ".delete", sqlDelete);
+        queries.put(table + ".deleteInState", sqlDeleteInState);
         queries.put(table + ".inState", sqlInState);
         queries.put(table + ".countInState", sqlCountInState);
         queries.put(table + ".page", sqlPage);

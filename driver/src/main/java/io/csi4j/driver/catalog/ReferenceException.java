@@ -1,6 +1,5 @@
 package io.csi4j.driver.catalog;
 
-import io.grpc.Status;
 
 /**
  * A foreign key refused the change: the row it refers to does not exist (insert), or rows still refer to
@@ -8,6 +7,6 @@ import io.grpc.Status;
  */
 public final class ReferenceException extends CatalogException {
     public ReferenceException(String message, Throwable cause) {
-        super(Status.Code.FAILED_PRECONDITION, message, cause);
+        super(Reason.IN_USE, message, cause);
     }
 }

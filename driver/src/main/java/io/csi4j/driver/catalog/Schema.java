@@ -96,7 +96,15 @@ final class Schema {
                         created_at INTEGER NOT NULL,
                         PRIMARY KEY (volume_id, node_id)
                     ) STRICT, WITHOUT ROWID""",
-                    "CREATE INDEX publications_node ON publications (node_id, volume_id)"))));
+                    "CREATE INDEX publications_node ON publications (node_id, volume_id)")),
+            // A volume's row is deleted (the commit of DeleteVolume) in the same transaction that records its
+            // tombstone; its files are unlinked afterwards without a sync. A tombstone says "these files may still
+            // be on disk and are to be removed", so the start-up sweep removes them without trusting an absent row.
+            new Migration(2, List.of(
+                    """
+                    CREATE TABLE volume_tombstones (
+                        id TEXT NOT NULL PRIMARY KEY
+                    ) STRICT, WITHOUT ROWID"""))));
 
     static int latestVersion(List<Migration> migrations) {
         return migrations.isEmpty() ? 0 : migrations.getLast().version();

@@ -40,4 +40,9 @@ public record VolumeRecord(
         return new VolumeRecord(id, name, capacityBytes, kind, fsType, parameters, mutableParameters, source,
                 nodeId, next, createdAt, updatedAt);
     }
+
+    public VolumeRecord withCapacity(long bytes) {
+        return new VolumeRecord(id, name, bytes, kind, fsType, parameters, mutableParameters, source,
+                nodeId, state, createdAt, updatedAt);
+    }
 }

@@ -23,7 +23,8 @@ import java.util.Optional;
 
 /** csi.v1.Controller: maps wire messages to {@link Volumes} / {@link Snapshots} and back. */
 public final class ControllerService extends ControllerGrpc.ControllerImplBase {
-    static final Type[] CAPABILITIES = {
+    /** Also what the cluster controller advertises: it routes every one of these to the owning node. */
+    public static final Type[] CAPABILITIES = {
             Type.CREATE_DELETE_VOLUME, Type.PUBLISH_UNPUBLISH_VOLUME, Type.LIST_VOLUMES,
             Type.LIST_VOLUMES_PUBLISHED_NODES, Type.GET_CAPACITY, Type.CREATE_DELETE_SNAPSHOT, Type.LIST_SNAPSHOTS,
             Type.GET_SNAPSHOT, Type.CLONE_VOLUME, Type.EXPAND_VOLUME, Type.GET_VOLUME, Type.VOLUME_CONDITION,

@@ -144,8 +144,4 @@ public final class WireMapping {
         if (maxEntries < 0) throw CsiException.invalidArgument("max_entries must not be negative");
         return maxEntries == 0 ? MAX_PAGE : Math.min(maxEntries, MAX_PAGE);
     }
-
-    static Map<String, String> none() {
-        return Map.of();
-    }
 }

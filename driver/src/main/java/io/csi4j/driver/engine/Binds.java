@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountFlag;
@@ -7,8 +8,6 @@ import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.OsException;
-import io.csi4j.sdk.CsiException;
-import io.grpc.Status;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryNotEmptyException;
@@ -109,7 +108,7 @@ final class Binds {
     /**
      * Bind-mounts directory {@code source} at {@code target} (created if missing), read-only and
      * with the per-mount flags asked for. Idempotent: an identical bind already there is fine; a
-     * different mount there is ALREADY_EXISTS (the spec's "published but incompatible").
+     * different mount there is EXISTS (the spec's "published but incompatible").
      */
     static void bindDirectory(Path source, Path target, boolean readOnly, MountOptions options) {
         try {
@@ -140,7 +139,7 @@ final class Binds {
             Optional<Identity> wanted = identity(table, source);
             MountInfo there = existing.get();
             if (wanted.isPresent() && wanted.get().matches(there) && there.readOnly() == readOnly) return;
-            throw CsiException.alreadyExists(target + " already has " + there.source() + " mounted"
+            throw StorageException.exists(target + " already has " + there.source() + " mounted"
                     + (there.readOnly() != readOnly ? " (read-only: " + there.readOnly() + ")" : "")
                     + "; it is not this volume published this way");
         }
@@ -185,13 +184,13 @@ final class Binds {
                 Mounts.unmount(target);
             } catch (OsException e) {
                 if (e.is(Errno.EBUSY)) {
-                    throw new CsiException(Status.Code.ABORTED, "unmounting " + target + ": busy; retry", e);
+                    throw new StorageException(StorageException.Reason.BUSY, "unmounting " + target + ": busy; retry", e);
                 }
                 if (!e.is(Errno.EINVAL)) throw e; // EINVAL: unmounted meanwhile
             }
         }
         if (MountTable.read().isMountPoint(target)) {
-            throw new CsiException(Status.Code.INTERNAL, target + " is still a mount point after unmounting it 8 times");
+            throw new StorageException(StorageException.Reason.FAILED, target + " is still a mount point after unmounting it 8 times");
         }
         removeIfEmpty(target);
     }

@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.storage.StorageException;
 import static io.csi4j.driver.engine.EngineErrors.run;
 import static io.csi4j.driver.engine.EngineErrors.translate;
 
@@ -7,7 +8,6 @@ import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
-import io.csi4j.sdk.CsiException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -31,10 +31,12 @@ public final class DirEngine implements StorageEngine {
 
     private final Pool pool;
     private final PoolLayout layout;
+    private final ArtifactStore store;
 
     private DirEngine(Pool pool) {
         this.pool = pool;
         this.layout = PoolLayout.open(pool.path(), ".dir");
+        this.store = new ArtifactStore(layout, EntryType.DIRECTORY);
     }
 
     public static DirEngine open(Pool pool) {
@@ -71,7 +73,7 @@ public final class DirEngine implements StorageEngine {
     }
 
     private static AccessType checkAccess(AccessType access) {
-        if (access instanceof AccessType.Block) throw CsiException.invalidArgument("the dir engine has no block volumes");
+        if (access instanceof AccessType.Block) throw StorageException.invalid("the dir engine has no block volumes");
         return access;
     }
 
@@ -81,23 +83,46 @@ public final class DirEngine implements StorageEngine {
     public long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
         checkAccess(access);
-        if (capacityBytes < 0) throw CsiException.invalidArgument("negative capacity: " + capacityBytes);
-        return translate("creating volume " + volumeId, () -> {
+        if (capacityBytes < 0) throw StorageException.invalid("negative capacity: " + capacityBytes);
+        // sidecar, then the directory, under their final names and unsynced: a blank volume is derivable from its row
+        return translate("creating volume " + volumeId, () -> layout.locked(volumeId, () -> {
             if (existing(volumeId, capacityBytes, "", label)) return capacityBytes;
-            layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), capacityBytes, access, "", Instant.now())
-                    .withLabel(label));
-            Path temp = layout.temporary(volumeId, ".dir");
-            try {
-                Files.createDirectory(temp);
-                layout.commit(temp, Artifact.Kind.VOLUME, volumeId);
-            } catch (IOException e) {
-                throw new UncheckedIOException("creating " + temp, e);
-            } finally {
-                PoolLayout.deleteQuietly(temp);
-            }
+            makeBlank(volumeId, capacityBytes, access, label);
             return capacityBytes;
-        });
+        }));
     }
+
+    private void makeBlank(String volumeId, long capacityBytes, AccessType access, Artifact.Label label) {
+        layout.writeSidecarUnsynced(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), capacityBytes, access, "",
+                Instant.now()).withLabel(label));
+        try {
+            Files.createDirectory(dir(volumeId));
+        } catch (IOException e) {
+            PoolLayout.deleteQuietly(layout.sidecar(Artifact.Kind.VOLUME, volumeId));
+            throw new UncheckedIOException("creating " + dir(volumeId), e);
+        }
+    }
+
+    @Override
+    public boolean ensureBlankVolume(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
+        PoolLayout.checkId("volume", volumeId);
+        checkAccess(access);
+        return translate("re-making blank volume " + volumeId, () -> layout.locked(volumeId, () -> {
+            boolean remade = false;
+            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
+                makeBlank(volumeId, sizeBytes, access, label);
+                remade = true;
+            }
+            return store.settleBlank(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), sizeBytes, access, "",
+                    Instant.now()).withLabel(label)) | remade;
+        }));
+    }
+
+    @Override
+    public boolean holdsData(Artifact.Kind kind, String id) { return store.holdsData(kind, id); }
+
+    @Override
+    public void syncDeletes() { store.syncDeletes(); }
 
     private boolean existing(String volumeId, long size, String source, Artifact.Label label) {
         if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) return false;
@@ -105,10 +130,10 @@ public final class DirEngine implements StorageEngine {
         long existingSize = recorded.map(Artifact::sizeBytes).orElse(size);
         String existingSource = recorded.map(Artifact::source).orElse(source);
         if (existingSize == size && existingSource.equals(source)) {
-            relabel(Artifact.Kind.VOLUME, volumeId, label);
+            store.relabel(Artifact.Kind.VOLUME, volumeId, label);
             return true;
         }
-        throw CsiException.alreadyExists("volume " + volumeId + " exists with " + existingSize + " bytes"
+        throw StorageException.exists("volume " + volumeId + " exists with " + existingSize + " bytes"
                 + (existingSource.isEmpty() ? "" : " from " + existingSource) + ", not " + size + " bytes"
                 + (source.isEmpty() ? "" : " from " + source));
     }
@@ -121,7 +146,7 @@ public final class DirEngine implements StorageEngine {
         checkAccess(access);
         return translate("restoring snapshot " + snapshotId + " into volume " + volumeId, () -> {
             if (!layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.DIRECTORY)) {
-                throw CsiException.notFound("snapshot " + snapshotId + " does not exist");
+                throw StorageException.notFound("snapshot " + snapshotId + " does not exist");
             }
             long sourceSize = layout.readSidecar(Artifact.Kind.SNAPSHOT, snapshotId).map(Artifact::sizeBytes).orElse(0L);
             return materialize(volumeId, layout.artifact(Artifact.Kind.SNAPSHOT, snapshotId), sourceSize, capacityBytes,
@@ -137,7 +162,7 @@ public final class DirEngine implements StorageEngine {
         checkAccess(access);
         return translate("cloning volume " + sourceVolumeId + " into " + volumeId, () -> {
             if (!layout.exists(Artifact.Kind.VOLUME, sourceVolumeId, EntryType.DIRECTORY)) {
-                throw CsiException.notFound("source volume " + sourceVolumeId + " does not exist");
+                throw StorageException.notFound("source volume " + sourceVolumeId + " does not exist");
             }
             long sourceSize = layout.readSidecar(Artifact.Kind.VOLUME, sourceVolumeId).map(Artifact::sizeBytes).orElse(0L);
             return materialize(volumeId, dir(sourceVolumeId), sourceSize, capacityBytes, access,
@@ -148,7 +173,7 @@ public final class DirEngine implements StorageEngine {
     private long materialize(String volumeId, Path source, long sourceSize, long capacityBytes, AccessType access,
                              String sourceRef, Artifact.Label label) {
         if (capacityBytes != 0 && capacityBytes < sourceSize) {
-            throw CsiException.outOfRange(sourceRef + " holds " + sourceSize + " bytes; " + capacityBytes + " cannot hold it");
+            throw StorageException.outOfRange(sourceRef + " holds " + sourceSize + " bytes; " + capacityBytes + " cannot hold it");
         }
         long size = Math.max(capacityBytes, sourceSize);
         if (existing(volumeId, size, sourceRef, label)) return size;
@@ -176,11 +201,11 @@ public final class DirEngine implements StorageEngine {
             if (layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
                 List<MountInfo> mounts = mountsOf(MountTable.read(), volumeId);
                 if (!mounts.isEmpty()) {
-                    throw CsiException.failedPrecondition("volume " + volumeId + " is mounted at "
+                    throw StorageException.inUse("volume " + volumeId + " is mounted at "
                             + mounts.stream().map(MountInfo::mountPoint).toList());
                 }
             }
-            layout.delete(Artifact.Kind.VOLUME, volumeId);
+            layout.deleteUnsynced(Artifact.Kind.VOLUME, volumeId);  // durable by the caller's tombstone
         });
     }
 
@@ -205,18 +230,13 @@ public final class DirEngine implements StorageEngine {
                 () -> mountsOf(MountTable.read(), volumeId).stream().map(MountInfo::mountPoint).distinct().sorted().toList());
     }
 
-    @Override
-    public boolean volumeExists(String volumeId) {
-        return translate("looking up volume " + volumeId, () -> layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY));
-    }
-
     /** Capacity is not enforced: growing only records the new size. */
     @Override
     public long expandVolume(String volumeId, long newCapacityBytes) {
         PoolLayout.checkId("volume", volumeId);
         return translate("expanding volume " + volumeId, () -> layout.locked(volumeId, () -> {   // not after a delete
             if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-                throw CsiException.notFound("volume " + volumeId + " does not exist");
+                throw StorageException.notFound("volume " + volumeId + " does not exist");
             }
             Artifact artifact = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).orElseGet(() ->
                     new Artifact(volumeId, Artifact.Kind.VOLUME, name(), 0, AccessType.mount(""), "", Instant.now()));
@@ -235,7 +255,7 @@ public final class DirEngine implements StorageEngine {
 
     private long snapshot(String snapshotId, String volumeId, Artifact.Label label) {
         if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-            throw CsiException.notFound("volume " + volumeId + " does not exist");
+            throw StorageException.notFound("volume " + volumeId + " does not exist");
         }
         Artifact volume = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).orElseGet(() ->
                 new Artifact(volumeId, Artifact.Kind.VOLUME, name(), 0, AccessType.mount(""), "", Instant.now()));
@@ -243,9 +263,9 @@ public final class DirEngine implements StorageEngine {
             Optional<Artifact> existing = layout.readSidecar(Artifact.Kind.SNAPSHOT, snapshotId);
             String source = existing.map(Artifact::source).orElse("");
             if (!source.equals(Artifact.volumeSource(volumeId))) {
-                throw CsiException.alreadyExists("snapshot " + snapshotId + " exists of " + source + ", not of volume " + volumeId);
+                throw StorageException.exists("snapshot " + snapshotId + " exists of " + source + ", not of volume " + volumeId);
             }
-            relabel(Artifact.Kind.SNAPSHOT, snapshotId, label);
+            store.relabel(Artifact.Kind.SNAPSHOT, snapshotId, label);
             return existing.get().sizeBytes();
         }
         layout.writeSidecar(new Artifact(snapshotId, Artifact.Kind.SNAPSHOT, name(), volume.sizeBytes(), volume.access(),
@@ -256,18 +276,18 @@ public final class DirEngine implements StorageEngine {
 
     @Override
     public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label) {
-        if (snapshotToVolume.isEmpty()) throw CsiException.invalidArgument("no volumes to snapshot");
+        if (snapshotToVolume.isEmpty()) throw StorageException.invalid("no volumes to snapshot");
         Map<String, String> members = new TreeMap<>();
         snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));
         return translate("snapshotting " + members, () -> {
             MountTable table = MountTable.read();
             for (String volumeId : members.values()) {
                 if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-                    throw CsiException.notFound("volume " + volumeId + " does not exist");
+                    throw StorageException.notFound("volume " + volumeId + " does not exist");
                 }
                 List<Path> writable = mountsOf(table, volumeId).stream().filter(m -> !m.readOnly()).map(MountInfo::mountPoint).toList();
                 if (!writable.isEmpty()) {
-                    throw CsiException.failedPrecondition("volume " + volumeId + " is published writable at " + writable
+                    throw StorageException.inUse("volume " + volumeId + " is published writable at " + writable
                             + "; a directory cannot be frozen, so a group snapshot could not be write-order consistent");
                 }
             }
@@ -297,23 +317,17 @@ public final class DirEngine implements StorageEngine {
         });
     }
 
-    @Override
-    public boolean snapshotExists(String snapshotId) {
-        return translate("looking up snapshot " + snapshotId,
-                () -> layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.DIRECTORY));
-    }
-
     /** Only {@code compression}, on btrfs pools: set on the directory, new files in it inherit it. */
     @Override
     public void modifyVolume(String volumeId, Map<String, String> mutableParameters) {
         PoolLayout.checkId("volume", volumeId);
         MutableParameters parameters = MutableParameters.parse(mutableParameters, Set.of("compression"));
         if (parameters.compression().isPresent() && !pool.filesystem().equals("btrfs")) {
-            throw CsiException.invalidArgument("compression needs a btrfs pool; this pool is " + pool.filesystem());
+            throw StorageException.invalid("compression needs a btrfs pool; this pool is " + pool.filesystem());
         }
         run("modifying volume " + volumeId, () -> {
             if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-                throw CsiException.notFound("volume " + volumeId + " does not exist");
+                throw StorageException.notFound("volume " + volumeId + " does not exist");
             }
             parameters.compression().ifPresent(c -> MutableParameters.setBtrfsCompression(dir(volumeId), c));
         });
@@ -327,43 +341,24 @@ public final class DirEngine implements StorageEngine {
     }
 
     @Override
-    public Set<String> volumeArtifacts() {
-        return translate("listing volumes", () -> layout.ids(Artifact.Kind.VOLUME));
-    }
+    public Set<String> volumeArtifacts() { return store.ids(Artifact.Kind.VOLUME); }
 
     @Override
-    public Set<String> snapshotArtifacts() {
-        return translate("listing snapshots", () -> layout.ids(Artifact.Kind.SNAPSHOT));
-    }
+    public Set<String> snapshotArtifacts() { return store.ids(Artifact.Kind.SNAPSHOT); }
 
     @Override
-    public void label(Artifact.Kind kind, String id, String name, String group) {
-        PoolLayout.checkId(PoolLayout.label(kind), id);
-        run("labelling " + id, () -> layout.rewriteSidecar(kind, id, EntryType.DIRECTORY, a -> a.withLabel(name, group)));
-    }
-
-    /** Writes {@code label} into an existing artifact's sidecar if it says otherwise (nothing for NONE). */
-    private void relabel(Artifact.Kind kind, String id, Artifact.Label label) {
-        if (!label.equals(Artifact.Label.NONE)) layout.rewriteSidecar(kind, id, EntryType.DIRECTORY, a -> a.withLabel(label));
-    }
-
-    @Override
-    public Optional<Artifact> artifact(Artifact.Kind kind, String id) {
-        PoolLayout.checkId(PoolLayout.label(kind), id);
-        return translate("reading " + id, () -> layout.exists(kind, id, EntryType.DIRECTORY)
-                ? layout.readSidecar(kind, id) : Optional.empty());
-    }
+    public Optional<Artifact> artifact(Artifact.Kind kind, String id) { return store.sidecar(kind, id); }
 
     @Override
     public List<Path> removeTemporaryArtifacts() {
-        return translate("sweeping " + layout.tmpDir(), layout::sweep);
+        return store.sweep();
     }
 
     // ---- node side ----
 
     private Path requireDir(String volumeId) {
         if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-            throw CsiException.notFound("volume " + volumeId + " does not exist");
+            throw StorageException.notFound("volume " + volumeId + " does not exist");
         }
         return dir(volumeId);
     }
@@ -372,7 +367,7 @@ public final class DirEngine implements StorageEngine {
     @Override
     public void stage(String volumeId, Path stagingPath, StageOptions options) {
         PoolLayout.checkId("volume", volumeId);
-        if (options instanceof StageOptions.Block) throw CsiException.invalidArgument("the dir engine has no block volumes");
+        if (options instanceof StageOptions.Block) throw StorageException.invalid("the dir engine has no block volumes");
         MountOptions.parse(((StageOptions.Mount) options).mountFlags());
         run("staging volume " + volumeId, () -> requireDir(volumeId));
     }
@@ -384,7 +379,7 @@ public final class DirEngine implements StorageEngine {
             if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) return;
             List<MountInfo> mounts = mountsOf(MountTable.read(), volumeId);
             if (!mounts.isEmpty()) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is still published at "
+                throw StorageException.inUse("volume " + volumeId + " is still published at "
                         + mounts.stream().map(MountInfo::mountPoint).toList());
             }
         });
@@ -394,10 +389,12 @@ public final class DirEngine implements StorageEngine {
     @Override
     public void publish(String volumeId, Path stagingPath, Path targetPath, PublishOptions options) {
         PoolLayout.checkId("volume", volumeId);
-        if (options.block()) throw CsiException.invalidArgument("the dir engine has no block volumes");
+        if (options.block()) throw StorageException.invalid("the dir engine has no block volumes");
         MountOptions mountOptions = MountOptions.parse(options.mountFlags());
         run("publishing volume " + volumeId + " at " + targetPath, () -> {
             Path dir = requireDir(volumeId);
+            // made without a sync at create (derivable from its row while blank): durable before anything is written in
+            layout.syncArtifact(Artifact.Kind.VOLUME, volumeId);
             if (options.volumeMountGroup().isPresent()) Binds.grantGroup(dir, options.volumeMountGroup().getAsInt());
             Binds.bindDirectory(dir, targetPath, options.readOnly(), mountOptions);
         });
@@ -412,7 +409,7 @@ public final class DirEngine implements StorageEngine {
             if (there.isPresent() && PoolLayout.type(dir(volumeId)) == EntryType.DIRECTORY) {
                 boolean ours = Binds.identity(table, dir(volumeId)).filter(id -> id.matches(there.get())).isPresent();
                 if (!ours) {
-                    throw CsiException.failedPrecondition(targetPath + " has " + there.get().source() + ":" + there.get().root()
+                    throw StorageException.inUse(targetPath + " has " + there.get().source() + ":" + there.get().root()
                             + " mounted, not volume " + volumeId);
                 }
             }
@@ -425,10 +422,10 @@ public final class DirEngine implements StorageEngine {
     public VolumeStats stats(String volumeId, Path volumePath) {
         PoolLayout.checkId("volume", volumeId);
         return translate("stats of volume " + volumeId + " at " + volumePath, () -> {
-            if (PoolLayout.type(volumePath) == EntryType.MISSING) throw CsiException.notFound(volumePath + " does not exist");
+            if (PoolLayout.type(volumePath) == EntryType.MISSING) throw StorageException.notFound(volumePath + " does not exist");
             Path real = Binds.canonical(volumePath);
             if (mountsOf(MountTable.read(), volumeId).stream().noneMatch(m -> m.mountPoint().equals(real))) {
-                throw CsiException.notFound("volume " + volumeId + " is not published at " + volumePath);
+                throw StorageException.notFound("volume " + volumeId + " is not published at " + volumePath);
             }
             Optional<String> abnormal = volumeCondition(volumeId);
             FsStats fs = FsStats.of(volumePath);

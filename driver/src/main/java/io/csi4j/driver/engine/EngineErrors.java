@@ -3,8 +3,8 @@ package io.csi4j.driver.engine;
 import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.os.ToolException;
-import io.csi4j.sdk.CsiException;
-import io.grpc.Status;
+import io.csi4j.driver.storage.StorageException;
+import io.csi4j.driver.storage.StorageException.Reason;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.FileSystemException;
@@ -12,7 +12,7 @@ import java.nio.file.NoSuchFileException;
 import java.util.function.Supplier;
 
 /**
- * Turns what the OS layer throws into the CSI codes the spec prescribes. The message keeps the
+ * Turns what the OS layer throws into storage failures with a reason (the CSI layer picks the code). The message keeps the
  * call and the path ({@code mount(/dev/loop3 -> /x): EBUSY ...}), prefixed by what we were doing.
  */
 final class EngineErrors {
@@ -20,22 +20,22 @@ final class EngineErrors {
 
     private static final int EDQUOT = 122;
 
-    /** Runs {@code body}; a CsiException passes through, anything from the OS is translated. */
+    /** Runs {@code body}; a StorageException passes through, anything from the OS is translated. */
     static <T> T translate(String doing, Supplier<T> body) {
         try {
             return body.get();
-        } catch (CsiException e) {
+        } catch (StorageException e) {
             throw e;
         } catch (OsException e) {
             throw of(doing, e);
         } catch (UncheckedIOException e) {
             throw of(doing, e.getCause());
         } catch (ToolException e) {
-            throw new CsiException(e.reason() == ToolException.Reason.TIMED_OUT ? Status.Code.DEADLINE_EXCEEDED
-                    : Status.Code.INTERNAL, doing + ": " + e.getMessage(), e);
+            throw new StorageException(e.reason() == ToolException.Reason.TIMED_OUT ? Reason.TIMED_OUT : Reason.FAILED,
+                    doing + ": " + e.getMessage(), e);
         } catch (RuntimeException e) {
-            // a bug or an unexpected state below us: still a CSI answer, with what we were doing
-            throw new CsiException(Status.Code.INTERNAL, doing + ": " + e, e);
+            // a bug or an unexpected state below us: still an answer, with what we were doing
+            throw new StorageException(Reason.FAILED, doing + ": " + e, e);
         }
     }
 
@@ -46,27 +46,27 @@ final class EngineErrors {
         });
     }
 
-    static CsiException of(String doing, OsException e) {
+    static StorageException of(String doing, OsException e) {
         String message = doing + ": " + e.getMessage();
         return switch (e.errno()) {
-            case Errno.ENOSPC, EDQUOT -> new CsiException(Status.Code.RESOURCE_EXHAUSTED, message, e);
-            case Errno.ENOENT -> new CsiException(Status.Code.NOT_FOUND, message, e);
-            case Errno.EBUSY -> new CsiException(Status.Code.FAILED_PRECONDITION, message, e);
-            default -> new CsiException(Status.Code.INTERNAL, message, e);
+            case Errno.ENOSPC, EDQUOT -> new StorageException(Reason.NO_SPACE, message, e);
+            case Errno.ENOENT -> new StorageException(Reason.NOT_FOUND, message, e);
+            case Errno.EBUSY -> new StorageException(Reason.IN_USE, message, e);
+            default -> new StorageException(Reason.FAILED, message, e);
         };
     }
 
     /** java.nio reports errno only as text ("No space left on device"). */
-    static CsiException of(String doing, IOException e) {
+    static StorageException of(String doing, IOException e) {
         String message = doing + ": " + e;
-        if (e instanceof NoSuchFileException) return new CsiException(Status.Code.NOT_FOUND, message, e);
+        if (e instanceof NoSuchFileException) return new StorageException(Reason.NOT_FOUND, message, e);
         if (e instanceof FileSystemException fs && fs.getReason() != null) {
             String reason = fs.getReason();
             if (reason.contains(Errno.describe(Errno.ENOSPC)) || reason.contains(Errno.describe(EDQUOT))) {
-                return new CsiException(Status.Code.RESOURCE_EXHAUSTED, message, e);
+                return new StorageException(Reason.NO_SPACE, message, e);
             }
         }
-        return new CsiException(Status.Code.INTERNAL, message, e);
+        return new StorageException(Reason.FAILED, message, e);
     }
 
     /** An IOException from java.nio inside engine code, rethrown unchecked (translated by {@link #translate}). */

@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.storage.StorageException;
 import static io.csi4j.driver.engine.EngineErrors.run;
 import static io.csi4j.driver.engine.EngineErrors.translate;
 
@@ -14,8 +15,7 @@ import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.os.SparseCopy;
-import io.csi4j.sdk.CsiException;
-import io.grpc.Status;
+import io.csi4j.driver.os.SparseFile;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
@@ -67,6 +67,7 @@ public final class ImageEngine implements StorageEngine {
 
     private final Pool pool;
     private final PoolLayout layout;
+    private final ArtifactStore store;
     private final Options options;
     private final LoopStaging staging;
     private final Object provisioning = new Object();
@@ -82,6 +83,7 @@ public final class ImageEngine implements StorageEngine {
         this.pool = pool;
         this.options = options;
         this.layout = PoolLayout.open(pool.path(), ".img");
+        this.store = new ArtifactStore(layout, EntryType.FILE);
         this.staging = new LoopStaging(options);
         this.provisionedBytes = countProvisioned();
     }
@@ -123,7 +125,7 @@ public final class ImageEngine implements StorageEngine {
     }
 
     /**
-     * Promises {@code size} bytes to a volume being made (RESOURCE_EXHAUSTED if the pool cannot), until
+     * Promises {@code size} bytes to a volume being made (NO_SPACE if the pool cannot), until
      * {@link #settle} turns the promise into provisioned bytes or drops it. Only the check and the
      * arithmetic hold the lock: the I/O of concurrent creates runs in parallel.
      */
@@ -165,17 +167,17 @@ public final class ImageEngine implements StorageEngine {
         return Math.max(rounded, minimum);
     }
 
-    /** "" means ext4; anything but ext4 or xfs is INVALID_ARGUMENT. */
+    /** "" means ext4; anything but ext4 or xfs is INVALID. */
     static String fsType(String requested) {
         String fs = requested == null || requested.isEmpty() ? DEFAULT_FS : requested;
         if (!FILESYSTEMS.contains(fs)) {
-            throw CsiException.invalidArgument("filesystem \"" + fs + "\" is not supported; supported: ext4 (default), xfs");
+            throw StorageException.invalid("filesystem \"" + fs + "\" is not supported; supported: ext4 (default), xfs");
         }
         return fs;
     }
 
     private static void checkCapacity(long capacityBytes) {
-        if (capacityBytes < 0) throw CsiException.invalidArgument("negative capacity: " + capacityBytes);
+        if (capacityBytes < 0) throw StorageException.invalid("negative capacity: " + capacityBytes);
     }
 
     private Path image(String volumeId) {
@@ -186,43 +188,77 @@ public final class ImageEngine implements StorageEngine {
         return layout.artifact(Artifact.Kind.SNAPSHOT, snapshotId);
     }
 
+    /**
+     * Sidecar, then a sparse image of the size, both under their final names and nothing synced: a blank
+     * volume is derivable from its catalog row, whose commit is the create's one sync (see the interface).
+     */
     @Override
     public long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
         checkCapacity(capacityBytes);
         long size = roundUp(capacityBytes, access);
-        return translate("creating volume " + volumeId, () -> {
+        return translate("creating volume " + volumeId, () -> layout.locked(volumeId, () -> {
             if (existing(volumeId, size, "", label)) return size;
             reserve(size, "volume " + volumeId);
             boolean made = false;
-            Path temp = layout.temporary(volumeId, ".img");
             try {
-                sized(temp, size);
-                layout.publish(List.of(new PoolLayout.Finished(
-                        new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, "", Instant.now()).withLabel(label),
-                        temp)));
+                layout.writeSidecarUnsynced(blank(volumeId, size, access, label));
+                SparseFile.create(image(volumeId), size);
                 made = true;
             } finally {
                 settle(size, made ? size : 0);
-                PoolLayout.deleteQuietly(temp);
+                if (!made) PoolLayout.deleteQuietly(layout.sidecar(Artifact.Kind.VOLUME, volumeId));
             }
             return size;
-        });
+        }));
     }
+
+    private Artifact blank(String volumeId, long size, AccessType access, Artifact.Label label) {
+        return new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, "", Instant.now()).withLabel(label);
+    }
+
+    @Override
+    public boolean ensureBlankVolume(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
+        PoolLayout.checkId("volume", volumeId);
+        checkCapacity(sizeBytes);
+        return translate("re-making blank volume " + volumeId, () -> layout.locked(volumeId, () -> {
+            boolean remade = false;
+            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
+                layout.writeSidecarUnsynced(blank(volumeId, sizeBytes, access, label));
+                SparseFile.create(image(volumeId), sizeBytes);
+                settle(0, sizeBytes);
+                remade = true;
+            } else {
+                long current = fileSize(image(volumeId));
+                if (current < sizeBytes) {   // a power cut kept the name but not the size
+                    sized(image(volumeId), sizeBytes);
+                    settle(0, sizeBytes - current);
+                    remade = true;
+                }
+            }
+            return store.settleBlank(blank(volumeId, sizeBytes, access, label)) | remade;
+        }));
+    }
+
+    @Override
+    public boolean holdsData(Artifact.Kind kind, String id) { return store.holdsData(kind, id); }
+
+    @Override
+    public void syncDeletes() { store.syncDeletes(); }
 
     /**
      * True when the volume exists already as asked (labelled now if it was made without, by a version that
-     * labelled afterwards); ALREADY_EXISTS when it exists otherwise.
+     * labelled afterwards); EXISTS when it exists otherwise.
      */
     private boolean existing(String volumeId, long size, String source, Artifact.Label label) {
         if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) return false;
         long existingSize = fileSize(image(volumeId));
         String existingSource = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).map(Artifact::source).orElse(source);
         if (existingSize == size && existingSource.equals(source)) {
-            relabel(Artifact.Kind.VOLUME, volumeId, label);
+            store.relabel(Artifact.Kind.VOLUME, volumeId, label);
             return true;
         }
-        throw CsiException.alreadyExists("volume " + volumeId + " exists with " + existingSize + " bytes"
+        throw StorageException.exists("volume " + volumeId + " exists with " + existingSize + " bytes"
                 + (existingSource.isEmpty() ? "" : " from " + existingSource) + ", not " + size + " bytes"
                 + (source.isEmpty() ? "" : " from " + source));
     }
@@ -230,7 +266,7 @@ public final class ImageEngine implements StorageEngine {
     private void requireRoom(long bytes, String what) {
         PoolInfo info = pool();
         if (bytes > info.allocatableBytes()) {
-            throw CsiException.resourceExhausted(what + " needs " + bytes + " bytes; the pool can promise "
+            throw StorageException.noSpace(what + " needs " + bytes + " bytes; the pool can promise "
                     + info.allocatableBytes() + " more (total " + info.totalBytes() + ", available " + info.availableBytes()
                     + ", provisioned " + info.provisionedBytes() + ", overcommit " + options.overcommitRatio() + ")");
         }
@@ -260,7 +296,7 @@ public final class ImageEngine implements StorageEngine {
         checkCapacity(capacityBytes);
         return translate("restoring snapshot " + snapshotId + " into volume " + volumeId, () -> {
             if (!layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.FILE)) {
-                throw CsiException.notFound("snapshot " + snapshotId + " does not exist");
+                throw StorageException.notFound("snapshot " + snapshotId + " does not exist");
             }
             return materialize(volumeId, snapshotImage(snapshotId), capacityBytes, access,
                     Artifact.snapshotSource(snapshotId), List.of(), label);
@@ -275,7 +311,7 @@ public final class ImageEngine implements StorageEngine {
         checkCapacity(capacityBytes);
         return translate("cloning volume " + sourceVolumeId + " into " + volumeId, () -> {
             if (!layout.exists(Artifact.Kind.VOLUME, sourceVolumeId, EntryType.FILE)) {
-                throw CsiException.notFound("source volume " + sourceVolumeId + " does not exist");
+                throw StorageException.notFound("source volume " + sourceVolumeId + " does not exist");
             }
             return materialize(volumeId, image(sourceVolumeId), capacityBytes, access,
                     Artifact.volumeSource(sourceVolumeId), List.of(sourceVolumeId), label);
@@ -288,7 +324,7 @@ public final class ImageEngine implements StorageEngine {
         long sourceSize = fileSize(source);
         long size = capacityBytes == 0 ? sourceSize : Math.max(Math.ceilDiv(capacityBytes, MIB) * MIB, sourceSize);
         if (capacityBytes != 0 && capacityBytes < sourceSize) {
-            throw CsiException.outOfRange(sourceRef + " holds " + sourceSize + " bytes; " + capacityBytes + " cannot hold it");
+            throw StorageException.outOfRange(sourceRef + " holds " + sourceSize + " bytes; " + capacityBytes + " cannot hold it");
         }
         if (existing(volumeId, size, sourceRef, label)) return size;
         reserve(size, "volume " + volumeId);
@@ -321,7 +357,7 @@ public final class ImageEngine implements StorageEngine {
         MountTable table = MountTable.read();
         Map<String, Path> mountPoints = new LinkedHashMap<>();
         for (String volumeId : volumeIds) {
-            for (LoopDevice device : LoopDevice.findByBackingFile(image(volumeId))) {
+            for (LoopDevice device : LoopDevice.findByCanonicalBackingFile(image(volumeId))) {
                 List<MountInfo> mounts = table.mountsOf(device.node());
                 if (mounts.isEmpty()) {
                     Durable.fsync(device.node());
@@ -340,7 +376,7 @@ public final class ImageEngine implements StorageEngine {
             frozen = Freeze.freezeAll(mountPoints.values());
         } catch (OsException e) {
             // frozen already: another snapshot of one of these volumes is being cut right now
-            if (e.is(Errno.EBUSY)) throw new CsiException(Status.Code.ABORTED, "freezing " + mountPoints.values() + ": busy; retry", e);
+            if (e.is(Errno.EBUSY)) throw new StorageException(StorageException.Reason.BUSY, "freezing " + mountPoints.values() + ": busy; retry", e);
             throw e;
         }
         try (frozen) {
@@ -358,14 +394,14 @@ public final class ImageEngine implements StorageEngine {
             long freed = layout.locked(volumeId, () -> {
                 long size = 0;
                 if (layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                    List<LoopDevice> attached = LoopDevice.findByBackingFile(image(volumeId));
+                    List<LoopDevice> attached = LoopDevice.findByCanonicalBackingFile(image(volumeId));
                     if (!attached.isEmpty()) {
-                        throw CsiException.failedPrecondition("volume " + volumeId + " is attached as "
+                        throw StorageException.inUse("volume " + volumeId + " is attached as "
                                 + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published on this node)");
                     }
                     size = fileSize(image(volumeId));
                 }
-                layout.delete(Artifact.Kind.VOLUME, volumeId);
+                layout.deleteUnsynced(Artifact.Kind.VOLUME, volumeId);  // durable by the caller's tombstone
                 return size;
             });
             settle(0, -freed);
@@ -373,14 +409,9 @@ public final class ImageEngine implements StorageEngine {
     }
 
     @Override
-    public boolean volumeExists(String volumeId) {
-        return translate("looking up volume " + volumeId, () -> layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE));
-    }
-
-    @Override
     public boolean inUse(String volumeId) {
         PoolLayout.checkId("volume", volumeId);
-        return translate("looking up volume " + volumeId, () -> !LoopDevice.findByBackingFile(image(volumeId)).isEmpty());
+        return translate("looking up volume " + volumeId, () -> !LoopDevice.findByCanonicalBackingFile(image(volumeId)).isEmpty());
     }
 
     @Override
@@ -389,7 +420,7 @@ public final class ImageEngine implements StorageEngine {
         return translate("looking up mounts of volume " + volumeId, () -> {
             MountTable table = MountTable.read();
             var points = new java.util.TreeSet<Path>();
-            for (LoopDevice device : LoopDevice.findByBackingFile(image(volumeId))) {
+            for (LoopDevice device : LoopDevice.findByCanonicalBackingFile(image(volumeId))) {
                 table.mountsOf(device.node()).forEach(m -> points.add(m.mountPoint()));
                 Binds.bindsOf(table, device.node()).forEach(m -> points.add(m.mountPoint()));
             }
@@ -406,7 +437,7 @@ public final class ImageEngine implements StorageEngine {
             // under the id's lock: a concurrent delete must not be undone by sized() re-creating the file
             long size = layout.locked(volumeId, () -> {
                 if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                    throw CsiException.notFound("volume " + volumeId + " does not exist");
+                    throw StorageException.notFound("volume " + volumeId + " does not exist");
                 }
                 long current = fileSize(image);
                 long target = Math.ceilDiv(newCapacityBytes, MIB) * MIB;
@@ -434,18 +465,18 @@ public final class ImageEngine implements StorageEngine {
 
     @Override
     public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label) {
-        if (snapshotToVolume.isEmpty()) throw CsiException.invalidArgument("no volumes to snapshot");
+        if (snapshotToVolume.isEmpty()) throw StorageException.invalid("no volumes to snapshot");
         Map<String, String> members = new TreeMap<>();
         snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));
         return translate("snapshotting " + members, () -> {
             for (String volumeId : members.values()) {
                 if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                    throw CsiException.notFound("volume " + volumeId + " does not exist");
+                    throw StorageException.notFound("volume " + volumeId + " does not exist");
                 }
             }
             Map<String, Long> done = completedSnapshots(members);
             if (done.size() == members.size()) {
-                done.keySet().forEach(id -> relabel(Artifact.Kind.SNAPSHOT, id, label));
+                done.keySet().forEach(id -> store.relabel(Artifact.Kind.SNAPSHOT, id, label));
                 return done;
             }
             // some but not all: left by an interrupted cut, not consistent with a new one; start over
@@ -454,14 +485,14 @@ public final class ImageEngine implements StorageEngine {
         });
     }
 
-    /** Snapshots of {@code members} that exist already; ALREADY_EXISTS if one exists of another volume. */
+    /** Snapshots of {@code members} that exist already; EXISTS if one exists of another volume. */
     private Map<String, Long> completedSnapshots(Map<String, String> members) {
         Map<String, Long> done = new TreeMap<>();
         members.forEach((snapshotId, volumeId) -> {
             if (!layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.FILE)) return;
             String source = layout.readSidecar(Artifact.Kind.SNAPSHOT, snapshotId).map(Artifact::source).orElse("");
             if (!source.equals(Artifact.volumeSource(volumeId))) {
-                throw CsiException.alreadyExists("snapshot " + snapshotId + " exists of " + source + ", not of volume " + volumeId);
+                throw StorageException.exists("snapshot " + snapshotId + " exists of " + source + ", not of volume " + volumeId);
             }
             done.put(snapshotId, fileSize(snapshotImage(snapshotId)));
         });
@@ -511,23 +542,17 @@ public final class ImageEngine implements StorageEngine {
     }
 
     @Override
-    public boolean snapshotExists(String snapshotId) {
-        return translate("looking up snapshot " + snapshotId,
-                () -> layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.FILE));
-    }
-
-    @Override
     public void modifyVolume(String volumeId, Map<String, String> mutableParameters) {
         PoolLayout.checkId("volume", volumeId);
         MutableParameters parameters = MutableParameters.parse(mutableParameters, Set.of("readAheadKiB", "compression"));
         parameters.compression().ifPresent(c -> {
             if (!pool.filesystem().equals("btrfs")) {
-                throw CsiException.invalidArgument("compression needs a btrfs pool; this pool is " + pool.filesystem());
+                throw StorageException.invalid("compression needs a btrfs pool; this pool is " + pool.filesystem());
             }
         });
         run("modifying volume " + volumeId, () -> {
             if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                throw CsiException.notFound("volume " + volumeId + " does not exist");
+                throw StorageException.notFound("volume " + volumeId + " does not exist");
             }
             Path image = image(volumeId);
             parameters.readAheadKiB().ifPresent(kib -> {
@@ -545,7 +570,7 @@ public final class ImageEngine implements StorageEngine {
                 return Optional.of("volume image " + image(volumeId) + " is missing");
             }
             MountTable table = MountTable.read();
-            for (LoopDevice device : LoopDevice.findByBackingFile(image(volumeId))) {
+            for (LoopDevice device : LoopDevice.findByCanonicalBackingFile(image(volumeId))) {
                 Optional<String> readOnly = LoopStaging.readOnlyAfterErrors(table, table.mountsOf(device.node()));
                 if (readOnly.isPresent()) return readOnly;
             }
@@ -589,37 +614,20 @@ public final class ImageEngine implements StorageEngine {
     }
 
     @Override
-    public Set<String> volumeArtifacts() {
-        return translate("listing volumes", () -> layout.ids(Artifact.Kind.VOLUME));
-    }
+    public Set<String> volumeArtifacts() { return store.ids(Artifact.Kind.VOLUME); }
 
     @Override
-    public Set<String> snapshotArtifacts() {
-        return translate("listing snapshots", () -> layout.ids(Artifact.Kind.SNAPSHOT));
-    }
+    public Set<String> snapshotArtifacts() { return store.ids(Artifact.Kind.SNAPSHOT); }
 
-    @Override
-    public void label(Artifact.Kind kind, String id, String name, String group) {
-        PoolLayout.checkId(PoolLayout.label(kind), id);
-        run("labelling " + id, () -> layout.rewriteSidecar(kind, id, EntryType.FILE, a -> a.withLabel(name, group)));
-    }
-
-    /** Writes {@code label} into an existing artifact's sidecar if it says otherwise (nothing for NONE). */
-    private void relabel(Artifact.Kind kind, String id, Artifact.Label label) {
-        if (!label.equals(Artifact.Label.NONE)) layout.rewriteSidecar(kind, id, EntryType.FILE, a -> a.withLabel(label));
-    }
-
+    /** The sidecar's description with the image's size now (an expansion changes the file first). */
     @Override
     public Optional<Artifact> artifact(Artifact.Kind kind, String id) {
-        PoolLayout.checkId(PoolLayout.label(kind), id);
-        return translate("reading " + id, () -> layout.exists(kind, id, EntryType.FILE)
-                ? layout.readSidecar(kind, id).map(a -> a.withSize(fileSize(layout.artifact(kind, id))))
-                : Optional.empty());
+        return store.sidecar(kind, id).map(a -> translate("reading " + id, () -> a.withSize(fileSize(layout.artifact(kind, id)))));
     }
 
     @Override
     public List<Path> removeTemporaryArtifacts() {
-        List<Path> removed = new ArrayList<>(translate("sweeping " + layout.tmpDir(), layout::sweep));
+        List<Path> removed = new ArrayList<>(store.sweep());
         removed.addAll(translate("thawing volumes left frozen", this::thawLeftFrozen));
         return removed;
     }
@@ -633,7 +641,7 @@ public final class ImageEngine implements StorageEngine {
         List<Path> thawed = new ArrayList<>();
         MountTable table = MountTable.read();
         for (String volumeId : layout.ids(Artifact.Kind.VOLUME)) {
-            for (LoopDevice device : LoopDevice.findByBackingFile(image(volumeId))) {
+            for (LoopDevice device : LoopDevice.findByCanonicalBackingFile(image(volumeId))) {
                 for (MountInfo m : table.mountsOf(device.node())) {
                     if (Freeze.thaw(m.mountPoint())) thawed.add(m.mountPoint());
                 }
@@ -646,7 +654,7 @@ public final class ImageEngine implements StorageEngine {
 
     private Path requireImage(String volumeId) {
         if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-            throw CsiException.notFound("volume " + volumeId + " does not exist");
+            throw StorageException.notFound("volume " + volumeId + " does not exist");
         }
         return image(volumeId);
     }
@@ -656,6 +664,8 @@ public final class ImageEngine implements StorageEngine {
         PoolLayout.checkId("volume", volumeId);
         run("staging volume " + volumeId + " at " + stagingPath, () -> {
             Path image = requireImage(volumeId);
+            // made without a sync at create (derivable from its row while blank): durable before anything is written in
+            layout.syncArtifact(Artifact.Kind.VOLUME, volumeId);
             StageOptions resolved = stageOptions;
             if (stageOptions instanceof StageOptions.Mount(String fs, List<String> flags, long readAhead) && fs.isEmpty()) {
                 // no fsType in the capability: the one recorded at creation, else the default

@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.AttachedLoop;
 import io.csi4j.driver.os.BlockDevice;
@@ -15,8 +16,6 @@ import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.os.ToolException;
 import io.csi4j.driver.os.Tools;
-import io.csi4j.sdk.CsiException;
-import io.grpc.Status;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -88,7 +87,7 @@ final class LoopStaging {
         List<LoopDevice> devices = LoopDevice.findByBackingFile(image).stream().filter(d -> !d.readOnly()).toList();
         for (LoopDevice d : devices) {
             if (!table.mountsOf(d.node()).isEmpty()) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is staged as a filesystem at "
+                throw StorageException.inUse("volume " + volumeId + " is staged as a filesystem at "
                         + table.mountsOf(d.node()).getFirst().mountPoint());
             }
         }
@@ -106,7 +105,7 @@ final class LoopStaging {
 
     private static long checkReadAhead(long kib) {
         if (kib < 0 || kib > ImageEngine.MAX_READ_AHEAD_KIB) {
-            throw CsiException.invalidArgument("readAheadKiB must be 0.." + ImageEngine.MAX_READ_AHEAD_KIB + ", not " + kib);
+            throw StorageException.invalid("readAheadKiB must be 0.." + ImageEngine.MAX_READ_AHEAD_KIB + ", not " + kib);
         }
         return kib;
     }
@@ -124,10 +123,10 @@ final class LoopStaging {
         Optional<MountInfo> there = table.at(stagingPath);
         if (there.isPresent()) {
             if (!Binds.isLoopOf(there.get(), image)) {
-                throw CsiException.alreadyExists(stagingPath + " already has " + there.get().source() + " mounted, not volume " + volumeId);
+                throw StorageException.exists(stagingPath + " already has " + there.get().source() + " mounted, not volume " + volumeId);
             }
             if (!there.get().fsType().equals(fsType)) {
-                throw CsiException.alreadyExists("volume " + volumeId + " is staged at " + stagingPath + " as "
+                throw StorageException.exists("volume " + volumeId + " is staged at " + stagingPath + " as "
                         + there.get().fsType() + ", not " + fsType);
             }
             if (readAhead > 0) applyReadAhead(Path.of(there.get().source()), readAhead);
@@ -137,10 +136,10 @@ final class LoopStaging {
         for (LoopDevice d : devices) {
             List<MountInfo> mounts = table.mountsOf(d.node());
             if (!mounts.isEmpty()) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is already staged at " + mounts.getFirst().mountPoint());
+                throw StorageException.inUse("volume " + volumeId + " is already staged at " + mounts.getFirst().mountPoint());
             }
             if (d.readOnly() || Binds.bindsOf(table, d.node()).size() > 0) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is in use as a block device (" + d.node() + ")");
+                throw StorageException.inUse("volume " + volumeId + " is in use as a block device (" + d.node() + ")");
             }
         }
         // a device left from an earlier attempt (not autoclear) is reused; else a new one that the mount will hold
@@ -173,15 +172,15 @@ final class LoopStaging {
         Optional<String> found = Tools.blkidType(node);
         if (found.isEmpty()) {
             if (Fallocate.allocatedBytes(image) != 0) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " holds data but no filesystem blkid knows;"
+                throw StorageException.inUse("volume " + volumeId + " holds data but no filesystem blkid knows;"
                         + " refusing to format it as " + fsType);
             }
-            if (readOnly) throw CsiException.failedPrecondition("volume " + volumeId + " is blank; cannot stage it read-only");
+            if (readOnly) throw StorageException.inUse("volume " + volumeId + " is blank; cannot stage it read-only");
             Tools.mkfs(fsType, node, fsType.equals("ext4") ? List.of("-m", "0") : List.of());
             return;
         }
         if (!found.get().equals(fsType)) {
-            throw CsiException.failedPrecondition("volume " + volumeId + " holds a " + found.get()
+            throw StorageException.inUse("volume " + volumeId + " holds a " + found.get()
                     + " filesystem; the capability asks for " + fsType);
         }
         if (fsType.equals("ext4") && !readOnly) growExt4Offline(node);
@@ -194,7 +193,7 @@ final class LoopStaging {
         if (BlockDevice.size(node) - blocks * blockSize < blockSize) return;
         Tools.Result check = Tools.exec(Tools.DEFAULT_TIMEOUT, "e2fsck", List.of("-f", "-p", node.toString()));
         if (check.exitCode() > 2) { // 1, 2: errors corrected; 4 and up: left uncorrected, or e2fsck failed
-            throw new CsiException(Status.Code.INTERNAL, "e2fsck of " + node + " before growing it exited with "
+            throw new StorageException(StorageException.Reason.FAILED, "e2fsck of " + node + " before growing it exited with "
                     + check.exitCode() + ": " + check.stderr().strip());
         }
         Tools.resize2fs(node);
@@ -212,13 +211,13 @@ final class LoopStaging {
         if (there.isPresent()) {
             MountInfo staged = there.get();
             if (!Binds.wasLoopOf(staged, image)) {
-                throw CsiException.failedPrecondition(stagingPath + " has " + staged.source() + " mounted, not volume " + volumeId);
+                throw StorageException.inUse(stagingPath + " has " + staged.source() + " mounted, not volume " + volumeId);
             }
             List<Path> published = table.mounts().stream()
                     .filter(m -> m.major() == staged.major() && m.minor() == staged.minor() && m.id() != staged.id())
                     .map(MountInfo::mountPoint).toList();
             if (!published.isEmpty()) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is still published at " + published);
+                throw StorageException.inUse("volume " + volumeId + " is still published at " + published);
             }
             unmount(stagingPath);
         }
@@ -229,14 +228,14 @@ final class LoopStaging {
         try {
             Mounts.unmount(path);
         } catch (OsException e) {
-            if (e.is(Errno.EBUSY)) throw new CsiException(Status.Code.ABORTED, "unmounting " + path + ": busy; retry", e);
+            if (e.is(Errno.EBUSY)) throw new StorageException(StorageException.Reason.BUSY, "unmounting " + path + ": busy; retry", e);
             if (!e.is(Errno.EINVAL)) throw e;
         }
     }
 
     /**
      * Detaches the image's loop devices that nothing mounts or publishes; with {@code all}, refuses
-     * (FAILED_PRECONDITION) while a block publication remains. Waits for the kernel's asynchronous
+     * (IN_USE) while a block publication remains. Waits for the kernel's asynchronous
      * autoclear so a following delete sees the volume unattached.
      */
     private static void detachUnused(String volumeId, Path image, boolean all) {
@@ -247,7 +246,7 @@ final class LoopStaging {
             List<MountInfo> binds = Binds.bindsOf(table, device.node());
             if (!binds.isEmpty()) {
                 if (!all) continue;
-                throw CsiException.failedPrecondition("volume " + volumeId + " is still published at "
+                throw StorageException.inUse("volume " + volumeId + " is still published at "
                         + binds.stream().map(MountInfo::mountPoint).toList());
             }
             device.detach();
@@ -267,7 +266,7 @@ final class LoopStaging {
             Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new CsiException(Status.Code.ABORTED, "interrupted");
+            throw new StorageException(StorageException.Reason.BUSY, "interrupted");
         }
     }
 
@@ -284,13 +283,13 @@ final class LoopStaging {
             for (LoopDevice d : devices) {
                 if (Binds.identity(table, d.node()).filter(id -> id.matches(there.get())).isPresent()) {
                     if (d.readOnly() == readOnly) return;
-                    throw CsiException.alreadyExists(target + " has volume " + volumeId + " published read-only=" + d.readOnly());
+                    throw StorageException.exists(target + " has volume " + volumeId + " published read-only=" + d.readOnly());
                 }
             }
-            throw CsiException.alreadyExists(target + " already has " + there.get().source() + " mounted");
+            throw StorageException.exists(target + " already has " + there.get().source() + " mounted");
         }
         Optional<LoopDevice> staged = devices.stream().filter(d -> !d.readOnly() && table.mountsOf(d.node()).isEmpty()).findFirst();
-        if (staged.isEmpty()) throw CsiException.failedPrecondition("volume " + volumeId + " is not staged as a block device");
+        if (staged.isEmpty()) throw StorageException.inUse("volume " + volumeId + " is not staged as a block device");
         if (!readOnly) {
             Binds.bindDevice(staged.get().node(), target, false);
             return;
@@ -323,7 +322,7 @@ final class LoopStaging {
         MountTable table = MountTable.read();
         Optional<MountInfo> staged = table.at(stagingPath);
         if (staged.isEmpty() || !Binds.isLoopOf(staged.get(), image)) {
-            throw CsiException.failedPrecondition("volume " + volumeId + " is not staged at " + stagingPath);
+            throw StorageException.inUse("volume " + volumeId + " is not staged at " + stagingPath);
         }
         if (publishOptions.volumeMountGroup().isPresent() && !staged.get().readOnly()
                 && !staged.get().superOptions().contains("ro")) {
@@ -338,7 +337,7 @@ final class LoopStaging {
         // only this volume's mount comes down: a target_path naming another mount ("/", someone else's
         // tmpfs) is refused, never unmounted
         if (there.isPresent() && !publishedFrom(there.get(), image, targetPath)) {
-            throw CsiException.failedPrecondition(targetPath + " has " + there.get().source() + ":" + there.get().root()
+            throw StorageException.inUse(targetPath + " has " + there.get().source() + ":" + there.get().root()
                     + " mounted, not volume " + volumeId);
         }
         Binds.unmountAndRemove(targetPath);
@@ -347,7 +346,7 @@ final class LoopStaging {
 
     VolumeStats stats(String volumeId, Path image, Path volumePath) {
         if (PoolLayout.type(volumePath) == EntryType.MISSING) {
-            throw CsiException.notFound(volumePath + " does not exist");
+            throw StorageException.notFound(volumePath + " does not exist");
         }
         Optional<String> missing = PoolLayout.type(image) == EntryType.FILE ? Optional.empty()
                 : Optional.of("volume image " + image + " is missing");
@@ -360,7 +359,7 @@ final class LoopStaging {
             return new VolumeStats(BlockDevice.size(volumePath), -1, -1, -1, -1, -1, abnormal);
         }
         MountInfo mount = table.at(volumePath).orElseThrow(() ->
-                CsiException.notFound(volumePath + " is not a mount point of volume " + volumeId));
+                StorageException.notFound(volumePath + " is not a mount point of volume " + volumeId));
         FsStats fs = FsStats.of(volumePath);
         List<MountInfo> sameFs = table.mounts().stream()
                 .filter(m -> m.major() == mount.major() && m.minor() == mount.minor()).toList();
@@ -390,25 +389,25 @@ final class LoopStaging {
 
     long nodeExpand(String volumeId, Path image, Path volumePath) {
         MountTable table = MountTable.read();
-        if (PoolLayout.type(volumePath) == EntryType.MISSING) throw CsiException.notFound(volumePath + " does not exist");
+        if (PoolLayout.type(volumePath) == EntryType.MISSING) throw StorageException.notFound(volumePath + " does not exist");
         FileStat stat = FileStat.of(volumePath);
         if (stat.isBlockDevice()) {
             refreshAttached(image, ImageEngine.fileSize(image));
             return BlockDevice.size(volumePath);
         }
         MountInfo mount = table.at(volumePath).orElseThrow(() ->
-                CsiException.notFound(volumePath + " is not a mount point of volume " + volumeId));
+                StorageException.notFound(volumePath + " is not a mount point of volume " + volumeId));
         LoopDevice device = table.mounts().stream()
                 .filter(m -> m.major() == mount.major() && m.minor() == mount.minor())
                 .map(Binds::loopOf).flatMap(Optional::stream)
                 .filter(d -> d.backingFile().equals(Binds.canonical(image))).findFirst()
-                .orElseThrow(() -> CsiException.notFound(volumePath + " is not a mount of volume " + volumeId));
+                .orElseThrow(() -> StorageException.notFound(volumePath + " is not a mount of volume " + volumeId));
         if (device.size() != ImageEngine.fileSize(image)) device.refreshCapacity();
         switch (mount.fsType()) {
             case "ext4" -> resizeExt4Online(device.node());
             case "xfs" -> Tools.xfsGrowfs(volumePath);
             case "btrfs" -> Tools.btrfsResize(volumePath);
-            default -> throw CsiException.failedPrecondition("cannot grow a " + mount.fsType() + " filesystem");
+            default -> throw StorageException.inUse("cannot grow a " + mount.fsType() + " filesystem");
         }
         return device.size();
     }
@@ -419,7 +418,7 @@ final class LoopStaging {
             Tools.resize2fs(node);
         } catch (ToolException e) {
             if (e.stderr().contains("Permission denied")) {
-                throw CsiException.failedPrecondition("growing ext4 online needs CAP_SYS_RESOURCE, which this process lacks;"
+                throw StorageException.inUse("growing ext4 online needs CAP_SYS_RESOURCE, which this process lacks;"
                         + " the filesystem is grown offline at its next stage (" + e.getMessage() + ")");
             }
             throw e;

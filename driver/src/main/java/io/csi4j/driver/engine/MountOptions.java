@@ -1,7 +1,7 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.os.MountFlag;
-import io.csi4j.sdk.CsiException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -54,9 +54,9 @@ record MountOptions(Set<MountFlag> flags, List<String> data) {
             for (String option : raw.split(",")) {
                 String o = option.strip();
                 if (o.isEmpty() || DEFAULTS.contains(o)) continue;
-                if (o.indexOf('\0') >= 0 || o.length() > 256) throw CsiException.invalidArgument("bad mount flag: " + o.replace("\0", "\\0"));
+                if (o.indexOf('\0') >= 0 || o.length() > 256) throw StorageException.invalid("bad mount flag: " + o.replace("\0", "\\0"));
                 if (REFUSED.contains(o) || REFUSED.contains(o.split("=", 2)[0])) {
-                    throw CsiException.invalidArgument("mount flag \"" + o + "\" is not allowed");
+                    throw StorageException.invalid("mount flag \"" + o + "\" is not allowed");
                 }
                 MountFlag flag = GENERIC.get(o);
                 if (flag != null) flags.add(flag); else if (!data.contains(o)) data.add(o);

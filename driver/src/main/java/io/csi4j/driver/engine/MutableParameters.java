@@ -1,7 +1,7 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.os.Tools;
-import io.csi4j.sdk.CsiException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -18,17 +18,17 @@ record MutableParameters(Optional<Long> readAheadKiB, Optional<String> compressi
 
     static final Set<String> COMPRESSION = Set.of("zstd", "lzo", "zlib", "none");
 
-    /** INVALID_ARGUMENT naming every unknown key (and the known ones) or bad value. */
+    /** INVALID naming every unknown key (and the known ones) or bad value. */
     static MutableParameters parse(Map<String, String> parameters, Set<String> known) {
         Set<String> unknown = new TreeSet<>(parameters.keySet());
         unknown.removeAll(known);
         if (!unknown.isEmpty()) {
-            throw CsiException.invalidArgument("unknown mutable parameter(s) " + unknown + "; this engine knows " + new TreeSet<>(known));
+            throw StorageException.invalid("unknown mutable parameter(s) " + unknown + "; this engine knows " + new TreeSet<>(known));
         }
         Optional<Long> readAhead = Optional.ofNullable(parameters.get("readAheadKiB")).map(MutableParameters::readAhead);
         Optional<String> compression = Optional.ofNullable(parameters.get("compression")).map(c -> {
             if (!COMPRESSION.contains(c)) {
-                throw CsiException.invalidArgument("compression \"" + c + "\" is not one of " + new TreeSet<>(COMPRESSION));
+                throw StorageException.invalid("compression \"" + c + "\" is not one of " + new TreeSet<>(COMPRESSION));
             }
             return c;
         });
@@ -42,7 +42,7 @@ record MutableParameters(Optional<Long> readAheadKiB, Optional<String> compressi
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw CsiException.invalidArgument("readAheadKiB must be an integer 0.." + ImageEngine.MAX_READ_AHEAD_KIB + ", not \"" + value + "\"");
+        throw StorageException.invalid("readAheadKiB must be an integer 0.." + ImageEngine.MAX_READ_AHEAD_KIB + ", not \"" + value + "\"");
     }
 
     /** New writes to {@code path} (a file, or everything created in a directory) are compressed so. */

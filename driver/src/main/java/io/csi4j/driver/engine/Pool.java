@@ -2,6 +2,8 @@ package io.csi4j.driver.engine;
 
 import io.csi4j.driver.os.AttachedLoop;
 import io.csi4j.driver.os.Durable;
+import io.csi4j.driver.os.Errno;
+import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.LoopFlag;
@@ -11,6 +13,7 @@ import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.os.Tools;
+import io.csi4j.driver.storage.DataDir;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
@@ -60,18 +63,18 @@ public final class Pool {
         try {
             Files.createDirectories(dataDir);
             data = dataDir.toRealPath();
-            Files.createDirectories(data.resolve("pool"));
+            Files.createDirectories(new DataDir(data).pool());
         } catch (IOException e) {
             throw new UncheckedIOException("data directory " + dataDir, e);
         }
-        Path poolDir = data.resolve("pool");
+        Path poolDir = new DataDir(data).pool();
         if (PoolLayout.type(poolDir) != PoolLayout.EntryType.DIRECTORY) {
             throw new IllegalStateException(poolDir + " must be a directory, not a symlink or a file");
         }
         if (poolSize.isEmpty()) return new Pool(data, poolDir, Optional.empty(), "directory");
         long size = poolSize.getAsLong();
         if (size < MIN_POOL_SIZE) throw new IllegalArgumentException("pool size " + size + " is below " + MIN_POOL_SIZE + " bytes");
-        Path image = data.resolve("pool.img");
+        Path image = new DataDir(data).poolImage();
         String how = mountImage(data, poolDir, image, size);
         grow(image, poolDir, size);
         return new Pool(data, poolDir, Optional.of(image), how);
@@ -101,14 +104,23 @@ public final class Pool {
             throw new UncheckedIOException("listing " + poolDir, e);
         }
         // a device left bound by an earlier start that died before mounting: reuse it
-        Optional<LoopDevice> bound = LoopDevice.findByBackingFile(image).stream()
-                .filter(d -> MountTable.read().mountsOf(d.node()).isEmpty()).findFirst();
-        if (bound.isPresent()) {
-            mount(bound.get().node(), poolDir);
-        } else {
-            try (AttachedLoop loop = LoopDevice.attach(image, EnumSet.of(LoopFlag.AUTOCLEAR))) {
-                mount(loop.node(), poolDir);
-            } // the mount holds the device now; unmounting it detaches it
+        try {
+            Optional<LoopDevice> bound = LoopDevice.findByBackingFile(image).stream()
+                    .filter(d -> MountTable.read().mountsOf(d.node()).isEmpty()).findFirst();
+            if (bound.isPresent()) {
+                mount(bound.get().node(), poolDir);
+            } else {
+                try (AttachedLoop loop = LoopDevice.attach(image, EnumSet.of(LoopFlag.AUTOCLEAR))) {
+                    mount(loop.node(), poolDir);
+                } // the mount holds the device now; unmounting it detaches it
+            }
+        } catch (OsException e) {
+            // never serve the bare directory instead: volumes would be hidden and snapshots silently full copies
+            throw new IllegalStateException("cannot mount the pool image " + image + " on " + poolDir + " (" + e.getMessage()
+                    + "); " + (e.errno() == Errno.EPERM || e.errno() == Errno.EACCES
+                            ? "attaching and mounting it needs root"
+                            : "check it with xfs_repair -n " + image)
+                    + ", or start with --pool-size 0 to serve from the directory itself", e);
         }
         return (created ? "created and mounted" : "attached and mounted") + " from " + image;
     }

@@ -1,9 +1,9 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.os.DirectoryEntries;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.FileStat;
-import io.csi4j.sdk.CsiException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -80,11 +80,11 @@ final class PoolLayout {
 
     Path tmpDir() { return tmp; }
 
-    /** INVALID_ARGUMENT unless {@code id} is a plain safe file name. */
+    /** INVALID unless {@code id} is a plain safe file name. */
     static String checkId(String what, String id) {
         if (!isSafeId(id)) {
             String shown = id == null ? "null" : id.length() > 64 ? id.substring(0, 64) + "..." : id;
-            throw CsiException.invalidArgument(what + " id is not a valid id: \"" + shown.replace("\0", "\\0") + "\"");
+            throw StorageException.invalid(what + " id is not a valid id: \"" + shown.replace("\0", "\\0") + "\"");
         }
         return id;
     }
@@ -125,7 +125,7 @@ final class PoolLayout {
     private Path contained(Path dir, String name) {
         Path path = dir.resolve(name);
         if (!path.getParent().equals(dir) || type(dir) != EntryType.DIRECTORY) {
-            throw CsiException.failedPrecondition(path + " is not inside " + dir + " (is " + dir + " still a directory?)");
+            throw StorageException.inUse(path + " is not inside " + dir + " (is " + dir + " still a directory?)");
         }
         return path;
     }
@@ -143,7 +143,7 @@ final class PoolLayout {
     }
 
     /**
-     * Whether the artifact exists as the expected type; FAILED_PRECONDITION when something else
+     * Whether the artifact exists as the expected type; IN_USE when something else
      * (a symlink, a device, a file where a directory belongs) sits under its name.
      */
     boolean exists(Artifact.Kind kind, String id, EntryType expected) {
@@ -151,7 +151,7 @@ final class PoolLayout {
         EntryType found = type(path);
         if (found == EntryType.MISSING) return false;
         if (found != expected) {
-            throw CsiException.failedPrecondition(path + " is not a " + expected.name().toLowerCase()
+            throw StorageException.inUse(path + " is not a " + expected.name().toLowerCase()
                     + " (found " + found.name().toLowerCase() + "); refusing to touch it");
         }
         return true;
@@ -164,7 +164,7 @@ final class PoolLayout {
     Set<String> present(Artifact.Kind kind, Collection<String> ids, EntryType expected) {
         Path dir = dir(kind);
         if (type(dir) != EntryType.DIRECTORY) {
-            throw CsiException.failedPrecondition(dir + " is not a directory (symlink or file); refusing this pool");
+            throw StorageException.inUse(dir + " is not a directory (symlink or file); refusing this pool");
         }
         Set<String> present = new HashSet<>();
         if (expected == EntryType.FILE) {
@@ -219,6 +219,59 @@ final class PoolLayout {
             deleteQuietly(temp);
             throw new UncheckedIOException("writing " + temp, e);
         }
+    }
+
+    /**
+     * Writes a new artifact's sidecar under its final name without syncing, before the artifact itself is
+     * made: for artifacts that their catalog row alone describes (a blank volume), whose row commit is the
+     * call's only sync. A crash leaves a sidecar alone (swept at start-up) or both; a power cut may lose
+     * both, which the start-up reconciler re-makes from the row ({@link #syncArtifact} makes them durable
+     * before anything is written into the artifact).
+     */
+    void writeSidecarUnsynced(Artifact artifact) {
+        Path target = sidecar(artifact.kind(), artifact.id());
+        Path temp = writeSidecarTemp(artifact);
+        try {
+            Durable.rename(temp, target);   // replaces whatever is there (a planted symlink too), never writes through it
+        } finally {
+            deleteQuietly(temp);
+        }
+    }
+
+    /**
+     * Makes an artifact made without syncing durable: the artifact (a file's size and blocks, or a
+     * directory's entries), its sidecar and their names. Cheap when they are durable already.
+     */
+    void syncArtifact(Artifact.Kind kind, String id) {
+        Durable.fsync(artifact(kind, id));
+        Path sidecar = sidecar(kind, id);
+        if (type(sidecar) == EntryType.FILE) Durable.fsync(sidecar);
+        Durable.fsyncDirectory(dir(kind));
+    }
+
+    /** Makes every create, rename and unlink done so far in this kind's directory durable. */
+    void syncDirectory(Artifact.Kind kind) {
+        Durable.fsyncDirectory(dir(kind));
+    }
+
+    /**
+     * Whether the artifact holds anything written into it: a file with allocated blocks, or a directory
+     * with an entry. A blank volume that nobody staged holds nothing, so losing it loses nothing.
+     */
+    boolean holdsData(Artifact.Kind kind, String id) {
+        Path path = artifact(kind, id);
+        return switch (type(path)) {
+            case MISSING -> false;
+            case FILE -> FileStat.of(path).allocatedBytes() > 0;
+            case DIRECTORY -> {
+                try (DirectoryStream<Path> entries = Files.newDirectoryStream(path)) {
+                    yield entries.iterator().hasNext();
+                } catch (IOException e) {
+                    throw new UncheckedIOException("listing " + path, e);
+                }
+            }
+            case OTHER -> true;  // not ours to judge: never swept as empty
+        };
     }
 
     /** A finished artifact in .tmp and what its sidecar will say about it. */
@@ -361,11 +414,21 @@ final class PoolLayout {
      */
     void delete(Artifact.Kind kind, String id) {
         synchronized (lockFor(id)) {
-            deleteUnlocked(kind, id);
+            deleteUnlocked(kind, id, true);
         }
     }
 
-    private void deleteUnlocked(Artifact.Kind kind, String id) {
+    /**
+     * As {@link #delete} without the sync of the directory: for a caller whose catalog commit (a tombstone)
+     * already makes the delete durable, and that syncs the directory later, once for many ({@link #syncDirectory}).
+     */
+    void deleteUnsynced(Artifact.Kind kind, String id) {
+        synchronized (lockFor(id)) {
+            deleteUnlocked(kind, id, false);
+        }
+    }
+
+    private void deleteUnlocked(Artifact.Kind kind, String id, boolean sync) {
         Path artifact = artifact(kind, id);
         Path sidecar = sidecar(kind, id);
         try {
@@ -379,7 +442,7 @@ final class PoolLayout {
                 default -> Files.delete(artifact);
             }
             if (type(sidecar) == EntryType.FILE) Files.delete(sidecar);
-            Durable.fsyncDirectory(dir(kind));
+            if (sync) Durable.fsyncDirectory(dir(kind));
             if (doomed != null) deleteTree(doomed);
         } catch (IOException e) {
             throw new UncheckedIOException("deleting " + artifact, e);

@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.storage.StorageException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -13,11 +14,12 @@ import java.util.Set;
  * <p>Contract, for every method: idempotent (a repeat after success, or after a crash at any
  * instant, converges to the same end state), atomic from the outside (an artifact appears under
  * its final name only when complete: temp name + rename + fsync of the directory, its sidecar
- * written before), and safe with any id: an id that is not a plain safe file name is refused with
- * INVALID_ARGUMENT before it becomes a path, and nothing outside the pool is touched through a
- * symlink. Errors are {@code CsiException}s with the spec's codes (ENOSPC -> RESOURCE_EXHAUSTED,
- * missing source -> NOT_FOUND, busy -> FAILED_PRECONDITION or ABORTED, else INTERNAL with the
- * call and path). Node methods derive their state from the kernel's mount table and loop
+ * written before; the two exceptions, a blank volume's create and a volume's delete, are durable
+ * through the caller's catalog commit instead, see there), and safe with any id: an id that is not a plain safe file name is refused with
+ * INVALID before it becomes a path, and nothing outside the pool is touched through a
+ * symlink. Errors are {@code StorageException}s with a reason (ENOSPC -> NO_SPACE, missing
+ * source -> NOT_FOUND, attached or mounted -> IN_USE, held by a concurrent call -> BUSY, else FAILED
+ * with the call and path); the CSI layer picks the status code. Node methods derive their state from the kernel's mount table and loop
  * devices, never from memory, so they work the same after a restart.
  */
 public sealed interface StorageEngine extends AutoCloseable permits ImageEngine, DirEngine {
@@ -37,7 +39,13 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
     /**
      * Creates an empty volume of at least {@code capacityBytes} (rounded up to the engine's
      * granularity and the filesystem's minimum; returned). Repeating with the same id and size is OK;
-     * another size is ALREADY_EXISTS; more than the pool can promise is RESOURCE_EXHAUSTED.
+     * another size is EXISTS; more than the pool can promise is NO_SPACE.
+     *
+     * <p>Nothing is synced: a blank volume is derivable from its catalog row, so the row's commit is the
+     * whole protocol. A crash before the commit leaves an artifact that holds no data and that no row owns
+     * (swept at start-up, {@link #holdsData}); a power cut after it may lose the artifact, which the start-up
+     * reconciler re-makes from the row ({@link #ensureBlankVolume}). The node side makes the artifact
+     * durable before anything is written into it (at stage or publish).
      */
     long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label);
 
@@ -62,10 +70,28 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
         return cloneVolume(volumeId, sourceVolumeId, capacityBytes, access, Artifact.Label.NONE);
     }
 
-    /** Removes the volume's artifact; OK if it is already gone; FAILED_PRECONDITION while it is in use here. */
+    /**
+     * Removes the volume's artifact; OK if it is already gone; IN_USE while it is in use here.
+     * Not synced: the caller commits a tombstone first (or owns the artifact through no row at all), and
+     * makes many deletes durable at once with {@link #syncDeletes}.
+     */
     void deleteVolume(String volumeId);
 
-    boolean volumeExists(String volumeId);
+    /** Makes every {@link #deleteVolume} done so far durable (one sync of the pool's volume directory). */
+    void syncDeletes();
+
+    /**
+     * Makes a blank volume's artifact from its row, durably, if a power cut lost it (or its size or its
+     * sidecar) after an unsynced {@link #createVolume}; true if anything had to be made. A present artifact's
+     * content is kept.
+     */
+    boolean ensureBlankVolume(String volumeId, long sizeBytes, AccessType access, Artifact.Label label);
+
+    /**
+     * Whether anything was ever written into the artifact (allocated blocks, directory entries). One that
+     * holds nothing and that no row owns is what a create cut short leaves: sweeping it loses nothing.
+     */
+    boolean holdsData(Artifact.Kind kind, String id);
 
     /** True while the volume is attached on this node (staged or published), so it must not be deleted. */
     boolean inUse(String volumeId);
@@ -93,13 +119,11 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
 
     void deleteSnapshot(String snapshotId);
 
-    boolean snapshotExists(String snapshotId);
-
     /**
      * Applies mutable parameters (ControllerModifyVolume): {@code readAheadKiB} to the attached
      * device now (the caller keeps the value and passes it at every later stage), {@code compression}
      * on btrfs pools. Validates every key first and applies nothing if one is unsupported
-     * (INVALID_ARGUMENT naming it and the known ones).
+     * (INVALID naming it and the known ones).
      */
     void modifyVolume(String volumeId, Map<String, String> mutableParameters);
 
@@ -121,14 +145,6 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
 
     Set<String> snapshotArtifacts();
 
-    /**
-     * Writes the CO's name (and, for a member of a group snapshot, the group's id) into the artifact's
-     * sidecar, so that an fsck can rebuild the catalog row from the pool. Durable when it returns;
-     * OK and nothing written if the artifact does not exist. The create methods take the label and
-     * write it with the artifact; this is for artifacts made without one.
-     */
-    void label(Artifact.Kind kind, String id, String name, String group);
-
     /** What the artifact's sidecar says about it (for an fsck that rebuilds the catalog from disk). */
     Optional<Artifact> artifact(Artifact.Kind kind, String id);
 
@@ -142,12 +158,12 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
 
     /**
      * Makes the volume available at {@code stagingPath}: a filesystem volume is attached, formatted
-     * if blank (with {@code fsType}; a different filesystem already there is FAILED_PRECONDITION)
+     * if blank (with {@code fsType}; a different filesystem already there is IN_USE)
      * and mounted there; a block volume is attached. Idempotent from the kernel's mount table.
      */
     void stage(String volumeId, Path stagingPath, StageOptions options);
 
-    /** Undoes {@link #stage}; FAILED_PRECONDITION while the volume is still published. */
+    /** Undoes {@link #stage}; IN_USE while the volume is still published. */
     void unstage(String volumeId, Path stagingPath);
 
     /** Bind-mounts the staged filesystem (or the block device) at {@code targetPath}, which it creates. */

@@ -13,6 +13,15 @@
  * The sidecar is written (temp + fsync + rename) before the artifact is renamed into place, so a
  * crash leaves nothing, a sidecar alone (swept), or a complete artifact with its description.
  *
+ * <p>Two artifacts are made durable by the catalog instead (DESIGN.md, invariant 2): a blank volume
+ * is derivable from its row, so its sidecar and sparse image are made under their final names without a
+ * sync and the row's commit is the create's one sync (a power cut may lose them: the reconciler re-makes
+ * them from the row; stage and publish sync them before anything is written into them). A delete unlinks
+ * without a sync after the catalog committed the row's delete with a tombstone; one sync of the volumes
+ * directory per batch of deletes lets the tombstones go. An artifact that no row owns is removed at
+ * start-up when a tombstone names it or when it holds nothing (a blank create cut short); any other is
+ * only reported.
+ *
  * <p>{@link io.csi4j.driver.engine.ImageEngine} attaches images through loop devices
  * ({@link io.csi4j.driver.engine.LoopStaging}); {@link io.csi4j.driver.engine.DirEngine} bind-mounts
  * directories. Node operations read the kernel's mount table and loop devices every time, so they

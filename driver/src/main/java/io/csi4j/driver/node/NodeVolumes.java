@@ -98,8 +98,7 @@ public final class NodeVolumes {
     public VolumeStats stats(String volumeId, Path volumePath) {
         String id = resolveEphemeral(volumeId);
         volumes.readyVolume(id, "volume");
-        requireAbsolute(volumePath, "volume_path");
-        if (!Files.exists(volumePath)) throw CsiException.notFound("volume_path " + volumePath + " does not exist");
+        requireVolumePath(volumePath);
         return engine.stats(id, volumePath);
     }
 
@@ -108,8 +107,7 @@ public final class NodeVolumes {
         capability.flatMap(c -> volumes.unsupported(v, List.of(c))).ifPresent(why -> {
             throw CsiException.invalidArgument("volume_capability exceeds what volume " + volumeId + " supports: " + why);
         });
-        requireAbsolute(volumePath, "volume_path");
-        if (!Files.exists(volumePath)) throw CsiException.notFound("volume_path " + volumePath + " does not exist");
+        requireVolumePath(volumePath);
         if (range.limitBytes() > 0 && range.limitBytes() < v.capacityBytes()) {
             throw CsiException.outOfRange("limit_bytes " + range.limitBytes() + " is below the volume's size " + v.capacityBytes());
         }
@@ -197,10 +195,28 @@ public final class NodeVolumes {
                 capability.mountFlags(), group);
     }
 
+    /**
+     * volume_path of NodeGetVolumeStats and NodeExpandVolume names where a volume already is: a relative path
+     * (never one we mount at, and not to be resolved against our working directory) or a missing one names no
+     * volume, NOT_FOUND per the spec ("volume ... does not exist on specified volume_path"). Paths the kernel
+     * cannot take stay the caller's error.
+     */
+    private static void requireVolumePath(Path volumePath) {
+        requireWithinLimits(volumePath, "volume_path");
+        if (!volumePath.isAbsolute()) throw CsiException.notFound("volume_path " + volumePath + " is relative: no volume is published there");
+        requireAbsolute(volumePath, "volume_path");
+        if (!Files.exists(volumePath)) throw CsiException.notFound("volume_path " + volumePath + " does not exist");
+    }
+
+    /** Stage and publish paths are where we create mounts: they must be absolute and normalized. */
     private static void requireAbsolute(Path path, String field) {
         if (!path.isAbsolute() || !path.normalize().equals(path)) {
             throw CsiException.invalidArgument(field + " must be an absolute, normalized path: " + path);
         }
+        requireWithinLimits(path, field);
+    }
+
+    private static void requireWithinLimits(Path path, String field) {
         // what the kernel would refuse with ENAMETOOLONG: the caller's error, not the plugin's
         if (path.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 4095) {
             throw CsiException.invalidArgument(field + " is longer than PATH_MAX (4096 bytes)");

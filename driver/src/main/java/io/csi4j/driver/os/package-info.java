@@ -15,6 +15,7 @@
  * </ul>
  *
  * Failing syscalls throw {@link io.csi4j.driver.os.OsException} (call, path, errno); failing programs
- * throw {@link io.csi4j.driver.os.ToolException}. Both are unchecked; the engine maps them to CSI codes.
+ * throw {@link io.csi4j.driver.os.ToolException}. Both are unchecked; the engine turns them into
+ * {@link io.csi4j.driver.storage.StorageException}s with a reason (the CSI layer picks the code).
  */
 package io.csi4j.driver.os;

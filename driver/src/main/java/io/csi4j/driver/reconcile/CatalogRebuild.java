@@ -36,6 +36,13 @@ import java.util.TreeSet;
  * <p>What a sidecar does not carry is not rebuilt: CSI-Addons volume groups and their memberships,
  * ControllerPublish records, StorageClass and mutable parameters. Artifacts never labelled with a name
  * (their create was cut short and never acknowledged) stay orphans, as the reconciler reports them.
+ *
+ * <p>A blank volume is made without a sync (its row is the commit, and the image is derivable from it), so
+ * a power cut before its first stage may leave it without image and sidecar. The check reports such rows as
+ * re-made at the next start, not as missing; a rebuild, which has only the pool, cannot know of them, and
+ * they held nothing (stage and publish make the image and its sidecar durable before any write). Files of
+ * deleted volumes that a tombstone names, and artifacts no row owns that hold nothing, are reported as swept
+ * at the next start: both are what the crash protocol leaves, not damage.
  */
 public final class CatalogRebuild {
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC);
@@ -49,7 +56,8 @@ public final class CatalogRebuild {
      */
     public record Report(CatalogState state, String problem, int volumes, int snapshots, int groupSnapshots,
                          Set<String> rowsWithoutArtifact, Set<String> artifactsWithoutRow, Set<String> unlabelled,
-                         List<String> unreadable, Optional<Path> movedAside, boolean rebuilt) {
+                         List<String> unreadable, Optional<Path> movedAside, boolean rebuilt,
+                         Set<String> remadeAtStart, Set<String> sweptAtStart) {
 
         public boolean consistent() {
             return state == CatalogState.SOUND && rowsWithoutArtifact.isEmpty() && artifactsWithoutRow.isEmpty()
@@ -65,6 +73,8 @@ public final class CatalogRebuild {
             if (!rowsWithoutArtifact.isEmpty()) lines.add("rows whose artifact is missing: " + rowsWithoutArtifact);
             if (!artifactsWithoutRow.isEmpty()) lines.add("artifacts no row owns: " + artifactsWithoutRow);
             if (!unlabelled.isEmpty()) lines.add("artifacts never acknowledged (left as orphans): " + unlabelled);
+            if (!remadeAtStart.isEmpty()) lines.add("blank volumes whose image the next start re-makes from the row: " + remadeAtStart);
+            if (!sweptAtStart.isEmpty()) lines.add("artifacts of deleted or never committed volumes the next start removes: " + sweptAtStart);
             unreadable.forEach(u -> lines.add("unreadable: " + u));
             return lines;
         }
@@ -83,16 +93,26 @@ public final class CatalogRebuild {
                 return scan.report(CatalogState.DAMAGED, String.join("; ", problems), Set.of(), Set.of(), Optional.empty(), false);
             }
             Set<String> missing = new TreeSet<>();
+            Set<String> remade = new TreeSet<>();
+            Set<String> volumeArtifacts = engine.volumeArtifacts();
+            Set<String> snapshotArtifacts = engine.snapshotArtifacts();
             for (VolumeRecord v : catalog.volumes().inState(State.READY)) {
-                if (!engine.volumeArtifacts().contains(v.id())) missing.add(v.id());
+                if (volumeArtifacts.contains(v.id())) continue;
+                (v.source() instanceof ContentSource.None ? remade : missing).add(v.id());
             }
             for (SnapshotRecord s : catalog.snapshots().inState(State.READY)) {
-                if (!engine.snapshotArtifacts().contains(s.id())) missing.add(s.id());
+                if (!snapshotArtifacts.contains(s.id())) missing.add(s.id());
             }
             Set<String> unowned = new TreeSet<>();
-            engine.volumeArtifacts().stream().filter(id -> catalog.volumes().byId(id).isEmpty()).forEach(unowned::add);
-            engine.snapshotArtifacts().stream().filter(id -> catalog.snapshots().byId(id).isEmpty()).forEach(unowned::add);
-            return scan.report(CatalogState.SOUND, "", missing, unowned, Optional.empty(), false);
+            Set<String> swept = new TreeSet<>();
+            Set<String> tombstones = Set.copyOf(catalog.tombstones().volumeIds());
+            for (String id : volumeArtifacts) {
+                if (catalog.volumes().byId(id).isPresent()) continue;
+                boolean protocol = tombstones.contains(id) || !engine.holdsData(Artifact.Kind.VOLUME, id);
+                (protocol ? swept : unowned).add(id);
+            }
+            snapshotArtifacts.stream().filter(id -> catalog.snapshots().byId(id).isEmpty()).forEach(unowned::add);
+            return scan.report(CatalogState.SOUND, "", missing, unowned, Optional.empty(), false, remade, swept);
         } catch (CatalogException e) {
             return scan.report(CatalogState.DAMAGED, e.getMessage(), Set.of(), Set.of(), Optional.empty(), false);
         }
@@ -180,8 +200,13 @@ public final class CatalogRebuild {
 
         Report report(CatalogState state, String problem, Set<String> missing, Set<String> unowned, Optional<Path> aside,
                       boolean rebuilt) {
+            return report(state, problem, missing, unowned, aside, rebuilt, Set.of(), Set.of());
+        }
+
+        Report report(CatalogState state, String problem, Set<String> missing, Set<String> unowned, Optional<Path> aside,
+                      boolean rebuilt, Set<String> remade, Set<String> swept) {
             return new Report(state, problem, volumes.size(), snapshots.size(), groups.size(), missing, unowned, unlabelled,
-                    unreadable, aside, rebuilt);
+                    unreadable, aside, rebuilt, remade, swept);
         }
     }
 

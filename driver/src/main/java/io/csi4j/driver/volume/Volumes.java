@@ -2,9 +2,13 @@ package io.csi4j.driver.volume;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.catalog.CatalogTables;
+import io.csi4j.driver.catalog.CatalogTransaction;
 import io.csi4j.driver.catalog.ContentSource;
+import io.csi4j.driver.catalog.DuplicateNameException;
 import io.csi4j.driver.catalog.Page;
 import io.csi4j.driver.catalog.PublicationRecord;
+import io.csi4j.driver.catalog.ReferenceException;
 import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.catalog.VolumeGroupRecord;
@@ -15,6 +19,7 @@ import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.driver.storage.StorageException;
 import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -22,12 +27,24 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * Volume life cycle on the controller side. Every mutation is intent → effect → commit: the row is
- * written CREATING/DELETING first, then the engine acts, then the row becomes READY or goes away.
- * A crash between any two steps is finished or rolled back by the {@code Reconciler}.
+ * Volume life cycle on the controller side, each mutation one crash-safe protocol:
+ * <ul>
+ *   <li>A blank volume: effect, then commit. The engine makes the image without syncing, then one
+ *       transaction inserts the row READY: the call's one sync. A crash before the commit leaves an image
+ *       that holds nothing and no row owns (swept at start-up); a power cut after it may lose the image,
+ *       which the reconciler re-makes from the row (a blank volume is derivable from it).</li>
+ *   <li>A clone or a restore: intent, effect, commit. The row is written CREATING, the reflink is made
+ *       durable, then the row becomes READY; the reconciler rolls back a CREATING row.</li>
+ *   <li>A delete: commit, then effect. One transaction deletes the row and records a tombstone (the one
+ *       sync), then the files are unlinked without a sync. A crash in between leaves files that the tombstone
+ *       names; the start-up sweep removes them. Tombstones are dropped in batches, after one sync of the
+ *       pool's directory made their unlinks durable.</li>
+ * </ul>
  */
 public final class Volumes {
     /** StorageClass parameter placing a new volume into an existing CSI-Addons volume group. */
@@ -41,6 +58,10 @@ public final class Volumes {
     private final StorageEngine engine;
     private final DriverConfig config;
     private final InstantSource clock;
+    /** Volumes whose files are unlinked but not yet synced away: their tombstones go after the next directory sync. */
+    private final Queue<String> unlinked = new ConcurrentLinkedQueue<>();
+    /** How many unlinks share one sync of the pool's directory (and one tombstone clean-up in a delete's commit). */
+    static final int TOMBSTONE_BATCH = 256;
 
     public Volumes(Catalog catalog, StorageEngine engine, DriverConfig config, InstantSource clock) {
         this.catalog = catalog;
@@ -74,21 +95,17 @@ public final class Volumes {
         var row = new VolumeRecord(ObjectId.generate(Kind.VOLUME, config.nodeId()).toString(), request.name(), size,
                 shape.kind(), shape.fsType(), request.parameters(), request.mutableParameters(), request.source(),
                 config.nodeId(), State.CREATING, now, now);
+        var label = new Artifact.Label(row.name(), "");                        // in the sidecar, for fsck --rebuild
+        if (request.source() instanceof ContentSource.None) return createBlank(request, row, shape, label, groupId);
         catalog.volumes().insert(row);                                         // intent
         long actual;
         try {
-            var label = new Artifact.Label(row.name(), "");                    // in the sidecar, for fsck --rebuild
-            actual = switch (request.source()) {                               // effect
-                case ContentSource.None none -> engine.createVolume(row.id(), size, shape.access(), label);
+            actual = switch (request.source()) {                               // effect, durable
+                case ContentSource.None none -> throw new IllegalStateException("blank volumes are made above");
                 case ContentSource.FromSnapshot s -> engine.restoreSnapshot(row.id(), s.snapshotId(), size, shape.access(), label);
                 case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size, shape.access(), label);
             };
-            // the engine rounds up (whole MiB, a filesystem's minimum): the result must still fit the limit
-            if (request.range().limitBytes() > 0 && actual > request.range().limitBytes()) {
-                throw CsiException.outOfRange("capacity_range: limit_bytes " + request.range().limitBytes()
-                        + " is below the smallest " + shape.access().kind() + " volume the " + engine.name()
-                        + " engine makes of at least " + size + " bytes (" + actual + ")");
-            }
+            checkLimit(request, shape, size, actual);
             if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
         } catch (RuntimeException e) {
             rollBackCreate(row.id());
@@ -103,6 +120,59 @@ public final class Volumes {
             return null;
         });
         return catalog.volumes().byId(row.id()).orElseThrow();
+    }
+
+    /**
+     * Effect, then commit, one sync: the image is made unsynced, then the row is inserted READY (see the class
+     * comment). A name taken meanwhile by a concurrent create answers as a repeat of that one.
+     */
+    private VolumeRecord createBlank(NewVolume request, VolumeRecord intended, Shape shape, Artifact.Label label,
+                                     String groupId) {
+        long actual = engine.createVolume(intended.id(), intended.capacityBytes(), shape.access(), label);   // effect
+        VolumeRecord row = intended.withCapacity(actual).withState(State.READY);
+        try {
+            checkLimit(request, shape, intended.capacityBytes(), actual);
+            if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
+            catalog.inTransaction(tx -> {                                                              // commit
+                tx.volumes().insert(row);
+                if (groupId != null) tx.volumeGroups().addMember(groupId, row.id());
+                return null;
+            });
+        } catch (DuplicateNameException taken) {
+            discardBlank(row.id());
+            return existingIfCompatible(catalog.volumes().byName(request.name()).orElseThrow(() ->
+                    CsiException.aborted("volume '" + request.name() + "' is being created and deleted; retry")), request, shape);
+        } catch (ReferenceException groupGone) {
+            discardBlank(row.id());
+            throw CsiException.notFound("volume group " + groupId + " (parameter " + PARAM_VOLUME_GROUP + ") does not exist");
+        } catch (RuntimeException e) {
+            // a commit whose sync failed may still have written the row: its image must then stay
+            discardBlank(row.id(), () -> catalog.volumes().byId(row.id()).isEmpty());
+            throw e;
+        }
+        return row;
+    }
+
+    private void discardBlank(String volumeId) {
+        discardBlank(volumeId, () -> true);
+    }
+
+    /** Removes an image no row owns; if that fails too, the start-up sweep removes it (it holds nothing). */
+    private void discardBlank(String volumeId, java.util.function.BooleanSupplier unowned) {
+        try {
+            if (unowned.getAsBoolean()) engine.deleteVolume(volumeId);
+        } catch (RuntimeException ignored) {
+            // swept at start-up
+        }
+    }
+
+    /** The engine rounds up (whole MiB, a filesystem's minimum): the result must still fit the limit. */
+    private void checkLimit(NewVolume request, Shape shape, long size, long actual) {
+        if (request.range().limitBytes() > 0 && actual > request.range().limitBytes()) {
+            throw CsiException.outOfRange("capacity_range: limit_bytes " + request.range().limitBytes()
+                    + " is below the smallest " + shape.access().kind() + " volume the " + engine.name()
+                    + " engine makes of at least " + size + " bytes (" + actual + ")");
+        }
     }
 
     private VolumeRecord existingIfCompatible(VolumeRecord v, NewVolume request, Shape shape) {
@@ -128,8 +198,7 @@ public final class Volumes {
 
     private void rollBackCreate(String volumeId) {
         try {
-            engine.deleteVolume(volumeId);
-            catalog.volumes().delete(volumeId);
+            finishDelete(volumeId);
         } catch (RuntimeException cleanup) {
             // The row stays CREATING; the reconciler rolls it back at the next start.
         }
@@ -147,36 +216,93 @@ public final class Volumes {
         }
         VolumeRecord v = found.get();
         if (v.state() == State.CREATING) throw CsiException.aborted("volume " + volumeId + " is being created");
-        if (v.state() == State.READY) {
-            List<PublicationRecord> publications = catalog.publications().ofVolume(volumeId);
-            if (!publications.isEmpty()) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is published to node "
-                        + publications.getFirst().nodeId() + "; call ControllerUnpublishVolume first");
-            }
-            List<String> groups = catalog.volumeGroups().groupsOf(volumeId);
-            if (!groups.isEmpty()) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is in volume group " + groups.getFirst()
-                        + "; remove it from the group first (ModifyVolumeGroupMembership)");
-            }
-            if (engine.inUse(volumeId)) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is staged on this node; unstage it first");
-            }
-            if (!catalog.volumes().setState(volumeId, State.READY, State.DELETING)) {      // intent
+        if (v.state() == State.DELETING) {
+            finishDelete(volumeId);
+            return;
+        }
+        refuseDeleteWhileUsed(volumeId, catalog);
+        if (engine.inUse(volumeId)) {
+            throw CsiException.failedPrecondition("volume " + volumeId + " is staged on this node; unstage it first");
+        }
+        commitDelete(volumeId, tx -> {
+            refuseDeleteWhileUsed(volumeId, tx);   // again in the commit: a publish or a group may have come meanwhile
+            if (!tx.volumes().deleteInState(volumeId, State.READY)) {
                 throw CsiException.aborted("volume " + volumeId + " changed state; retry");
             }
-        }
-        finishDelete(volumeId);
+        });
     }
 
-    /** Effect and commit of a delete whose intent is recorded; also the reconciler's way to finish one. */
+    private static void refuseDeleteWhileUsed(String volumeId, CatalogTables tables) {
+        List<PublicationRecord> publications = tables.publications().ofVolume(volumeId);
+        if (!publications.isEmpty()) {
+            throw CsiException.failedPrecondition("volume " + volumeId + " is published to node "
+                    + publications.getFirst().nodeId() + "; call ControllerUnpublishVolume first");
+        }
+        List<String> groups = tables.volumeGroups().groupsOf(volumeId);
+        if (!groups.isEmpty()) {
+            throw CsiException.failedPrecondition("volume " + volumeId + " is in volume group " + groups.getFirst()
+                    + "; remove it from the group first (ModifyVolumeGroupMembership)");
+        }
+    }
+
+    /**
+     * Commit and effect of a delete whose intent is recorded (a DELETING row, a CREATING one rolled back); also
+     * the reconciler's and DeleteVolumeGroup's way to finish one. FAILED_PRECONDITION, row untouched, while the
+     * volume is attached here.
+     */
     public void finishDelete(String volumeId) {
-        engine.deleteVolume(volumeId);                                                      // effect
-        catalog.inTransaction(tx -> {                                                       // commit
+        if (engine.inUse(volumeId)) {
+            throw CsiException.failedPrecondition("volume " + volumeId + " is attached on this node; unstage it first");
+        }
+        commitDelete(volumeId, tx -> {
             tx.publications().ofVolume(volumeId).forEach(p -> tx.publications().delete(volumeId, p.nodeId()));
             tx.volumeGroups().groupsOf(volumeId).forEach(g -> tx.volumeGroups().removeMember(g, volumeId));
             tx.volumes().delete(volumeId);
-            return null;
         });
+    }
+
+    /**
+     * One transaction runs {@code removeRow} and records the volume's tombstone (the commit, the call's one
+     * sync), then the files are unlinked unsynced. Every {@link #TOMBSTONE_BATCH} unlinks, one sync of the
+     * pool's directory makes them durable and the commit also drops their tombstones.
+     */
+    private void commitDelete(String volumeId, java.util.function.Consumer<CatalogTransaction> removeRow) {
+        List<String> durablyGone = List.of();
+        if (unlinked.size() >= TOMBSTONE_BATCH) {
+            durablyGone = drain(TOMBSTONE_BATCH);
+            engine.syncDeletes();
+        }
+        List<String> purge = durablyGone;
+        try {
+            catalog.inTransaction(tx -> {                                                   // commit
+                removeRow.accept(tx);
+                tx.tombstones().add(volumeId);
+                tx.tombstones().remove(purge);
+                return null;
+            });
+        } catch (RuntimeException e) {
+            unlinked.addAll(purge);       // synced already: dropped with a later commit
+            throw e;
+        }
+        engine.deleteVolume(volumeId);                                                      // effect
+        unlinked.add(volumeId);
+    }
+
+    private List<String> drain(int max) {
+        List<String> ids = new ArrayList<>();
+        for (String id; ids.size() < max && (id = unlinked.poll()) != null; ) ids.add(id);
+        return ids;
+    }
+
+    /**
+     * Syncs away the unlinks done so far and drops their tombstones (at close: a clean stop leaves none).
+     * The reconciler does the same at start-up for whatever a crash left.
+     */
+    public void flushTombstones() {
+        List<String> ids = drain(Integer.MAX_VALUE);
+        if (ids.isEmpty()) return;
+        engine.syncDeletes();
+        catalog.tombstones().remove(ids);
     }
 
     // ---- reads ----
@@ -238,7 +364,7 @@ public final class Volumes {
             validateParameters(parameters);
             if (!mutableParameters.isEmpty()) MutableParameters.validate(mutableParameters, engine);
             return Optional.empty();
-        } catch (CsiException e) {
+        } catch (CsiException | StorageException e) {
             return Optional.of(e.getMessage());
         }
     }
@@ -266,6 +392,8 @@ public final class Volumes {
 
     public void modify(String volumeId, Map<String, String> mutableParameters) {
         VolumeRecord v = readyVolume(volumeId, "volume");
+        // nothing to change: "SPs MUST NOT modify volumes based on the absence of keys"
+        if (mutableParameters.isEmpty()) return;
         MutableParameters.validate(mutableParameters, engine);
         engine.modifyVolume(volumeId, mutableParameters);
         var merged = new HashMap<>(v.mutableParameters());
@@ -363,6 +491,12 @@ public final class Volumes {
         }
         if (kind == VolumeKind.BLOCK) return new Shape(kind, null);
         return new Shape(kind, fsType == null ? DEFAULT_FS_TYPE : fsType);
+    }
+
+    /** How the engine makes this volume: a block device, or a filesystem of its fs_type. */
+    public static io.csi4j.driver.engine.AccessType accessOf(VolumeRecord v) {
+        return v.kind() == VolumeKind.BLOCK ? io.csi4j.driver.engine.AccessType.BLOCK
+                : io.csi4j.driver.engine.AccessType.mount(fsTypeOf(v));
     }
 
     private static String fsTypeOf(VolumeRecord v) {

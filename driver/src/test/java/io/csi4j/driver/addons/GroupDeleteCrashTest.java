@@ -91,10 +91,10 @@ class GroupDeleteCrashTest {
                 assertEquals(1, catalog.volumes().count());
                 assertEquals(List.of(), catalog.integrityCheck());
                 for (String m : members) {
-                    assertFalse(plugin.driver().engine().volumeExists(m), m);
+                    assertFalse(plugin.driver().engine().volumeArtifacts().contains(m), m);
                     code(Code.NOT_FOUND, () -> plugin.getVolume(m));
                 }
-                assertTrue(plugin.driver().engine().volumeExists(bystander));
+                assertTrue(plugin.driver().engine().volumeArtifacts().contains(bystander));
                 assertEquals(bystander, plugin.getVolume(bystander).getVolumeId());
                 code(Code.NOT_FOUND, () -> plugin.groups().controllerGetVolumeGroup(
                         ControllerGetVolumeGroupRequest.newBuilder().setVolumeGroupId(group).build()));

@@ -111,8 +111,8 @@ class SeedVariantClientTest {
                 .setVolumeGroupId(g).addVolumeIds(v2).build()).getVolumeGroup(), Set.of(v2));
         seed().deleteVolumeGroup(DeleteVolumeGroupRequest.newBuilder().setVolumeGroupId(g).putSecrets("token", "seed-secret").build());
         code(Code.NOT_FOUND, () -> seed().controllerGetVolumeGroup(ControllerGetVolumeGroupRequest.newBuilder().setVolumeGroupId(g).build()));
-        assertFalse(plugin.driver().engine().volumeExists(v2));
-        assertTrue(plugin.driver().engine().volumeExists(v1));
+        assertFalse(plugin.driver().engine().volumeArtifacts().contains(v2));
+        assertTrue(plugin.driver().engine().volumeArtifacts().contains(v1));
         seed().deleteVolumeGroup(DeleteVolumeGroupRequest.newBuilder().setVolumeGroupId(g).build());    // gone: OK
     }
 

@@ -45,12 +45,12 @@ class SeveralGroupsPerVolumeTest {
             String refused = code(Code.FAILED_PRECONDITION, () -> plugin.groups().deleteVolumeGroup(
                     DeleteVolumeGroupRequest.newBuilder().setVolumeGroupId(a).build()));
             assertTrue(refused.contains(shared) && refused.contains(b), refused);
-            assertTrue(plugin.driver().engine().volumeExists(own));
+            assertTrue(plugin.driver().engine().volumeArtifacts().contains(own));
 
             plugin.groups().modifyVolumeGroupMembership(ModifyVolumeGroupMembershipRequest.newBuilder().setVolumeGroupId(b).build());
             plugin.groups().deleteVolumeGroup(DeleteVolumeGroupRequest.newBuilder().setVolumeGroupId(a).build());
-            assertFalse(plugin.driver().engine().volumeExists(shared));
-            assertFalse(plugin.driver().engine().volumeExists(own));
+            assertFalse(plugin.driver().engine().volumeArtifacts().contains(shared));
+            assertFalse(plugin.driver().engine().volumeArtifacts().contains(own));
             assertEquals(1, plugin.driver().catalog().volumeGroups().count());
         }
     }

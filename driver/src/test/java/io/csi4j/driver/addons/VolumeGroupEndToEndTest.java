@@ -338,10 +338,10 @@ class VolumeGroupEndToEndTest {
         String message = code(Code.FAILED_PRECONDITION, () -> plugin.controller().deleteVolume(
                 DeleteVolumeRequest.newBuilder().setVolumeId(v1).build()));
         assertTrue(message.contains("remove it from the group first") && message.contains(g), message);
-        assertTrue(plugin.driver().engine().volumeExists(v1));
+        assertTrue(plugin.driver().engine().volumeArtifacts().contains(v1));
         modify(g);
         plugin.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v1).build());
-        assertFalse(plugin.driver().engine().volumeExists(v1));
+        assertFalse(plugin.driver().engine().volumeArtifacts().contains(v1));
     }
 
     @Test
@@ -366,7 +366,7 @@ class VolumeGroupEndToEndTest {
                 code(Code.NOT_FOUND, () -> get(g));
                 for (String v : List.of(v1, v2)) {
                     code(Code.NOT_FOUND, () -> plugin.getVolume(v));
-                    assertFalse(plugin.driver().engine().volumeExists(v), v);
+                    assertFalse(plugin.driver().engine().volumeArtifacts().contains(v), v);
                 }
                 assertEquals(0, plugin.driver().catalog().volumes().count());
             }
@@ -446,7 +446,7 @@ class VolumeGroupEndToEndTest {
                     .setStagingTargetPath(staging.toString()).build());
         }
         delete(g);
-        assertFalse(plugin.driver().engine().volumeExists(v1));
+        assertFalse(plugin.driver().engine().volumeArtifacts().contains(v1));
     }
 
     // ---- group snapshots of a group's members ----
@@ -486,8 +486,8 @@ class VolumeGroupEndToEndTest {
                 .addAllSnapshotIds(snapshot.getSnapshotsList().stream().map(Snapshot::getSnapshotId).toList()).build())
                 .getGroupSnapshot());
         assertEquals(restored.getVolumeId(), plugin.getVolume(restored.getVolumeId()).getVolumeId());
-        assertTrue(plugin.driver().engine().volumeExists(restored.getVolumeId()));
-        assertEquals(policy == GroupDeletePolicy.RETAIN_VOLUMES, plugin.driver().engine().volumeExists(v1));
+        assertTrue(plugin.driver().engine().volumeArtifacts().contains(restored.getVolumeId()));
+        assertEquals(policy == GroupDeletePolicy.RETAIN_VOLUMES, plugin.driver().engine().volumeArtifacts().contains(v1));
         plugin.groupController().deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest.newBuilder()
                 .setGroupSnapshotId(snapshot.getGroupSnapshotId())
                 .addAllSnapshotIds(snapshot.getSnapshotsList().stream().map(Snapshot::getSnapshotId).toList()).build());

@@ -98,7 +98,7 @@ class CatalogTablesTest {
                 () -> catalog.volumes().insert(volume("v2", "same", State.CREATING)));
         assertEquals("v1", e.existingId());
         assertEquals("same", e.name());
-        assertEquals(io.grpc.Status.Code.ALREADY_EXISTS, e.code());
+        assertEquals(io.grpc.Status.Code.ALREADY_EXISTS, io.csi4j.driver.csi.StorageStatus.code(e.reason()));
         // a snapshot may share a volume's name: uniqueness is per object type
         catalog.snapshots().insert(new SnapshotRecord("s1", "same", "v1", 1, null, Map.of(), State.READY, T0, T0));
         // a repeated id is a bug elsewhere, not a name clash

@@ -508,6 +508,27 @@ class ControllerSocketTest {
     }
 
     @Test
+    void aModifyWithNoParametersIsANoOpForAnExistingVolumeOnly() {
+        // proto3 cannot tell an empty mutable_parameters from an absent one; an empty map asks for no change
+        String plain = served.controller.createVolume(create("modify-empty", 16 * MIB, block()).build()).getVolume().getVolumeId();
+        String tuned = served.controller.createVolume(create("modify-empty-tuned", 16 * MIB, block())
+                .putMutableParameters("readAheadKiB", "512").build()).getVolume().getVolumeId();
+        for (String id : List.of(plain, tuned)) {
+            var before = served.driver().catalog().volumes().byId(id).orElseThrow();
+            served.controller.controllerModifyVolume(modify(id, Map.of()));
+            served.controller.controllerModifyVolume(modify(id, Map.of()));
+            assertEquals(before, served.driver().catalog().volumes().byId(id).orElseThrow(), "no catalog write");
+        }
+        assertEquals(Map.of("readAheadKiB", "512"), served.driver().catalog().volumes().byId(tuned).orElseThrow().mutableParameters());
+        Status missing = fails(Status.Code.NOT_FOUND, () -> served.controller.controllerModifyVolume(
+                modify("vol-aaaaaaaaaaaaaaaa-" + ServedDriver.NODE_ID, Map.of())));
+        assertTrue(missing.getDescription().contains("does not exist"), missing.getDescription());
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.controller.controllerModifyVolume(modify("", Map.of())));
+        served.controller.deleteVolume(delete(plain));
+        served.controller.deleteVolume(delete(tuned));
+    }
+
+    @Test
     void createVolumeAppliesMutableParametersAtFirstStage() {
         String id = served.controller.createVolume(create("ra-create", 16 * MIB, block())
                 .putMutableParameters("readAheadKiB", "2048").build()).getVolume().getVolumeId();
@@ -548,6 +569,36 @@ class ControllerSocketTest {
                 .addAllSnapshotIds(g.getSnapshotsList().stream().map(Snapshot::getSnapshotId).toList()).build());
         assertEquals(Set.of(), served.driver().engine().snapshotArtifacts());
         assertEquals(0, served.driver().catalog().snapshots().count(State.READY));
+    }
+
+    @Test
+    void groupSnapshotCallsWithoutSnapshotIdsActOnTheCatalogsMembers() {
+        // proto3 cannot tell an empty snapshot_ids from an absent one; csi4j knows each group's members
+        String a = served.controller.createVolume(create("gna", 16 * MIB, block()).build()).getVolume().getVolumeId();
+        String b = served.controller.createVolume(create("gnb", 16 * MIB, block()).build()).getVolume().getVolumeId();
+        VolumeGroupSnapshot g = served.groupController.createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest.newBuilder()
+                .setName("gs-no-ids").addSourceVolumeIds(a).addSourceVolumeIds(b).build()).getGroupSnapshot();
+        var get = GetVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(g.getGroupSnapshotId());
+        assertEquals(g, served.groupController.getVolumeGroupSnapshot(get.build()).getGroupSnapshot());
+        // a list that is given is still checked against the members
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.groupController.getVolumeGroupSnapshot(
+                get.clone().addSnapshotIds(g.getSnapshots(0).getSnapshotId()).build()));
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.groupController.deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest.newBuilder()
+                .setGroupSnapshotId(g.getGroupSnapshotId()).addSnapshotIds(g.getSnapshots(1).getSnapshotId()).build()));
+
+        var deleteGroup = DeleteVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(g.getGroupSnapshotId()).build();
+        served.groupController.deleteVolumeGroupSnapshot(deleteGroup);
+        assertEquals(Set.of(), served.driver().engine().snapshotArtifacts(), "every member deleted");
+        assertEquals(0, served.driver().catalog().snapshots().count(State.READY));
+        served.groupController.deleteVolumeGroupSnapshot(deleteGroup);   // gone: OK
+        fails(Status.Code.NOT_FOUND, () -> served.groupController.getVolumeGroupSnapshot(get.build()));
+
+        String unknown = "gsnap-aaaaaaaaaaaaaaaa-" + ServedDriver.NODE_ID;
+        fails(Status.Code.NOT_FOUND, () -> served.groupController.getVolumeGroupSnapshot(
+                GetVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(unknown).build()));
+        served.groupController.deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(unknown).build());
+        served.controller.deleteVolume(delete(a));
+        served.controller.deleteVolume(delete(b));
     }
 
     // ---- helpers ----

@@ -160,6 +160,7 @@ class NodeSocketTest {
                 .setVolumeId(id).setTargetPath(target(id, "a").toString()).setVolumeCapability(mount("ext4")).build()));
         fails(Status.Code.NOT_FOUND, () -> served.node.nodeStageVolume(stage("vol-aaaaaaaaaaaaaaaa-node-a", staging(id), mount("ext4"))));
         fails(Status.Code.INVALID_ARGUMENT, () -> served.node.nodeStageVolume(stage(id, Path.of("relative/staging"), mount("ext4"))));
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.node.nodePublishVolume(publish(id, staging(id), Path.of("relative/target"), mount("ext4"))));
         assertEquals(List.of(), loops(id));
     }
 
@@ -304,6 +305,14 @@ class NodeSocketTest {
 
         fails(Status.Code.NOT_FOUND, () -> stats(fs, nodeDir.resolve("nowhere")));
         fails(Status.Code.NOT_FOUND, () -> stats("vol-aaaaaaaaaaaaaaaa-node-a", target));
+        // a relative volume_path names no volume of ours (spec: "does not exist on specified volume_path")
+        Status relative = fails(Status.Code.NOT_FOUND, () -> stats(fs, Path.of("some/path")));
+        assertTrue(relative.getDescription().contains("relative"), relative.getDescription());
+        // what no kernel takes stays the caller's error
+        fails(Status.Code.INVALID_ARGUMENT, () -> stats(fs, Path.of("some/" + "p".repeat(300))));
+        fails(Status.Code.INVALID_ARGUMENT, () -> stats(fs, Path.of("/" + "p".repeat(300))));
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.node.nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder()
+                .setVolumeId(fs).setVolumePath(target + "/\0nul").build()));
 
         unpublish(dev, devTarget);
         served.node.nodeUnstageVolume(unstage(dev, devStaging));
@@ -375,6 +384,11 @@ class NodeSocketTest {
                 .setVolumePath(target.toString()).build()).getCapacityBytes());
         fails(Status.Code.OUT_OF_RANGE, () -> served.node.nodeExpandVolume(NodeExpandVolumeRequest.newBuilder().setVolumeId(id)
                 .setVolumePath(target.toString()).setCapacityRange(range(0, 200 * MIB)).build()));
+        // as for NodeGetVolumeStats: a relative volume_path names no volume, one no kernel takes is the caller's error
+        fails(Status.Code.NOT_FOUND, () -> served.node.nodeExpandVolume(NodeExpandVolumeRequest.newBuilder().setVolumeId(id)
+                .setVolumePath("some/path").build()));
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.node.nodeExpandVolume(NodeExpandVolumeRequest.newBuilder().setVolumeId(id)
+                .setVolumePath("/" + "p".repeat(300)).build()));
 
         unpublish(id, target);
         served.node.nodeUnstageVolume(unstage(id, staging));

@@ -10,7 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.testing.LeakCheck;
-import io.csi4j.sdk.CsiException;
+import io.csi4j.driver.csi.StorageStatus;
+import io.csi4j.driver.storage.StorageException;
 import io.grpc.Status;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -36,7 +37,7 @@ class DirEngineTest {
     private static final PublishOptions RO = new PublishOptions(false, true, List.of(), OptionalInt.empty());
 
     private static Status.Code code(Runnable call) {
-        return assertThrows(CsiException.class, call::run).code();
+        return StorageStatus.code(assertThrows(StorageException.class, call::run).reason());
     }
 
     /** Every entry of a tree, not following symlinks: type, owner, mode, and content hash or link target. */

@@ -13,7 +13,8 @@ import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.testing.LeakCheck;
 import io.csi4j.driver.testing.ScratchFilesystem;
-import io.csi4j.sdk.CsiException;
+import io.csi4j.driver.csi.StorageStatus;
+import io.csi4j.driver.storage.StorageException;
 import io.grpc.Status;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -114,8 +115,8 @@ class ImageEngineLifecycleTest {
             long restoredFsSize = FsStats.of(restoredTarget).totalBytes();
             assertTrue(restoredFsSize - originalFsSize > 48 * MIB,
                     "the restored filesystem was grown to the larger volume at stage: " + originalFsSize + " -> " + restoredFsSize);
-            assertEquals(Status.Code.ALREADY_EXISTS, assertThrows(CsiException.class, () -> engine.publish(restored, restoredStaging,
-                    restoredTarget, new PublishOptions(false, false, List.of(), OptionalInt.empty()))).code(), "read-only already");
+            assertEquals(Status.Code.ALREADY_EXISTS, StorageStatus.code(assertThrows(StorageException.class, () -> engine.publish(restored, restoredStaging,
+                    restoredTarget, new PublishOptions(false, false, List.of(), OptionalInt.empty()))).reason()), "read-only already");
 
             String clone = volumeId();
             assertEquals(size, engine.cloneVolume(clone, vol, 0, access), "clone of a mounted volume");
@@ -132,8 +133,8 @@ class ImageEngineLifecycleTest {
             assertEquals(grown, BlockDevice.size(device.node()), "the loop device saw the new size");
             long fsBefore = FsStats.of(target).totalBytes();
             if (volumeFs.equals("ext4") && !ScratchFilesystem.hasCapability(ScratchFilesystem.CAP_SYS_RESOURCE)) {
-                CsiException e = assertThrows(CsiException.class, () -> engine.nodeExpand(vol, target));
-                assertEquals(Status.Code.FAILED_PRECONDITION, e.code(), e.getMessage());
+                StorageException e = assertThrows(StorageException.class, () -> engine.nodeExpand(vol, target));
+                assertEquals(Status.Code.FAILED_PRECONDITION, StorageStatus.code(e.reason()), e.getMessage());
                 assertTrue(e.getMessage().contains("CAP_SYS_RESOURCE"), e.getMessage());
                 engine.unpublish(vol, target);
                 engine.unstage(vol, staging);
@@ -152,9 +153,9 @@ class ImageEngineLifecycleTest {
             assertTrue(stats.abnormal().isEmpty(), stats.toString());
 
             assertEquals(Status.Code.FAILED_PRECONDITION,
-                    assertThrows(CsiException.class, () -> engine.unstage(vol, staging)).code(), "still published");
+                    StorageStatus.code(assertThrows(StorageException.class, () -> engine.unstage(vol, staging)).reason()), "still published");
             assertEquals(Status.Code.FAILED_PRECONDITION,
-                    assertThrows(CsiException.class, () -> engine.deleteVolume(vol)).code(), "still attached");
+                    StorageStatus.code(assertThrows(StorageException.class, () -> engine.deleteVolume(vol)).reason()), "still attached");
 
             for (String id : List.of(vol, restored)) {
                 engine.unpublish(id, test.target(id));
@@ -169,7 +170,7 @@ class ImageEngineLifecycleTest {
             for (String id : List.of(vol, restored, clone)) {
                 engine.deleteVolume(id);
                 engine.deleteVolume(id);
-                assertFalse(engine.volumeExists(id));
+                assertFalse(engine.volumeArtifacts().contains(id));
             }
             engine.deleteSnapshot(snap);
             engine.deleteSnapshot(snap);
@@ -218,7 +219,7 @@ class ImageEngineLifecycleTest {
                     "a read-only block publication refuses writes");
 
             assertEquals(Status.Code.FAILED_PRECONDITION,
-                    assertThrows(CsiException.class, () -> engine.unstage(vol, staging)).code(), "still published");
+                    StorageStatus.code(assertThrows(StorageException.class, () -> engine.unstage(vol, staging)).reason()), "still published");
             for (String id : List.of(vol, restored)) {
                 engine.unpublish(id, test.target(id));
                 assertFalse(Files.exists(test.target(id), LinkOption.NOFOLLOW_LINKS));

@@ -15,7 +15,8 @@ import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.Tools;
 import io.csi4j.driver.testing.LeakCheck;
-import io.csi4j.sdk.CsiException;
+import io.csi4j.driver.csi.StorageStatus;
+import io.csi4j.driver.storage.StorageException;
 import io.grpc.Status;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -45,7 +46,7 @@ class ImageEngineTest {
     private static final StageOptions.Mount EXT4 = new StageOptions.Mount("ext4", List.of(), 0);
 
     private static Status.Code code(Runnable call) {
-        return assertThrows(CsiException.class, call::run).code();
+        return StorageStatus.code(assertThrows(StorageException.class, call::run).reason());
     }
 
     /**
@@ -186,8 +187,8 @@ class ImageEngineTest {
                 Map<String, String> group = new LinkedHashMap<>();
                 group.put(snapshotId(), small);
                 group.put(snapshotId(), big);
-                CsiException e = assertThrows(CsiException.class, () -> engine.createGroupSnapshot(group));
-                assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.code(), e.getMessage());
+                StorageException e = assertThrows(StorageException.class, () -> engine.createGroupSnapshot(group));
+                assertEquals(Status.Code.RESOURCE_EXHAUSTED, StorageStatus.code(e.reason()), e.getMessage());
                 assertEquals(List.of(), List.copyOf(engine.snapshotArtifacts()));
                 assertEquals(List.of(), engine.removeTemporaryArtifacts(), "no temp file or sidecar left either");
                 CompletableFuture.runAsync(() -> {
@@ -275,9 +276,9 @@ class ImageEngineTest {
                 Path node = LoopDevice.findByBackingFile(test.pool.path().resolve("volumes/" + vol + ".img")).getFirst().node();
                 assertEquals(1024, BlockDevice.readAheadSectors(node), "512 KiB from the stage");
 
-                CsiException unknown = assertThrows(CsiException.class,
+                StorageException unknown = assertThrows(StorageException.class,
                         () -> engine.modifyVolume(vol, Map.of("readAheadKiB", "2048", "iops", "5")));
-                assertEquals(Status.Code.INVALID_ARGUMENT, unknown.code());
+                assertEquals(Status.Code.INVALID_ARGUMENT, StorageStatus.code(unknown.reason()));
                 assertTrue(unknown.getMessage().contains("iops") && unknown.getMessage().contains("compression"), unknown.getMessage());
                 for (String bad : List.of("abc", "-1", "65537", "1.5")) {
                     assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> engine.modifyVolume(vol, Map.of("readAheadKiB", bad))), bad);
@@ -298,8 +299,8 @@ class ImageEngineTest {
         try (TestPool test = TestPool.create("xfs", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String vol = volumeId();
             engine.createVolume(vol, 32 * MIB, AccessType.BLOCK);
-            CsiException e = assertThrows(CsiException.class, () -> engine.modifyVolume(vol, Map.of("compression", "zstd")));
-            assertEquals(Status.Code.INVALID_ARGUMENT, e.code());
+            StorageException e = assertThrows(StorageException.class, () -> engine.modifyVolume(vol, Map.of("compression", "zstd")));
+            assertEquals(Status.Code.INVALID_ARGUMENT, StorageStatus.code(e.reason()));
             assertTrue(e.getMessage().contains("btrfs"), e.getMessage());
         }
     }
@@ -358,12 +359,12 @@ class ImageEngineTest {
             String interrupted = volumeId();
             Path orphan = test.pool.path().resolve("volumes/" + interrupted + ".meta");
             Files.writeString(orphan, volume.toJson());
-            assertFalse(engine.volumeExists(interrupted), "a sidecar alone is not a volume");
+            assertFalse(engine.volumeArtifacts().contains(interrupted), "a sidecar alone is not a volume");
             assertEquals(new TreeSet<>(List.of(vol, restored)), engine.volumeArtifacts());
             assertEquals(new TreeSet<>(List.of(tmp, orphan)), new TreeSet<>(engine.removeTemporaryArtifacts()));
             assertFalse(Files.exists(tmp));
             assertFalse(Files.exists(orphan));
-            assertTrue(engine.volumeExists(vol) && engine.volumeExists(restored) && engine.snapshotExists(snap));
+            assertTrue(engine.volumeArtifacts().contains(vol) && engine.volumeArtifacts().contains(restored) && engine.snapshotArtifacts().contains(snap));
             assertEquals(List.of(), engine.removeTemporaryArtifacts());
         }
     }

@@ -9,7 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.testing.LeakCheck;
-import io.csi4j.sdk.CsiException;
+import io.csi4j.driver.csi.StorageStatus;
+import io.csi4j.driver.storage.StorageException;
 import io.grpc.Status;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -53,14 +54,12 @@ class PathSafetyTest {
         return List.of(
                 id -> e.createVolume(id, MIB, access),
                 id -> e.deleteVolume(id),
-                id -> e.volumeExists(id),
                 id -> e.expandVolume(id, 2 * MIB),
                 id -> e.createSnapshot(id, goodVolume),
                 id -> e.createSnapshot(goodSnapshot + "x", id),
                 id -> e.createGroupSnapshot(single(id, goodVolume)),
                 id -> e.createGroupSnapshot(single(goodSnapshot + "y", id)),
                 id -> e.deleteSnapshot(id),
-                id -> e.snapshotExists(id),
                 id -> e.restoreSnapshot(id, goodSnapshot, 0, access),
                 id -> e.restoreSnapshot(goodVolume + "r", id, 0, access),
                 id -> e.cloneVolume(id, goodVolume, 0, access),
@@ -103,9 +102,9 @@ class PathSafetyTest {
             for (String hostile : HOSTILE) {
                 for (int i = 0; i < calls.size(); i++) {
                     Consumer<String> call = calls.get(i);
-                    CsiException e = assertThrows(CsiException.class, () -> call.accept(hostile),
+                    StorageException e = assertThrows(StorageException.class, () -> call.accept(hostile),
                             "call #" + i + " with " + printable(hostile));
-                    assertEquals(Status.Code.INVALID_ARGUMENT, e.code(), "call #" + i + " with " + printable(hostile) + ": " + e.getMessage());
+                    assertEquals(Status.Code.INVALID_ARGUMENT, StorageStatus.code(e.reason()), "call #" + i + " with " + printable(hostile) + ": " + e.getMessage());
                 }
             }
             assertEquals(poolBefore, tree(test.pool.dataDir()), "nothing created or deleted");
@@ -135,7 +134,7 @@ class PathSafetyTest {
             AccessType access = access(engineName);
 
             List<Runnable> refused = new ArrayList<>(List.of(
-                    () -> engine.volumeExists(vol),
+                    () -> engine.artifact(Artifact.Kind.VOLUME, vol),
                     () -> engine.createVolume(vol, MIB, access),
                     () -> engine.deleteVolume(vol),
                     () -> engine.expandVolume(vol, 64 * MIB),
@@ -148,8 +147,8 @@ class PathSafetyTest {
                     () -> engine.publish(vol, staging, target, new PublishOptions(!image ? false : true, false, List.of(), OptionalInt.empty()))));
             for (int i = 0; i < refused.size(); i++) {
                 Runnable call = refused.get(i);
-                CsiException e = assertThrows(CsiException.class, call::run, "call #" + i);
-                assertEquals(Status.Code.FAILED_PRECONDITION, e.code(), "call #" + i + ": " + e.getMessage());
+                StorageException e = assertThrows(StorageException.class, call::run, "call #" + i);
+                assertEquals(Status.Code.FAILED_PRECONDITION, StorageStatus.code(e.reason()), "call #" + i + ": " + e.getMessage());
             }
             assertEquals(outsideBefore, tree(outside), "the victim is untouched");
             if (image) {
@@ -174,10 +173,10 @@ class PathSafetyTest {
             Files.move(volumes, test.pool.path().resolve("volumes.moved"));
             Files.createSymbolicLink(volumes, outside);
             List<String> outsideNow = tree(outside);
-            CsiException e = assertThrows(CsiException.class, () -> engine.createVolume(volumeId(), MIB, access));
-            assertEquals(Status.Code.FAILED_PRECONDITION, e.code(), e.getMessage());
+            StorageException e = assertThrows(StorageException.class, () -> engine.createVolume(volumeId(), MIB, access));
+            assertEquals(Status.Code.FAILED_PRECONDITION, StorageStatus.code(e.reason()), e.getMessage());
             assertEquals(Status.Code.FAILED_PRECONDITION,
-                    assertThrows(CsiException.class, () -> engine.deleteVolume(other)).code());
+                    StorageStatus.code(assertThrows(StorageException.class, () -> engine.deleteVolume(other)).reason()));
             assertEquals(outsideNow, tree(outside));
             assertEquals(List.of(), test.leftovers());
             assertTrue(MountTable.read().under(test.node).isEmpty());

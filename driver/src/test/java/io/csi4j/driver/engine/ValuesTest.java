@@ -8,7 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.MountFlag;
 import io.csi4j.driver.os.OsException;
-import io.csi4j.sdk.CsiException;
+import io.csi4j.driver.csi.StorageStatus;
+import io.csi4j.driver.storage.StorageException;
 import io.grpc.Status;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -32,7 +33,7 @@ class ValuesTest {
         assertEquals(EnumSet.of(MountFlag.SYNCHRONOUS), MountOptions.parse(List.of("sync")).flags());
         for (String refused : List.of("bind", "rbind", "remount", "move", "x-mount.mkdir=0755", "a\0b")) {
             assertEquals(Status.Code.INVALID_ARGUMENT,
-                    assertThrows(CsiException.class, () -> MountOptions.parse(List.of(refused))).code(), refused);
+                    StorageStatus.code(assertThrows(StorageException.class, () -> MountOptions.parse(List.of(refused))).reason()), refused);
         }
         assertEquals("nouuid", LoopStaging.mountData("xfs", MountOptions.parse(List.of())));
         assertEquals("discard,nouuid", LoopStaging.mountData("xfs", MountOptions.parse(List.of("discard"))));
@@ -70,7 +71,7 @@ class ValuesTest {
         assertEquals(ImageEngine.EXT4_MINIMUM, ImageEngine.roundUp(mib, AccessType.mount("")));
         assertEquals(ImageEngine.XFS_MINIMUM, ImageEngine.roundUp(mib, AccessType.mount("xfs")));
         assertEquals(Status.Code.INVALID_ARGUMENT,
-                assertThrows(CsiException.class, () -> ImageEngine.roundUp(mib, AccessType.mount("zfs"))).code());
+                StorageStatus.code(assertThrows(StorageException.class, () -> ImageEngine.roundUp(mib, AccessType.mount("zfs"))).reason()));
     }
 
     @Test
@@ -80,14 +81,14 @@ class ValuesTest {
                 Errno.ENOENT, Status.Code.NOT_FOUND, Errno.EBUSY, Status.Code.FAILED_PRECONDITION,
                 Errno.EIO, Status.Code.INTERNAL);
         expected.forEach((errno, code) -> {
-            CsiException e = assertThrows(CsiException.class, () -> EngineErrors.run("cutting x", () -> {
+            StorageException e = assertThrows(StorageException.class, () -> EngineErrors.run("cutting x", () -> {
                 throw new OsException("ioctl(FICLONE)", Path.of("/pool/a"), errno);
             }));
-            assertEquals(code, e.code(), Errno.name(errno));
+            assertEquals(code, StorageStatus.code(e.reason()), Errno.name(errno));
             assertTrue(e.getMessage().startsWith("cutting x: ioctl(FICLONE) on /pool/a: " + Errno.name(errno)), e.getMessage());
         });
-        CsiException passed = CsiException.aborted("x");
-        assertEquals(passed, assertThrows(CsiException.class, () -> EngineErrors.run("y", () -> { throw passed; })));
+        StorageException passed = StorageException.busy("x");
+        assertEquals(passed, assertThrows(StorageException.class, () -> EngineErrors.run("y", () -> { throw passed; })));
     }
 
     @Test
@@ -97,7 +98,7 @@ class ValuesTest {
         }
         for (String bad : PathSafetyTest.HOSTILE) {
             assertEquals(Status.Code.INVALID_ARGUMENT,
-                    assertThrows(CsiException.class, () -> PoolLayout.checkId("volume", bad)).code(), String.valueOf(bad));
+                    StorageStatus.code(assertThrows(StorageException.class, () -> PoolLayout.checkId("volume", bad)).reason()), String.valueOf(bad));
         }
         assertTrue(Set.copyOf(MutableParameters.COMPRESSION).containsAll(List.of("zstd", "none")));
     }

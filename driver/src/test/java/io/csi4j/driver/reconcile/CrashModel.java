@@ -42,7 +42,7 @@ final class CrashModel {
     String inDoubt;
     int verifiedObjects;
     /** What the children's reconcilers did at start-up, summed. */
-    int rolledBack, finished, temporaryRemoved;
+    int rolledBack, finished, temporaryRemoved, swept, remade;
 
     /** Applies one complete line a child printed. */
     void apply(String line) {
@@ -53,6 +53,8 @@ final class CrashModel {
                 rolledBack += Integer.parseInt(p[1]);
                 finished += Integer.parseInt(p[2]);
                 temporaryRemoved += Integer.parseInt(p[3]);
+                swept += Integer.parseInt(p[4]);     // files of deleted or never committed volumes
+                remade += Integer.parseInt(p[5]);    // blank images re-made from their rows (only after a power cut)
             }
             case "BEGIN" -> inDoubt = line.substring("BEGIN ".length());
             case "ACK" -> {

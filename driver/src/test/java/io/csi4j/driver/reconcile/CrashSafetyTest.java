@@ -84,10 +84,11 @@ class CrashSafetyTest {
         }
         int acked = model.acks.values().stream().mapToInt(Integer::intValue).sum();
         System.out.printf("storage crash test: %d kills (%d before the driver was open), %d acknowledged operations %s,"
-                        + " reconcilers rolled back %d, finished %d, swept %d temporary files,"
+                        + " reconcilers rolled back %d, finished %d, removed %d temporary files, swept %d artifacts of deleted or"
+                        + " never committed volumes, re-made %d blank images,"
                         + " %d verifications, %d object checks, %d volumes %d snapshots %d group snapshots at the end,"
                         + " child start to OPEN %d ms on average, %.1f s, seed %d%n",
-                kills, killsBeforeOpen, acked, model.acks, model.rolledBack, model.finished, model.temporaryRemoved, verifications, model.verifiedObjects, model.volumes.size(),
+                kills, killsBeforeOpen, acked, model.acks, model.rolledBack, model.finished, model.temporaryRemoved, model.swept, model.remade, verifications, model.verifiedObjects, model.volumes.size(),
                 model.snapshots.size(), model.groups.size(), openMillisTotal / Math.max(1, openTimes),
                 (System.nanoTime() - started) / 1e9, seed);
         assertTrue(acked >= 4 * KILLS, "too few operations acknowledged to mean anything: " + acked);

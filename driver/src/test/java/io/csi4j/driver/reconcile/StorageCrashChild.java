@@ -76,7 +76,8 @@ public final class StorageCrashChild {
         boolean exitAfterRetry = args.length > 5 && args[5].equals("exit");
         try (Driver driver = Driver.open(config(dataDir, poolSize))) {
             var report = driver.reconcileReport();
-            say("RECONCILED " + report.rolledBack().size() + " " + report.finished().size() + " " + report.removedTemporary().size());
+            say("RECONCILED " + report.rolledBack().size() + " " + report.finished().size() + " " + report.removedTemporary().size()
+                    + " " + report.swept().size() + " " + report.remade().size());
             say("OPEN");
             var child = new StorageCrashChild(driver, new Random(seed), prefix);
             if (retry != null) child.perform(retry.substring("BEGIN ".length()).split(" "));

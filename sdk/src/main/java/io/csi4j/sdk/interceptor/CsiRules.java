@@ -99,6 +99,22 @@ final class CsiRules {
             new Nested("volumegroup.VolumeGroup", f("volume_group_id"), NONE, NONE),
             new Nested("volumegroup.ListVolumeGroupsResponse.Entry", f("volume_group"), NONE, NONE));
 
+    /**
+     * REQUIRED repeated and map fields that are not rejected when empty, by full field name, with the reason.
+     * proto3 cannot tell an empty list or map from an absent one, so there REQUIRED binds the CO and cannot be
+     * checked by the plugin without failing requests it can serve: where a plugin can act without the field it
+     * is accepted empty (and still checked when given). A plugin that needs one of these lists checks it itself.
+     * Every other REQUIRED repeated field stays enforced: a plugin cannot create or validate a volume without
+     * capabilities, nor snapshot a group of no volumes, and a plugin's own answer is no CO request.
+     */
+    static final Map<String, String> REQUIRED_BUT_EMPTY_ACCEPTED = Map.of(
+            "csi.v1.ControllerModifyVolumeRequest.mutable_parameters",
+            "\"SPs MUST NOT modify volumes based on the absence of keys\": an empty map asks for no change, a no-op",
+            "csi.v1.GetVolumeGroupSnapshotRequest.snapshot_ids",
+            "\"If SP does not need to rely on this field ... it SHOULD check this field\": an SP that knows the members acts without it",
+            "csi.v1.DeleteVolumeGroupSnapshotRequest.snapshot_ids",
+            "\"If SP does not need to rely on this field ... it SHOULD check this field\": an SP that knows the members acts without it");
+
     /** General limits of the spec's "Size Limits" section. */
     static final int STRING_LIMIT = 128;
     static final int MAP_LIMIT = 4096;

@@ -31,6 +31,8 @@ public final class SpecValidator {
     private record Rules(List<FieldDescriptor> required, List<OneofDescriptor> oneofs, List<FieldDescriptor> atLeastOne) {}
 
     private final Map<String, Rules> byMessage = new HashMap<>();
+    /** The REQUIRED fields of the table that {@link CsiRules#REQUIRED_BUT_EMPTY_ACCEPTED} exempts. */
+    private final Set<String> acceptedEmpty = new java.util.HashSet<>();
     private final Set<String> services;
     private final Set<String> methods;
 
@@ -59,6 +61,10 @@ public final class SpecValidator {
             Descriptor type = messages.get(nested.message());
             if (type == null) throw new IllegalStateException("rule for unknown message " + nested.message());
             add(type, nested.required(), nested.requiredOneofs(), nested.atLeastOneOf());
+        }
+        if (!acceptedEmpty.equals(CsiRules.REQUIRED_BUT_EMPTY_ACCEPTED.keySet())) {
+            throw new IllegalStateException("accepted empty but not a REQUIRED repeated field of the table: "
+                    + CsiRules.REQUIRED_BUT_EMPTY_ACCEPTED.keySet() + " vs " + acceptedEmpty);
         }
         this.services = Set.copyOf(services);
         this.methods = Set.copyOf(methods);
@@ -92,10 +98,18 @@ public final class SpecValidator {
     private void add(Descriptor type, List<String> required, List<String> oneofs, List<String> atLeastOne) {
         if (byMessage.containsKey(type.getFullName())) throw new IllegalStateException("two rules for " + type.getFullName());
         byMessage.put(type.getFullName(), new Rules(
-                required.stream().map(n -> field(type, n)).toList(),
+                required.stream().map(n -> field(type, n)).filter(this::enforced).toList(),
                 oneofs.stream().map(n -> type.getOneofs().stream().filter(o -> o.getName().equals(n)).findFirst()
                         .orElseThrow(() -> new IllegalStateException(type.getFullName() + " has no oneof " + n))).toList(),
                 atLeastOne.stream().map(n -> field(type, n)).toList()));
+    }
+
+    /** A REQUIRED field is checked unless the table accepts it empty, which only a repeated or map field can be. */
+    private boolean enforced(FieldDescriptor f) {
+        if (!CsiRules.REQUIRED_BUT_EMPTY_ACCEPTED.containsKey(f.getFullName())) return true;
+        if (!f.isRepeated()) throw new IllegalStateException(f.getFullName() + " is accepted empty but is not repeated or a map");
+        acceptedEmpty.add(f.getFullName());
+        return false;
     }
 
     private static FieldDescriptor field(Descriptor type, String name) {

@@ -27,6 +27,14 @@ public final class Channels {
         return builder(endpoint).build();
     }
 
+    /** A channel to a TCP {@code endpoint} with mutual TLS; {@code authority} is the name the server's certificate must carry. */
+    public static NettyChannelBuilder builder(Endpoint.Tcp endpoint, MutualTls tls, String authority) {
+        return NettyChannelBuilder.forAddress(endpoint.host(), endpoint.port(), tls.channelCredentials())
+                .overrideAuthority(authority)
+                .channelType(NioSocketChannel.class)
+                .eventLoopGroup(ClientLoop.GROUP);
+    }
+
     /** A builder for {@code endpoint}, to add deadlines, interceptors or message limits before building. */
     public static NettyChannelBuilder builder(Endpoint endpoint) {
         return switch (endpoint) {

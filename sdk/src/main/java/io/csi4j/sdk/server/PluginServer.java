@@ -73,7 +73,8 @@ public final class PluginServer implements AutoCloseable {
     private MetricsEndpoint metricsEndpoint;
     private volatile boolean forceStop;
 
-    private record Listener(Endpoint endpoint, List<ServerServiceDefinition> services) {}
+    /** {@code tls} is null for plaintext (what CSI prescribes on its UNIX socket). */
+    private record Listener(Endpoint endpoint, List<ServerServiceDefinition> services, MutualTls tls) {}
 
     /** One started endpoint: the endpoint as bound (a TCP port 0 becomes the real port). */
     private record Running(Endpoint endpoint, Server server, SocketFile socketFile) {}
@@ -137,8 +138,9 @@ public final class PluginServer implements AutoCloseable {
                 yield new Running(unix, server, file);
             }
             case Endpoint.Tcp tcp -> {
-                Server server = build(NettyServerBuilder.forAddress(tcp.socketAddress())
-                        .channelType(NioServerSocketChannel.class), listener).start();
+                NettyServerBuilder netty = listener.tls() == null ? NettyServerBuilder.forAddress(tcp.socketAddress())
+                        : NettyServerBuilder.forAddress(tcp.socketAddress(), listener.tls().serverCredentials());
+                Server server = build(netty.channelType(NioServerSocketChannel.class), listener).start();
                 int port = ((InetSocketAddress) server.getListenSockets().getFirst()).getPort();
                 yield new Running(new Endpoint.Tcp(tcp.host(), port), server, null);
             }
@@ -304,7 +306,19 @@ public final class PluginServer implements AutoCloseable {
         public Builder listen(Endpoint endpoint, List<ServerServiceDefinition> services) {
             Objects.requireNonNull(endpoint, "endpoint");
             if (services.isEmpty()) throw new IllegalArgumentException("no services for " + endpoint.uri());
-            listeners.add(new Listener(endpoint, List.copyOf(services)));
+            listeners.add(new Listener(endpoint, List.copyOf(services), null));
+            return this;
+        }
+
+        /**
+         * Serves {@code services} on a TCP {@code endpoint} with mutual TLS: the peer must present a certificate
+         * signed by the configured CA (for the cluster's agent endpoint).
+         */
+        public Builder listen(Endpoint endpoint, MutualTls tls, BindableService... services) {
+            Objects.requireNonNull(tls, "tls");
+            if (!(endpoint instanceof Endpoint.Tcp)) throw new IllegalArgumentException("TLS needs a tcp:// endpoint, not " + endpoint.uri());
+            if (services.length == 0) throw new IllegalArgumentException("no services for " + endpoint.uri());
+            listeners.add(new Listener(endpoint, Arrays.stream(services).map(BindableService::bindService).toList(), tls));
             return this;
         }
 

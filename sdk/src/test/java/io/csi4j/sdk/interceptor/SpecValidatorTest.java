@@ -6,18 +6,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.protobuf.Descriptors.FileDescriptor;
 import com.google.protobuf.Descriptors.MethodDescriptor;
 import com.google.protobuf.Descriptors.ServiceDescriptor;
+import com.google.protobuf.Timestamp;
 import io.csi4j.proto.addons.identity.IdentityProto;
 import io.csi4j.proto.addons.volumegroup.CreateVolumeGroupRequest;
 import io.csi4j.proto.addons.volumegroup.VolumeGroupProto;
 import io.csi4j.proto.csi.CapacityRange;
 import io.csi4j.proto.csi.ControllerExpandVolumeRequest;
+import io.csi4j.proto.csi.ControllerModifyVolumeRequest;
+import io.csi4j.proto.csi.CreateVolumeGroupSnapshotRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.CsiProto;
+import io.csi4j.proto.csi.DeleteVolumeGroupSnapshotRequest;
+import io.csi4j.proto.csi.GetVolumeGroupSnapshotRequest;
+import io.csi4j.proto.csi.GetVolumeGroupSnapshotResponse;
 import io.csi4j.proto.csi.ListVolumesRequest;
 import io.csi4j.proto.csi.NodeGetInfoResponse;
 import io.csi4j.proto.csi.NodePublishVolumeRequest;
+import io.csi4j.proto.csi.ValidateVolumeCapabilitiesRequest;
+import io.csi4j.proto.csi.ValidateVolumeCapabilitiesResponse;
 import io.csi4j.proto.csi.VolumeCapability;
 import io.csi4j.proto.csi.VolumeCapability.AccessMode.Mode;
+import io.csi4j.proto.csi.VolumeGroupSnapshot;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -67,6 +76,80 @@ class SpecValidatorTest {
         // readonly is REQUIRED but false is a valid value on the wire: not reported
         assertEquals(List.of(), validator.check(NodePublishVolumeRequest.newBuilder().setVolumeId("v")
                 .setTargetPath("/t").setVolumeCapability(mount()).build()));
+    }
+
+    @Test
+    void requiredListsAPluginCanDoWithoutAreAcceptedEmpty() {
+        // proto3 sends an empty list or map as absent: csi-sanity sends these, and the plugin can act on them
+        assertEquals(List.of(), validator.check(GetVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId("g").build()));
+        assertEquals(List.of(), validator.check(DeleteVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId("g").build()));
+        assertEquals(List.of(), validator.check(ControllerModifyVolumeRequest.newBuilder().setVolumeId("v").build()));
+        // the other REQUIRED fields of those requests are still checked, and a given list still is
+        assertEquals(List.of("group_snapshot_id is REQUIRED"), validator.check(GetVolumeGroupSnapshotRequest.getDefaultInstance()));
+        assertEquals(List.of("group_snapshot_id is REQUIRED"), validator.check(DeleteVolumeGroupSnapshotRequest.getDefaultInstance()));
+        assertEquals(List.of("volume_id is REQUIRED"), validator.check(ControllerModifyVolumeRequest.getDefaultInstance()));
+        assertEquals(List.of("snapshot_ids[0] exceeds 128 bytes (129)"), validator.check(GetVolumeGroupSnapshotRequest.newBuilder()
+                .setGroupSnapshotId("g").addSnapshotIds("s".repeat(129)).build()));
+        assertEquals(List.of("mutable_parameters exceeds 4096 bytes (4101)"), validator.check(ControllerModifyVolumeRequest.newBuilder()
+                .setVolumeId("v").putMutableParameters("k", "v".repeat(4100)).build()));
+    }
+
+    @Test
+    void requiredListsAPluginCannotDoWithoutStayEnforced() {
+        assertEquals(List.of("volume_capabilities is REQUIRED"),
+                validator.check(ValidateVolumeCapabilitiesRequest.newBuilder().setVolumeId("v").build()));
+        assertEquals(List.of("source_volume_ids is REQUIRED"),
+                validator.check(CreateVolumeGroupSnapshotRequest.newBuilder().setName("gs").build()));
+        // answers: the plugin sends them, a confirmation of nothing or a group of no snapshots is its own bug
+        assertEquals(List.of("confirmed.volume_capabilities is REQUIRED"), validator.check(ValidateVolumeCapabilitiesResponse.newBuilder()
+                .setConfirmed(ValidateVolumeCapabilitiesResponse.Confirmed.getDefaultInstance()).build()));
+        assertEquals(List.of("group_snapshot.snapshots is REQUIRED"), validator.check(GetVolumeGroupSnapshotResponse.newBuilder()
+                .setGroupSnapshot(VolumeGroupSnapshot.newBuilder().setGroupSnapshotId("g").setCreationTime(Timestamp.newBuilder().setSeconds(1))
+                        .setReadyToUse(true)).build()));
+    }
+
+    /** The reviewed decision for every REQUIRED repeated or map field of the table: a new one must be decided here. */
+    @Test
+    void everyRequiredRepeatedOrMapFieldIsDecided() {
+        Set<String> acceptedEmpty = Set.of(
+                "csi.v1.ControllerModifyVolumeRequest.mutable_parameters",
+                "csi.v1.GetVolumeGroupSnapshotRequest.snapshot_ids",
+                "csi.v1.DeleteVolumeGroupSnapshotRequest.snapshot_ids");
+        Set<String> enforced = Set.of(
+                "csi.v1.CreateVolumeRequest.volume_capabilities",
+                "csi.v1.ValidateVolumeCapabilitiesRequest.volume_capabilities",
+                "csi.v1.CreateVolumeGroupSnapshotRequest.source_volume_ids",
+                "csi.v1.ValidateVolumeCapabilitiesResponse.Confirmed.volume_capabilities",
+                "csi.v1.VolumeGroupSnapshot.snapshots");
+        Set<String> repeated = new TreeSet<>();
+        var methods = new java.util.HashMap<String, MethodDescriptor>();
+        for (FileDescriptor file : List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor())) {
+            for (ServiceDescriptor service : file.getServices()) {
+                for (MethodDescriptor method : service.getMethods()) methods.put(service.getFullName() + "/" + method.getName(), method);
+            }
+        }
+        for (CsiRules.Rpc rpc : CsiRules.RPCS) {
+            var method = methods.get(rpc.method());
+            rpc.request().forEach(n -> addIfRepeated(method.getInputType(), n, repeated));
+            rpc.response().forEach(n -> addIfRepeated(method.getOutputType(), n, repeated));
+        }
+        var messages = new java.util.HashMap<String, com.google.protobuf.Descriptors.Descriptor>();
+        for (var type : CsiProto.getDescriptor().getMessageTypes()) {
+            messages.put(type.getFullName(), type);
+            type.getNestedTypes().forEach(n -> messages.put(n.getFullName(), n));
+        }
+        for (CsiRules.Nested nested : CsiRules.NESTED) {
+            if (messages.containsKey(nested.message())) nested.required().forEach(n -> addIfRepeated(messages.get(nested.message()), n, repeated));
+        }
+        Set<String> decided = new TreeSet<>(acceptedEmpty);
+        decided.addAll(enforced);
+        assertEquals(decided, repeated);
+        assertEquals(acceptedEmpty, CsiRules.REQUIRED_BUT_EMPTY_ACCEPTED.keySet());
+    }
+
+    private static void addIfRepeated(com.google.protobuf.Descriptors.Descriptor type, String name, Set<String> out) {
+        var f = type.findFieldByName(name);
+        if (f.isRepeated()) out.add(f.getFullName());
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.csi4j.testkit.connect;
 
+import io.grpc.ClientInterceptor;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
@@ -21,7 +22,7 @@ public final class PluginConnection implements AutoCloseable {
     private final EventLoopGroup loop;
     private final ManagedChannel channel;
 
-    private PluginConnection(Endpoint endpoint) {
+    private PluginConnection(Endpoint endpoint, ClientInterceptor... interceptors) {
         this.endpoint = endpoint;
         this.loop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         NettyChannelBuilder builder = switch (endpoint) {
@@ -34,12 +35,13 @@ public final class PluginConnection implements AutoCloseable {
                     .channelType(NioSocketChannel.class);
         };
         this.channel = builder.eventLoopGroup(loop)
+                .intercept(interceptors)
                 .maxInboundMessageSize(64 << 20)
                 .build();
     }
 
-    public static PluginConnection open(String endpoint) {
-        return new PluginConnection(Endpoint.parse(endpoint));
+    public static PluginConnection open(String endpoint, ClientInterceptor... interceptors) {
+        return new PluginConnection(Endpoint.parse(endpoint), interceptors);
     }
 
     public Endpoint endpoint() {

@@ -97,6 +97,17 @@ public final class Cleanup {
         }
     }
 
+    /** What is still to be undone, in order, without trying it (the plugin is gone); forgets it. */
+    public synchronized String pendingSteps() {
+        String steps = handles.stream()
+                .filter(h -> !h.done)
+                .sorted(Comparator.comparing((Handle h) -> h.stage).thenComparing(h -> -h.order))
+                .map(h -> h.what)
+                .collect(java.util.stream.Collectors.joining("; "));
+        handles.clear();
+        return steps;
+    }
+
     public synchronized int pending() {
         return (int) handles.stream().filter(h -> !h.done).count();
     }

@@ -588,10 +588,25 @@ final class ControllerTests {
 
         c.missing(p, "volume_id", Requirement.controller(MODIFY_VOLUME), ctx -> () -> ctx.controller().controllerModifyVolume(
                 ControllerModifyVolumeRequest.newBuilder().putAllMutableParameters(mutableOrDummy(ctx)).putAllSecrets(ctx.secrets()).build()));
-        c.missing(p, "mutable_parameters", modify, ctx -> {
+        // mutable_parameters is REQUIRED, but proto3 sends an empty map as absent: it binds the CO, and a modify that
+        // names no key changes nothing ("only keys that are specified should result in modifications"; csi-sanity sends these)
+        String emptyIsNoChange = " (an empty mutable_parameters cannot be told from an absent one in proto3: its REQUIRED binds the CO";
+        c.add(p + "/empty mutable_parameters for a volume that does not exist fail with NOT_FOUND", Requirement.controller(MODIFY_VOLUME), ctx ->
+                fails(Status.Code.NOT_FOUND, "ControllerModifyVolume: a volume that does not exist MUST fail with NOT_FOUND" + emptyIsNoChange + ")",
+                        () -> ctx.controller().controllerModifyVolume(emptyModify(ctx, ctx.name("no-such-volume")))));
+        c.add(p + "/empty mutable_parameters answer OK", modify, ctx -> {
             Volume v = ctx.createVolume("modify");
-            return () -> ctx.controller().controllerModifyVolume(ControllerModifyVolumeRequest.newBuilder()
-                    .setVolumeId(v.getVolumeId()).putAllSecrets(ctx.secrets()).build());
+            ok("ControllerModifyVolume: SPs MUST NOT modify volumes based on the absence of keys" + emptyIsNoChange
+                    + "; a request naming no key asks for no change)", () -> ctx.controller().controllerModifyVolume(emptyModify(ctx, v.getVolumeId())));
         });
+        c.add(p + "/empty mutable_parameters answer OK for a volume created with mutable parameters", modify.and(Requirement.mutableParams()), ctx -> {
+            Volume v = ctx.createVolume(ctx.volumeRequest(ctx.name("modify")).putAllMutableParameters(ctx.config().mutableParams()).build());
+            ok("ControllerModifyVolume: SPs MUST NOT modify volumes based on the absence of keys" + emptyIsNoChange
+                    + "; a request naming no key asks for no change)", () -> ctx.controller().controllerModifyVolume(emptyModify(ctx, v.getVolumeId())));
+        });
+    }
+
+    private static ControllerModifyVolumeRequest emptyModify(TestContext ctx, String volumeId) {
+        return ControllerModifyVolumeRequest.newBuilder().setVolumeId(volumeId).putAllSecrets(ctx.secrets()).build();
     }
 }

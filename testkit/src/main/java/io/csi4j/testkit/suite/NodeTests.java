@@ -389,6 +389,14 @@ final class NodeTests {
                     () -> ctx.node().nodeGetVolumeStats(statsRequest(v.getVolumeId(), elsewhere, "")));
         });
 
+        c.add(p + "/a relative volume_path fails with NOT_FOUND", VOLUMES.and(stats), ctx -> {
+            Volume v = ctx.createVolume("stats");
+            ctx.attach(v);
+            fails(Status.Code.NOT_FOUND, "NodeGetVolumeStats: a volume that does not exist on the specified volume_path MUST fail with NOT_FOUND"
+                            + " (a relative path names no place a volume was published at)",
+                    () -> ctx.node().nodeGetVolumeStats(statsRequest(v.getVolumeId(), Path.of("some/path"), "")));
+        });
+
         c.missing(p, "volume_id", stats, ctx -> {
             Path dir = ctx.newStagingDir();
             return () -> ctx.node().nodeGetVolumeStats(NodeGetVolumeStatsRequest.newBuilder().setVolumePath(dir.toString()).build());

@@ -18,7 +18,9 @@ import io.csi4j.proto.csi.ProbeResponse;
 import io.csi4j.testkit.Outcome;
 import io.csi4j.testkit.SanityConfig;
 import io.csi4j.testkit.TestResult;
+import io.csi4j.testkit.connect.CallLog;
 import io.csi4j.testkit.connect.PluginConnection;
+import io.csi4j.testkit.connect.SentRequest;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
@@ -49,8 +51,13 @@ public final class Session implements AutoCloseable {
     }
 
     private final SanityConfig config;
-    private final PluginConnection csi;
-    private final PluginConnection addons;
+    private final CallLog calls = new CallLog();
+    private volatile PluginConnection csi;
+    private volatile PluginConnection addons;
+    private StoppedAnswering stopped;
+    /** The node plugin of a split deployment; null when {@link #csi} serves Node too. */
+    private volatile PluginConnection nodePlugin;
+    private Optional<io.csi4j.proto.csi.Topology> nodeTopology = Optional.empty();
     private final String runId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()).substring(0, 6);
     private final AtomicInteger sequence = new AtomicInteger();
     private final List<Path> ownedDirs = new ArrayList<>();
@@ -62,8 +69,9 @@ public final class Session implements AutoCloseable {
 
     private Session(SanityConfig config) {
         this.config = config;
-        this.csi = PluginConnection.open(config.endpoint());
-        this.addons = config.addonsEndpoint().map(PluginConnection::open).orElse(null);
+        this.csi = PluginConnection.open(config.endpoint(), calls.interceptor(config.endpoint()));
+        this.addons = config.addonsEndpoint().map(a -> PluginConnection.open(a, calls.interceptor(a))).orElse(null);
+        this.nodePlugin = config.nodeEndpoint().map(n -> PluginConnection.open(n, calls.interceptor(n))).orElse(null);
     }
 
     /** Connects, waits until Probe says ready, and asks the plugin for its capabilities and node id. */
@@ -147,9 +155,13 @@ public final class Session implements AutoCloseable {
         }
         caps = new Capabilities(plugin, expansion, controller, node, group, addons != null, addonsServices, volumeGroup);
         try {
-            String id = node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()).getNodeId();
+            var info = node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance());
+            String id = info.getNodeId();
             if (id.isEmpty()) nodeIdProblem = "NodeGetInfo returned an empty node_id";
             else nodeId = Optional.of(id);
+            if (info.hasAccessibleTopology() && info.getAccessibleTopology().getSegmentsCount() > 0) {
+                nodeTopology = Optional.of(info.getAccessibleTopology());
+            }
         } catch (StatusRuntimeException e) {
             nodeIdProblem = "NodeGetInfo failed: " + Verdicts.describe(e);
         }
@@ -160,6 +172,7 @@ public final class Session implements AutoCloseable {
         long deadline = System.nanoTime() + config.callTimeout().toNanos();
         String last;
         while (true) {
+            csi.channel().resetConnectBackoff(); // a plugin that just came back is tried at once, not after gRPC's backoff
             try {
                 ProbeResponse answer = identity().probe(ProbeRequest.getDefaultInstance());
                 if (!answer.hasReady() || answer.getReady().getValue()) return;
@@ -213,6 +226,14 @@ public final class Session implements AutoCloseable {
         return nodeId.orElseThrow(() -> new SpecViolation("NodeGetInfo MUST return a node_id", nodeIdProblem));
     }
 
+    /**
+     * With a separate node endpoint: the node's topology, which every volume the suite creates asks for (preferred
+     * and requisite), so that the node under test can stage it. Empty for a plugin on one endpoint.
+     */
+    public Optional<io.csi4j.proto.csi.Topology> placementTopology() {
+        return nodePlugin == null ? Optional.empty() : nodeTopology;
+    }
+
     /** A fresh name for an object this run creates: short, unique, recognisable in a plugin's listing. */
     public String nextName(String what) {
         return "sanity-" + runId + "-" + sequence.incrementAndGet() + "-" + what;
@@ -233,7 +254,7 @@ public final class Session implements AutoCloseable {
     }
 
     public NodeGrpc.NodeBlockingStub node() {
-        return NodeGrpc.newBlockingStub(channel()).withDeadlineAfter(timeout());
+        return NodeGrpc.newBlockingStub(nodePlugin != null ? nodePlugin.channel() : channel()).withDeadlineAfter(timeout());
     }
 
     public GroupControllerGrpc.GroupControllerBlockingStub groupController() {
@@ -257,7 +278,11 @@ public final class Session implements AutoCloseable {
         return addons.channel();
     }
 
-    /** Runs one test: plan check, body, then the test's cleanup, which runs whatever the body did. */
+    /**
+     * Runs one test: plan check, body, then the test's cleanup, which runs whatever the body did. A failure
+     * names the request that shows it; a plugin that stopped answering is noted ({@link #takeStoppedAnswering()})
+     * and its cleanup is not attempted (every step would only fail again).
+     */
     public TestResult run(SanityTest test) {
         long start = System.nanoTime();
         List<String> unmet = test.requirement().unmet(caps, config);
@@ -265,6 +290,8 @@ public final class Session implements AutoCloseable {
             return new TestResult(test.name(), Outcome.NOT_APPLICABLE, Duration.ofNanos(System.nanoTime() - start),
                     "needs " + String.join(" and ", unmet));
         }
+        calls.reset();
+        CallLog.forgetThisThread();
         TestContext ctx = new TestContext(this, test.name());
         Outcome outcome;
         String message;
@@ -277,26 +304,118 @@ public final class Session implements AutoCloseable {
             message = e.getMessage();
         } catch (SpecViolation e) {
             outcome = Outcome.FAILED;
-            message = e.getMessage();
+            message = e.getMessage() + e.request().map(r -> replay(r, e.requestAnswered() ? "request: " : "last request: ")).orElse("");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             outcome = Outcome.FAILED;
             message = "interrupted";
         } catch (Throwable t) {
             outcome = Outcome.FAILED;
-            message = "unexpected " + Verdicts.describe(t);
+            message = "unexpected " + Verdicts.describe(t) + CallLog.lastOnThisThread().map(r -> replay(r, "last request: ")).orElse("");
         }
-        List<String> leftovers = ctx.cleanup().runAll();
-        if (!leftovers.isEmpty()) {
-            String text = "cleanup failed: " + String.join("; ", leftovers);
-            if (outcome == Outcome.FAILED) {
-                message = message + "\n" + text;
-            } else {
-                outcome = Outcome.FAILED;
-                message = text;
+        stopped = stoppedAnswering(test.name()).orElse(null);
+        if (stopped != null) {
+            // every cleanup call would fail UNAVAILABLE again: say once what is left instead
+            String left = ctx.cleanup().pendingSteps();
+            if (!left.isEmpty()) message = message + "\ncleanup not attempted, the plugin stopped answering; left behind: " + left;
+        } else {
+            List<String> leftovers = ctx.cleanup().runAll();
+            stopped = stoppedAnswering(test.name()).orElse(null);
+            if (!leftovers.isEmpty()) {
+                String text = "cleanup failed: " + String.join("; ", leftovers);
+                if (outcome == Outcome.FAILED) {
+                    message = message + "\n" + text;
+                } else {
+                    outcome = Outcome.FAILED;
+                    message = text;
+                }
             }
         }
-        return new TestResult(test.name(), outcome, Duration.ofNanos(System.nanoTime() - start), message);
+        if (stopped != null && outcome != Outcome.FAILED) {
+            outcome = Outcome.FAILED; // e.g. the plugin died during cleanup of a test that had passed
+            message = "the plugin stopped answering during " + stopped.request().describe();
+        }
+        return new TestResult(test.name(), outcome, Duration.ofNanos(System.nanoTime() - start), scrubSecrets(message));
+    }
+
+    private String replay(SentRequest request, String label) {
+        return "\n" + label + request.describe() + "\nreplay: " + request.commandLine();
+    }
+
+    /** A plugin may quote a request's secrets in its error message: no secret value reaches the report. */
+    private String scrubSecrets(String message) {
+        String out = message;
+        for (String value : config.secrets().values()) {
+            if (value.length() >= 3) out = out.replace(value, SentRequest.MASK);
+        }
+        return out;
+    }
+
+    /**
+     * Whether the plugin went away in the last test: one of its calls ended UNAVAILABLE or CANCELLED, and a Probe of the same
+     * endpoint right after it cannot reach the plugin either. A plugin that answers UNAVAILABLE on purpose, or
+     * that a supervisor brought back already, still answers the Probe.
+     */
+    private Optional<StoppedAnswering> stoppedAnswering(String testName) {
+        var lost = calls.firstUnavailable();
+        if (lost.isEmpty()) return Optional.empty();
+        SentRequest request = lost.get().request();
+        boolean addonsCall = addons != null && request.endpoint().equals(config.addonsEndpoint().orElse(null))
+                && !request.endpoint().equals(config.endpoint());
+        try {
+            long seconds = Math.min(config.callTimeout().toSeconds(), 10);
+            if (addonsCall) {
+                io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(addons.channel()).withDeadlineAfter(Math.max(seconds, 1), TimeUnit.SECONDS)
+                        .probe(io.csi4j.proto.addons.identity.ProbeRequest.getDefaultInstance());
+            } else {
+                IdentityGrpc.newBlockingStub(csi.channel()).withDeadlineAfter(Math.max(seconds, 1), TimeUnit.SECONDS)
+                        .probe(ProbeRequest.getDefaultInstance());
+            }
+            calls.reset();
+            return Optional.empty();
+        } catch (StatusRuntimeException e) {
+            calls.reset();
+            if (e.getStatus().getCode() != io.grpc.Status.Code.UNAVAILABLE) return Optional.empty();
+            return Optional.of(new StoppedAnswering(testName, request, Verdicts.describe(lost.get().status().asRuntimeException()),
+                    Verdicts.describe(e)));
+        }
+    }
+
+    /** The plugin stopped answering in the test just run (once: the note is cleared). */
+    public Optional<StoppedAnswering> takeStoppedAnswering() {
+        StoppedAnswering s = stopped;
+        stopped = null;
+        return Optional.ofNullable(s);
+    }
+
+    /**
+     * For {@code --keep-going}: new connections, and Probe until the plugin is ready again, within one call
+     * timeout. False when it did not come back.
+     */
+    public boolean reconnect() {
+        PluginConnection oldCsi = csi;
+        PluginConnection oldAddons = addons;
+        csi = PluginConnection.open(config.endpoint(), calls.interceptor(config.endpoint()));
+        if (oldAddons != null) {
+            String a = config.addonsEndpoint().orElseThrow();
+            addons = PluginConnection.open(a, calls.interceptor(a));
+        }
+        PluginConnection oldNode = nodePlugin;
+        if (oldNode != null) {
+            String n = config.nodeEndpoint().orElseThrow();
+            nodePlugin = PluginConnection.open(n, calls.interceptor(n));
+        }
+        oldCsi.close();
+        if (oldAddons != null) oldAddons.close();
+        if (oldNode != null) oldNode.close();
+        try {
+            waitUntilReady();
+            if (addons != null) addons.channel().resetConnectBackoff();
+            calls.reset();
+            return true;
+        } catch (DiscoveryFailure e) {
+            return false;
+        }
     }
 
     @Override
@@ -305,6 +424,7 @@ public final class Session implements AutoCloseable {
             csi.close();
         } finally {
             if (addons != null) addons.close();
+            if (nodePlugin != null) nodePlugin.close();
             for (Path dir : ownedDirs.reversed()) {
                 try {
                     Files.deleteIfExists(dir); // only when empty: never recurse into what a plugin may have mounted

@@ -110,12 +110,15 @@ public final class TestContext {
 
     /** A valid CreateVolume request for a volume of the configured size, access type, parameters and secrets. */
     public CreateVolumeRequest.Builder volumeRequest(String name) {
-        return CreateVolumeRequest.newBuilder()
+        var request = CreateVolumeRequest.newBuilder()
                 .setName(name)
                 .setCapacityRange(required(volumeSize()))
                 .addVolumeCapabilities(capability())
                 .putAllParameters(config().params())
                 .putAllSecrets(secrets());
+        session.placementTopology().ifPresent(node -> request.setAccessibilityRequirements(
+                io.csi4j.proto.csi.TopologyRequirement.newBuilder().addRequisite(node).addPreferred(node)));
+        return request;
     }
 
     public Volume createVolume(String what) {

@@ -41,5 +41,9 @@ public enum Flaw {
     /** ControllerUnpublishVolume without node_id unpublishes nothing. */
     UNPUBLISH_WITHOUT_NODE_IGNORED,
     /** NodeGetInfo reports a topology value longer than 63 characters. */
-    LONG_TOPOLOGY_VALUE
+    LONG_TOPOLOGY_VALUE,
+    /** An empty snapshot_ids or mutable_parameters (proto3: the same as absent) is refused with INVALID_ARGUMENT. */
+    REFUSES_EMPTY_REQUIRED_LISTS,
+    /** ListSnapshots with a negative max_entries takes the plugin down (its servers shut down, no answer), like a panic. */
+    EXITS_ON_NEGATIVE_MAX_ENTRIES
 }

@@ -374,7 +374,8 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
     public void controllerModifyVolume(ControllerModifyVolumeRequest r, StreamObserver<ControllerModifyVolumeResponse> o) {
         Rpc.answer(o, () -> {
             require(!r.getVolumeId().isEmpty(), "volume_id");
-            require(r.getMutableParametersCount() > 0, "mutable_parameters");
+            // REQUIRED, but an empty map cannot be told from an absent one: it asks for no change
+            if (store.flawed(Flaw.REFUSES_EMPTY_REQUIRED_LISTS)) require(r.getMutableParametersCount() > 0, "mutable_parameters");
             for (String key : r.getMutableParametersMap().keySet()) {
                 if (!key.startsWith(MUTABLE_PREFIX)) throw Rpc.invalid("unknown mutable parameter " + key);
             }
@@ -436,6 +437,10 @@ final class ReferenceController extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void listSnapshots(ListSnapshotsRequest r, StreamObserver<ListSnapshotsResponse> o) {
+        if (store.flawed(Flaw.EXITS_ON_NEGATIVE_MAX_ENTRIES) && r.getMaxEntries() < 0) {
+            store.exit.run(); // like a Go driver's panic: no answer, the server is gone
+            return;
+        }
         Rpc.answer(o, () -> {
             synchronized (store) {
                 TreeMap<String, Store.SnapshotRecord> selected = new TreeMap<>();

@@ -71,7 +71,9 @@ final class ReferenceGroupController extends GroupControllerGrpc.GroupController
         });
     }
 
+    /** A given snapshot_ids must be the group's members; an empty one (proto3: the same as absent) is not needed here. */
     private static void checkList(Store.GroupSnapshotRecord g, List<String> snapshotIds) {
+        if (snapshotIds.isEmpty()) return;
         if (!new HashSet<>(g.snapshotIds()).equals(new HashSet<>(snapshotIds))) throw Rpc.invalid("snapshot_ids do not match group snapshot " + g.id());
     }
 
@@ -79,7 +81,7 @@ final class ReferenceGroupController extends GroupControllerGrpc.GroupController
     public void getVolumeGroupSnapshot(GetVolumeGroupSnapshotRequest r, StreamObserver<GetVolumeGroupSnapshotResponse> o) {
         Rpc.answer(o, () -> {
             require(!r.getGroupSnapshotId().isEmpty(), "group_snapshot_id");
-            require(r.getSnapshotIdsCount() > 0, "snapshot_ids");
+            if (store.flawed(Flaw.REFUSES_EMPTY_REQUIRED_LISTS)) require(r.getSnapshotIdsCount() > 0, "snapshot_ids");
             synchronized (store) {
                 Store.GroupSnapshotRecord g = store.groupSnapshots.get(r.getGroupSnapshotId());
                 if (g == null) throw Rpc.notFound("group snapshot " + r.getGroupSnapshotId());
@@ -93,7 +95,7 @@ final class ReferenceGroupController extends GroupControllerGrpc.GroupController
     public void deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest r, StreamObserver<DeleteVolumeGroupSnapshotResponse> o) {
         Rpc.answer(o, () -> {
             require(!r.getGroupSnapshotId().isEmpty(), "group_snapshot_id");
-            require(r.getSnapshotIdsCount() > 0, "snapshot_ids");
+            if (store.flawed(Flaw.REFUSES_EMPTY_REQUIRED_LISTS)) require(r.getSnapshotIdsCount() > 0, "snapshot_ids");
             synchronized (store) {
                 Store.GroupSnapshotRecord g = store.groupSnapshots.get(r.getGroupSnapshotId());
                 if (g == null) return DeleteVolumeGroupSnapshotResponse.getDefaultInstance();

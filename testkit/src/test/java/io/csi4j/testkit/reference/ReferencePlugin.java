@@ -31,8 +31,8 @@ public final class ReferencePlugin implements AutoCloseable {
     private final Path dir;
     private final Store store;
     private final EventLoopGroup loop = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
-    private final Server csi;
-    private final Server addons;
+    private volatile Server csi;
+    private volatile Server addons;
     private final io.csi4j.sdk.server.PluginServer sdkServer;
     private final String endpoint;
 
@@ -57,6 +57,14 @@ public final class ReferencePlugin implements AutoCloseable {
     }
 
     private ReferencePlugin(Path dir, Options options, Set<Flaw> flaws, boolean tcp) throws IOException {
+        this(dir, options, flaws, tcp, null);
+    }
+
+    /**
+     * {@code restartAfter}: when the plugin exits ({@link Flaw#EXITS_ON_NEGATIVE_MAX_ENTRIES}), a supervisor serves
+     * it again on the same sockets after this delay, with the state it had; null: it stays down.
+     */
+    private ReferencePlugin(Path dir, Options options, Set<Flaw> flaws, boolean tcp, java.time.Duration restartAfter) throws IOException {
         this.sdkServer = null;
         this.dir = dir;
         Path pool = Files.createDirectories(dir.resolve("pool"));
@@ -72,14 +80,35 @@ public final class ReferencePlugin implements AutoCloseable {
             csi = serve(UnixDomainSocketAddress.of(socket), services, false);
             endpoint = "unix://" + socket.toAbsolutePath();
         }
-        addons = options.addons()
-                ? serve(UnixDomainSocketAddress.of(dir.resolve("csi-addons.sock")),
-                        List.of(new ReferenceAddons.Identity(store), new ReferenceAddons.Groups(store)), false)
-                : null;
+        List<BindableService> addonsServices = List.of(new ReferenceAddons.Identity(store), new ReferenceAddons.Groups(store));
+        addons = options.addons() ? serve(UnixDomainSocketAddress.of(dir.resolve("csi-addons.sock")), addonsServices, false) : null;
+        store.exit = () -> {
+            // shutdownNow from inside a call: every connection is closed, the call in flight never answered
+            csi.shutdownNow();
+            if (addons != null) addons.shutdownNow();
+            if (restartAfter == null || tcp) return;
+            Thread.ofVirtual().start(() -> {
+                try {
+                    Thread.sleep(restartAfter);
+                    csi.awaitTermination(5, TimeUnit.SECONDS);
+                    Files.deleteIfExists(dir.resolve("csi.sock"));
+                    Files.deleteIfExists(dir.resolve("csi-addons.sock"));
+                    csi = serve(UnixDomainSocketAddress.of(dir.resolve("csi.sock")), services, false);
+                    if (options.addons()) addons = serve(UnixDomainSocketAddress.of(dir.resolve("csi-addons.sock")), addonsServices, false);
+                } catch (IOException | InterruptedException e) {
+                    throw new IllegalStateException("the supervisor could not restart the plugin", e);
+                }
+            });
+        };
     }
 
     public static ReferencePlugin start(Path dir, Options options, Set<Flaw> flaws) throws IOException {
         return new ReferencePlugin(dir, options, flaws, false);
+    }
+
+    /** A plugin under a supervisor: when it exits, it is served again after {@code restartAfter}, with its state. */
+    public static ReferencePlugin startSupervised(Path dir, Options options, Set<Flaw> flaws, java.time.Duration restartAfter) throws IOException {
+        return new ReferencePlugin(dir, options, flaws, false, restartAfter);
     }
 
     public static ReferencePlugin startOnSdk(Path dir, Options options, Set<Flaw> flaws) throws IOException {
@@ -98,6 +127,11 @@ public final class ReferencePlugin implements AutoCloseable {
         if (!tcp) builder.withChildOption(ChannelOption.SO_KEEPALIVE, null);
         services.forEach(builder::addService);
         return builder.build().start();
+    }
+
+    /** Makes {@link Flaw#EXITS_ON_NEGATIVE_MAX_ENTRIES} end the whole process at once (for a plugin run as a child process). */
+    void exitProcessOnCrash() {
+        store.exit = () -> Runtime.getRuntime().halt(70);
     }
 
     /** The CSI endpoint: {@code unix:///...} (or {@code tcp://127.0.0.1:port}). */

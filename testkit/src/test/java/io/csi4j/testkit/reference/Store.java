@@ -36,6 +36,8 @@ final class Store {
     final NavigableMap<String, GroupSnapshotRecord> groupSnapshots = new TreeMap<>();
     final NavigableMap<String, VolumeGroupRecord> volumeGroups = new TreeMap<>();
     private long sequence;
+    /** What {@link Flaw#EXITS_ON_NEGATIVE_MAX_ENTRIES} does: the plugin's servers go away (set by ReferencePlugin). */
+    volatile Runnable exit = () -> { };
 
     Store(Path pool, Options options, Set<Flaw> flaws) {
         this.pool = pool;

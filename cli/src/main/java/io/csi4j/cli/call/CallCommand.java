@@ -1,0 +1,95 @@
+package io.csi4j.cli.call;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import com.google.protobuf.util.JsonFormat;
+import io.csi4j.sdk.Secrets;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServiceDescriptor;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code csi4j call csi.v1.Controller/ListSnapshots '{"maxEntries":-1}'}: any unary RPC of CSI or CSI-Addons with
+ * a request written as protobuf JSON. It is how a failure of {@code csi4j sanity} is replayed: the report prints
+ * this command line with the request it sent (secrets redacted: give them back with --secret or --secrets-file).
+ */
+@Command(name = "call", description = {"Call any unary CSI or CSI-Addons RPC with a request in protobuf JSON,",
+        "e.g. csi4j call csi.v1.Controller/ListSnapshots '{\"maxEntries\":-1}'. The request '-' is read from stdin."})
+public final class CallCommand implements Callable<Integer> {
+    private static final List<ServiceDescriptor> SERVICES = List.of(
+            io.csi4j.proto.csi.IdentityGrpc.getServiceDescriptor(),
+            io.csi4j.proto.csi.ControllerGrpc.getServiceDescriptor(),
+            io.csi4j.proto.csi.NodeGrpc.getServiceDescriptor(),
+            io.csi4j.proto.csi.GroupControllerGrpc.getServiceDescriptor(),
+            io.csi4j.proto.addons.identity.IdentityGrpc.getServiceDescriptor(),
+            io.csi4j.proto.addons.volumegroup.ControllerGrpc.getServiceDescriptor());
+
+    @Parameters(index = "0", paramLabel = "METHOD", description = "Full name (csi.v1.Controller/ListSnapshots) or, where unique, the RPC (ListSnapshots)")
+    String method;
+
+    @Parameters(index = "1", paramLabel = "JSON", defaultValue = "{}", description = "The request as protobuf JSON; '-' reads it from stdin. Default: {}")
+    String json;
+
+    @Mixin
+    ClientOptions client;
+
+    @Mixin
+    SecretOptions secrets;
+
+    @Override
+    public Integer call() throws IOException {
+        MethodDescriptor<Object, Object> rpc = find(method);
+        if (!(rpc.getRequestMarshaller() instanceof MethodDescriptor.PrototypeMarshaller<Object> prototype)) {
+            throw new IllegalStateException(rpc.getFullMethodName() + " has no protobuf request type");
+        }
+        String text = json.equals("-") ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8) : json;
+        Message.Builder builder = ((Message) prototype.getMessagePrototype()).newBuilderForType();
+        try {
+            JsonFormat.parser().merge(text, builder);
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException("not a " + builder.getDescriptorForType().getFullName() + " in JSON: " + e.getMessage());
+        }
+        putSecrets(builder, secrets.secrets());
+        boolean addons = !rpc.getServiceName().startsWith("csi.v1.");
+        try (Session session = addons ? client.addons() : client.csi()) {
+            Object answer = session.call(rpc, builder.build());
+            client.output().show((Message) answer);
+        }
+        return 0;
+    }
+
+    /** The given secrets replace what the JSON holds in every secret field (the redacted "***" a report prints). */
+    private static void putSecrets(Message.Builder builder, Map<String, String> given) {
+        if (given.isEmpty()) return;
+        for (var field : Secrets.secretFields(builder.getDescriptorForType())) {
+            if (!field.isMapField()) continue;
+            builder.clearField(field);
+            var entry = field.getMessageType();
+            given.forEach((k, v) -> {
+                Message.Builder pair = builder.newBuilderForField(field);
+                pair.setField(entry.findFieldByName("key"), k).setField(entry.findFieldByName("value"), v);
+                builder.addRepeatedField(field, pair.build());
+            });
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    static MethodDescriptor<Object, Object> find(String name) {
+        List<MethodDescriptor<?, ?>> unary = SERVICES.stream().flatMap(s -> s.getMethods().stream())
+                .filter(m -> m.getType() == MethodDescriptor.MethodType.UNARY).toList();
+        List<MethodDescriptor<?, ?>> hits = unary.stream().filter(m -> m.getFullMethodName().equals(name)).toList();
+        if (hits.isEmpty()) hits = unary.stream().filter(m -> name.equals(m.getBareMethodName())).toList();
+        if (hits.size() == 1) return (MethodDescriptor<Object, Object>) hits.getFirst();
+        Stream<MethodDescriptor<?, ?>> shown = hits.isEmpty() ? unary.stream() : hits.stream();
+        throw new IllegalArgumentException((hits.isEmpty() ? "no unary RPC '" : "'" ) + name + (hits.isEmpty() ? "'" : "' is ambiguous")
+                + "; one of: " + String.join(", ", shown.map(MethodDescriptor::getFullMethodName).toList()));
+    }
+}

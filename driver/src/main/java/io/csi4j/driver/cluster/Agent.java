@@ -1,0 +1,128 @@
+package io.csi4j.driver.cluster;
+
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.proto.csi.ControllerGrpc;
+import io.csi4j.proto.csi.GetPluginInfoRequest;
+import io.csi4j.proto.csi.GroupControllerGrpc;
+import io.csi4j.proto.csi.IdentityGrpc;
+import io.csi4j.sdk.CsiException;
+import io.csi4j.sdk.server.Channels;
+import io.csi4j.sdk.server.Endpoint;
+import io.csi4j.sdk.server.MutualTls;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * One node agent as the controller sees it: a mutual-TLS channel to its agent endpoint and the node id it
+ * said it serves (learned from GetPluginInfo's manifest, kept when it later stops answering, so a failure
+ * can name the node).
+ */
+public final class Agent implements AutoCloseable {
+    private final String address;
+    private final ManagedChannel channel;
+    private final Duration callTimeout;
+    private volatile String nodeId;
+    private volatile String problem = "not asked yet";
+
+    Agent(Endpoint.Tcp endpoint, String authority, MutualTls tls, Duration callTimeout) {
+        this.address = endpoint.host() + ":" + endpoint.port();
+        this.channel = Channels.builder(endpoint, tls, authority).build();
+        this.callTimeout = callTimeout;
+    }
+
+    /** host:port of the agent endpoint, as dialled. */
+    public String address() { return address; }
+
+    /** The node this agent serves, or null while it has never answered. */
+    public String nodeId() { return nodeId; }
+
+    public String topologyValue() { return DriverConfig.topologyValue(nodeId); }
+
+    /** Why the agent is not identified (when {@link #nodeId()} is null). */
+    String problem() { return problem; }
+
+    /** How errors name this agent: {@code node 'n1' (10.0.0.7:7443)}. */
+    public String describe() {
+        return nodeId == null ? "agent " + address : "node '" + nodeId + "' (" + address + ")";
+    }
+
+    /** Asks the agent which node it is; true when it answered as a csi4j agent. */
+    boolean identify() {
+        try {
+            var info = IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+            String node = info.getManifestMap().get("node");
+            if (!DriverConfig.PLUGIN_NAME.equals(info.getName()) || node == null || node.isEmpty()) {
+                problem = "it is not a csi4j node agent (plugin '" + info.getName() + "', no node in its manifest)";
+                return false;
+            }
+            nodeId = node;
+            problem = null;
+            return true;
+        } catch (StatusRuntimeException e) {
+            problem = describeFailure(e);
+            channel.resetConnectBackoff();  // so the next call tries at once, not after gRPC's backoff
+            return false;
+        }
+    }
+
+    /** Calls {@code rpc} on this agent; its errors come back as they are, a silence as UNAVAILABLE naming the node. */
+    public <T> T call(Function<Agent, T> rpc) {
+        try {
+            return rpc.apply(this);
+        } catch (StatusRuntimeException e) {
+            throw translate(e);
+        }
+    }
+
+    CsiException translate(StatusRuntimeException e) {
+        Status.Code code = e.getStatus().getCode();
+        if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
+            channel.resetConnectBackoff();
+            return CsiException.unavailable(describe() + " did not answer: " + describeFailure(e));
+        }
+        String message = e.getStatus().getDescription();
+        return new CsiException(code, message == null ? code.name() : message);
+    }
+
+    public ControllerGrpc.ControllerBlockingStub controller() {
+        return ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
+    }
+
+    public GroupControllerGrpc.GroupControllerBlockingStub groupController() {
+        return GroupControllerGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
+    }
+
+    public io.csi4j.proto.addons.volumegroup.ControllerGrpc.ControllerBlockingStub volumeGroups() {
+        return io.csi4j.proto.addons.volumegroup.ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
+    }
+
+    public io.csi4j.proto.cluster.NodeAgentGrpc.NodeAgentBlockingStub nodeAgent() {
+        return io.csi4j.proto.cluster.NodeAgentGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
+    }
+
+    private static String describeFailure(StatusRuntimeException e) {
+        String text = e.getStatus().getCode() + (e.getStatus().getDescription() == null ? "" : ": " + e.getStatus().getDescription());
+        return e.getCause() == null || text.contains(String.valueOf(e.getCause().getMessage())) ? text
+                : text + " (" + e.getCause().getMessage() + ")";
+    }
+
+    @Override
+    public void close() {
+        channel.shutdownNow();
+        try {
+            channel.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return describe();
+    }
+}

@@ -1,0 +1,74 @@
+package io.csi4j.driver.cluster;
+
+import io.csi4j.driver.Driver;
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.addons.AddonsIdentityService;
+import io.csi4j.driver.csi.IdentityService;
+import io.csi4j.sdk.server.MutualTls;
+import io.grpc.BindableService;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The composition root of {@code csi4j serve --mode controller}: a stateless router in front of the node
+ * agents. It holds no catalog and no pool; what it knows is which agent serves which node.
+ */
+public final class ClusterController implements AutoCloseable {
+    /** How the controller reaches its agents. {@code pageTokenKey} null: a random key (tokens die with the process). */
+    public record Config(List<Agents.Entry> agents, MutualTls tls, byte[] pageTokenKey, Duration callTimeout,
+                         Duration refreshEvery, DriverConfig addonsSemantics) {
+        public Config {
+            agents = List.copyOf(agents);
+            if (agents.isEmpty()) throw new IllegalArgumentException("a controller needs at least one agent (--agents)");
+        }
+    }
+
+    private final Config config;
+    private final Agents agents;
+    private final ClusterPageToken tokens;
+
+    public ClusterController(Config config) {
+        this.config = config;
+        this.agents = new Agents(config.agents(), config.tls(), config.callTimeout(), config.refreshEvery());
+        this.tokens = config.pageTokenKey() == null ? ClusterPageToken.withRandomKey() : new ClusterPageToken(config.pageTokenKey());
+    }
+
+    /** Identity, Controller and GroupController, for the controller's CSI socket. */
+    public List<BindableService> csiServices() {
+        return List.of(new IdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), manifest(), agents::ready),
+                new ControllerRouter(agents, tokens), new GroupControllerRouter(agents));
+    }
+
+    /** CSI-Addons identity and volume groups, for the controller's CSI-Addons socket. */
+    public List<BindableService> addonsServices() {
+        return List.of(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), manifest(),
+                        AddonsIdentityService.capabilities(config.addonsSemantics()), agents::ready),
+                new VolumeGroupRouter(agents, tokens));
+    }
+
+    public Agents agents() {
+        return agents;
+    }
+
+    private Map<String, String> manifest() {
+        var manifest = new LinkedHashMap<String, String>();
+        manifest.put("role", "controller");
+        manifest.put("agents", String.join(",", config.agents().stream().map(e -> e.host() + ":" + e.port()).toList()));
+        return manifest;
+    }
+
+    /** The one line printed at start-up. */
+    public String describe(String endpoint) {
+        return "csi4j %s cluster controller serving %s on %s: agents=%s nodes=%s%s".formatted(Driver.version(),
+                DriverConfig.PLUGIN_NAME, endpoint, manifest().get("agents"),
+                agents.nodes().stream().map(Agent::nodeId).toList(),
+                agents.unidentified().isEmpty() ? "" : " not answering=" + agents.unidentified().stream().map(Agent::address).toList());
+    }
+
+    @Override
+    public void close() {
+        agents.close();
+    }
+}

@@ -1,0 +1,169 @@
+package io.csi4j.driver.cluster;
+
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.csi.ControllerService;
+import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.proto.csi.*;
+import io.csi4j.sdk.capability.Capabilities;
+import io.csi4j.sdk.paging.PageTokens;
+import io.grpc.stub.StreamObserver;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** csi.v1.Controller of the cluster controller: every call goes to the node that owns it, lists are merged. */
+public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
+    private final Agents agents;
+    private final Owners owners;
+    private final Placement placement;
+    private final ClusterPageToken tokens;
+
+    public ControllerRouter(Agents agents, ClusterPageToken tokens) {
+        this.agents = agents;
+        this.owners = new Owners(agents);
+        this.placement = new Placement(agents);
+        this.tokens = tokens;
+    }
+
+    @Override
+    public void createVolume(CreateVolumeRequest req, StreamObserver<CreateVolumeResponse> out) {
+        // the agent fills accessible_topology with its own node: exactly where the volume is
+        reply(out, placement.forVolume(req).call(a -> a.controller().createVolume(req)));
+    }
+
+    @Override
+    public void deleteVolume(DeleteVolumeRequest req, StreamObserver<DeleteVolumeResponse> out) {
+        reply(out, volume(req.getVolumeId()).call(a -> a.controller().deleteVolume(req)));
+    }
+
+    @Override
+    public void controllerPublishVolume(ControllerPublishVolumeRequest req, StreamObserver<ControllerPublishVolumeResponse> out) {
+        Agent owner = volume(req.getVolumeId());
+        boolean ours = io.csi4j.driver.id.ObjectId.parse(Kind.VOLUME, req.getVolumeId()).isPresent();
+        // a local volume is reachable from its own node only; its agent would not know the other node at all
+        if (ours && !req.getNodeId().equals(owner.nodeId()) && agents.nodes().stream().anyMatch(a -> a.nodeId().equals(req.getNodeId()))) {
+            throw io.csi4j.sdk.CsiException.failedPrecondition("volume " + req.getVolumeId() + " lives on node '" + owner.nodeId()
+                    + "' and is accessible from that node only (its accessible_topology); it cannot be published to node '"
+                    + req.getNodeId() + "'");
+        }
+        reply(out, owner.call(a -> a.controller().controllerPublishVolume(req)));
+    }
+
+    @Override
+    public void controllerUnpublishVolume(ControllerUnpublishVolumeRequest req, StreamObserver<ControllerUnpublishVolumeResponse> out) {
+        reply(out, volume(req.getVolumeId()).call(a -> a.controller().controllerUnpublishVolume(req)));
+    }
+
+    @Override
+    public void validateVolumeCapabilities(ValidateVolumeCapabilitiesRequest req, StreamObserver<ValidateVolumeCapabilitiesResponse> out) {
+        reply(out, volume(req.getVolumeId()).call(a -> a.controller().validateVolumeCapabilities(req)));
+    }
+
+    @Override
+    public void listVolumes(ListVolumesRequest req, StreamObserver<ListVolumesResponse> out) {
+        agents.requireAllIdentified("ListVolumes");
+        var page = MergedListing.page(tokens, "volumes", "", agents.nodes(), req.getStartingToken(), req.getMaxEntries(),
+                (agent, token, max) -> {
+                    var answer = agent.controller().listVolumes(req.toBuilder().setStartingToken(token).setMaxEntries(max).build());
+                    return new MergedListing.Slice<>(answer.getEntriesList(), answer.getNextToken(), answer.getSerializedSize());
+                });
+        reply(out, ListVolumesResponse.newBuilder().addAllEntries(page.entries()).setNextToken(page.nextToken()).build());
+    }
+
+    @Override
+    public void controllerGetVolume(ControllerGetVolumeRequest req, StreamObserver<ControllerGetVolumeResponse> out) {
+        reply(out, volume(req.getVolumeId()).call(a -> a.controller().controllerGetVolume(req)));
+    }
+
+    @Override
+    public void controllerModifyVolume(ControllerModifyVolumeRequest req, StreamObserver<ControllerModifyVolumeResponse> out) {
+        reply(out, volume(req.getVolumeId()).call(a -> a.controller().controllerModifyVolume(req)));
+    }
+
+    @Override
+    public void controllerExpandVolume(ControllerExpandVolumeRequest req, StreamObserver<ControllerExpandVolumeResponse> out) {
+        reply(out, volume(req.getVolumeId()).call(a -> a.controller().controllerExpandVolume(req)));
+    }
+
+    /** For a node's segment: that node's answer (0 for a segment of no node); without one: the sum of all nodes. */
+    @Override
+    public void getCapacity(GetCapacityRequest req, StreamObserver<GetCapacityResponse> out) {
+        String segment = req.hasAccessibleTopology() ? req.getAccessibleTopology().getSegmentsMap().get(DriverConfig.TOPOLOGY_KEY) : null;
+        if (segment != null) {
+            Optional<Agent> node = agents.byTopologyValue(segment);
+            reply(out, node.isPresent() ? node.get().call(a -> a.controller().getCapacity(req)) : GetCapacityResponse.getDefaultInstance());
+            return;
+        }
+        agents.requireAllIdentified("GetCapacity of the whole cluster");
+        Map<Agent, GetCapacityResponse> answers = Fanout.all(agents.nodes(), a -> a.controller().getCapacity(req.toBuilder()
+                .setAccessibleTopology(Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, a.topologyValue())).build())).fromAll();
+        long sum = 0;
+        long maximum = 0;
+        for (GetCapacityResponse answer : answers.values()) {
+            sum += answer.getAvailableCapacity();
+            if (answer.hasMaximumVolumeSize()) maximum = Math.max(maximum, answer.getMaximumVolumeSize().getValue());
+        }
+        var response = GetCapacityResponse.newBuilder().setAvailableCapacity(sum);
+        if (maximum > 0) response.setMaximumVolumeSize(com.google.protobuf.Int64Value.of(maximum));
+        reply(out, response.build());
+    }
+
+    @Override
+    public void controllerGetCapabilities(ControllerGetCapabilitiesRequest req, StreamObserver<ControllerGetCapabilitiesResponse> out) {
+        reply(out, Capabilities.controller(ControllerService.CAPABILITIES));
+    }
+
+    @Override
+    public void createSnapshot(CreateSnapshotRequest req, StreamObserver<CreateSnapshotResponse> out) {
+        reply(out, volume(req.getSourceVolumeId()).call(a -> a.controller().createSnapshot(req)));
+    }
+
+    @Override
+    public void deleteSnapshot(DeleteSnapshotRequest req, StreamObserver<DeleteSnapshotResponse> out) {
+        reply(out, snapshot(req.getSnapshotId()).call(a -> a.controller().deleteSnapshot(req)));
+    }
+
+    @Override
+    public void getSnapshot(GetSnapshotRequest req, StreamObserver<GetSnapshotResponse> out) {
+        reply(out, snapshot(req.getSnapshotId()).call(a -> a.controller().getSnapshot(req)));
+    }
+
+    /** Filtered by snapshot or source volume: that one node (an id of no node matches nothing); else every node. */
+    @Override
+    public void listSnapshots(ListSnapshotsRequest req, StreamObserver<ListSnapshotsResponse> out) {
+        List<Agent> nodes;
+        try {
+            nodes = !req.getSnapshotId().isEmpty() ? List.of(snapshot(req.getSnapshotId()))
+                    : !req.getSourceVolumeId().isEmpty() ? List.of(volume(req.getSourceVolumeId()))
+                    : null;
+        } catch (io.csi4j.sdk.CsiException e) {
+            if (e.code() != io.grpc.Status.Code.NOT_FOUND) throw e;
+            reply(out, ListSnapshotsResponse.getDefaultInstance());  // the spec: no match is an empty list, not an error
+            return;
+        }
+        if (nodes == null) {
+            agents.requireAllIdentified("ListSnapshots");
+            nodes = agents.nodes();
+        }
+        String filter = PageTokens.fingerprint(req.getSnapshotId(), req.getSourceVolumeId());
+        var page = MergedListing.page(tokens, "snapshots", filter, nodes, req.getStartingToken(), req.getMaxEntries(),
+                (agent, token, max) -> {
+                    var answer = agent.controller().listSnapshots(req.toBuilder().setStartingToken(token).setMaxEntries(max).build());
+                    return new MergedListing.Slice<>(answer.getEntriesList(), answer.getNextToken(), answer.getSerializedSize());
+                });
+        reply(out, ListSnapshotsResponse.newBuilder().addAllEntries(page.entries()).setNextToken(page.nextToken()).build());
+    }
+
+    private Agent volume(String id) {
+        return owners.of(Kind.VOLUME, id, "volume");
+    }
+
+    private Agent snapshot(String id) {
+        return owners.of(Kind.SNAPSHOT, id, "snapshot");
+    }
+
+    static <T> void reply(StreamObserver<T> out, T response) {
+        out.onNext(response);
+        out.onCompleted();
+    }
+}

@@ -1,0 +1,41 @@
+package io.csi4j.driver.cluster;
+
+import io.csi4j.driver.id.ObjectId;
+import io.csi4j.sdk.CsiException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Which agent a request goes to, from the ids in it. */
+final class Owners {
+    private final Agents agents;
+
+    Owners(Agents agents) {
+        this.agents = agents;
+    }
+
+    /**
+     * The agent owning {@code id}: the node the id names (NOT_FOUND if no such node is in the cluster). An id
+     * that is not of our shape exists on no node: any agent answers for it exactly as a single plugin would
+     * (NOT_FOUND, or OK for a delete), so the router adds no semantics of its own there.
+     */
+    Agent of(ObjectId.Kind kind, String id, String what) {
+        return ObjectId.parse(kind, id).map(parsed -> agents.owner(parsed, what)).orElseGet(agents::any);
+    }
+
+    /**
+     * The one node all {@code ids} live on, for requests that span objects (group snapshots, volume groups).
+     * Members on several nodes: FAILED_PRECONDITION naming them (cross-node groups are not supported yet).
+     */
+    Agent common(ObjectId.Kind kind, List<String> ids, String what, String request) {
+        Map<Agent, List<String>> byNode = new LinkedHashMap<>();
+        for (String id : ids) byNode.computeIfAbsent(of(kind, id, what), a -> new java.util.ArrayList<>()).add(id);
+        if (byNode.size() > 1) {
+            StringBuilder nodes = new StringBuilder();
+            byNode.forEach((agent, list) -> nodes.append(nodes.isEmpty() ? "" : ", ").append(agent.nodeId()).append(": ").append(list));
+            throw CsiException.failedPrecondition(request + ": the " + what + "s live on different nodes (" + nodes
+                    + "); this cluster does not yet span nodes for one " + request + ", so every member must be on one node");
+        }
+        return byNode.keySet().iterator().next();
+    }
+}

@@ -1,0 +1,111 @@
+package io.csi4j.driver.cluster;
+
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.id.ObjectId;
+import io.csi4j.proto.csi.CreateVolumeRequest;
+import io.csi4j.proto.csi.GetCapacityRequest;
+import io.csi4j.proto.csi.Topology;
+import io.csi4j.proto.csi.VolumeCapability;
+import io.csi4j.sdk.CsiException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/** Chooses the node a new volume (or an empty volume group) goes to. */
+final class Placement {
+    /** Placement asks every node; one that does not answer within this is passed over, not waited for. */
+    static final java.time.Duration PROBE_TIMEOUT = java.time.Duration.ofSeconds(10);
+
+    private final Agents agents;
+
+    Placement(Agents agents) {
+        this.agents = agents;
+    }
+
+    /**
+     * A content source decides (a volume is made on its source's node), and must agree with the requisite
+     * topology; else the first preferred, then requisite, topology that names a node of the cluster; without
+     * requirements, the node that already has a volume of that name, else the one with the most free capacity.
+     */
+    Agent forVolume(CreateVolumeRequest req) {
+        Optional<Agent> source = source(req);
+        List<String> preferred = nodeValues(req.getAccessibilityRequirements().getPreferredList());
+        List<String> requisite = nodeValues(req.getAccessibilityRequirements().getRequisiteList());
+        if (source.isPresent()) {
+            Agent node = source.get();
+            if (!requisite.isEmpty() && !requisite.contains(node.topologyValue())) {
+                throw CsiException.failedPrecondition("the content source lives on node '" + node.nodeId()
+                        + "', but the accessibility requirements ask for node(s) " + requisite
+                        + "; a volume is made on its source's node (cross-node restore and clone are not supported yet)");
+            }
+            return node;
+        }
+        Set<String> candidates = new LinkedHashSet<>();
+        preferred.stream().filter(v -> requisite.isEmpty() || requisite.contains(v)).forEach(candidates::add);
+        candidates.addAll(requisite);
+        for (String value : candidates) {
+            Optional<Agent> node = agents.byTopologyValue(value);
+            if (node.isPresent()) return node.get();
+        }
+        if (!requisite.isEmpty()) {
+            throw CsiException.resourceExhausted("no node of this cluster is in the requisite topology " + requisite
+                    + " (nodes: " + agents.nodes().stream().map(Agent::topologyValue).toList() + ")");
+        }
+        return withName(req.getName()).orElseGet(() -> mostFreeCapacity(req.getVolumeCapabilitiesList(), req.getParametersMap()));
+    }
+
+    /**
+     * The answering node that already holds a volume of this name: a retried CreateVolume goes back to it, not
+     * to whichever node has the most room now. A silent node is not waited for (creating stays possible while
+     * one node is down); a retry whose first attempt is on that very node could then make a second volume.
+     */
+    private Optional<Agent> withName(String name) {
+        var answers = Fanout.all(agents.nodes(), a -> a.nodeAgent().withDeadlineAfter(PROBE_TIMEOUT)
+                .findVolume(io.csi4j.proto.cluster.FindVolumeRequest.newBuilder().setName(name).build()).getVolumeId());
+        return answers.results().entrySet().stream().filter(e -> !e.getValue().isEmpty()).map(Map.Entry::getKey).findFirst();
+    }
+
+    /** The answering node with the most available capacity; ties go to the first node id. */
+    Agent mostFreeCapacity(List<VolumeCapability> capabilities, Map<String, String> parameters) {
+        List<Agent> nodes = agents.nodes();
+        if (nodes.isEmpty()) throw agents.unknownNode("placement", "any");
+        var answers = Fanout.all(nodes, a -> a.controller().withDeadlineAfter(PROBE_TIMEOUT).getCapacity(GetCapacityRequest.newBuilder()
+                .addAllVolumeCapabilities(capabilities).putAllParameters(parameters)
+                .setAccessibleTopology(Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, a.topologyValue()))
+                .build()).getAvailableCapacity());
+        return answers.results().entrySet().stream()
+                .max(Comparator.<Map.Entry<Agent, Long>>comparingLong(Map.Entry::getValue)
+                        .thenComparing(e -> e.getKey().nodeId(), Comparator.reverseOrder()))
+                .map(Map.Entry::getKey)
+                .orElseThrow(() -> CsiException.unavailable("no node answers: " + String.join("; ", answers.silent())));
+    }
+
+    /** The node of the content source; NOT_FOUND for an id of ours naming no node; empty without a source. */
+    private Optional<Agent> source(CreateVolumeRequest req) {
+        if (!req.hasVolumeContentSource()) return Optional.empty();
+        var source = req.getVolumeContentSource();
+        if (source.hasSnapshot()) return owner(ObjectId.Kind.SNAPSHOT, source.getSnapshot().getSnapshotId(), "snapshot");
+        if (source.hasVolume()) return owner(ObjectId.Kind.VOLUME, source.getVolume().getVolumeId(), "volume");
+        return Optional.empty();
+    }
+
+    private Optional<Agent> owner(ObjectId.Kind kind, String id, String what) {
+        // an id that is not ours exists nowhere: any node answers NOT_FOUND for it, as a single plugin does
+        return Optional.of(ObjectId.parse(kind, id).map(parsed -> agents.owner(parsed, "source " + what))
+                .orElseThrow(() -> CsiException.notFound("source " + what + " " + id + " does not exist")));
+    }
+
+    /** The values of topology.csi4j.io/node, in order; topologies without that key constrain nothing. */
+    private static List<String> nodeValues(List<Topology> topologies) {
+        List<String> values = new ArrayList<>();
+        for (Topology t : topologies) {
+            String value = t.getSegmentsMap().get(DriverConfig.TOPOLOGY_KEY);
+            if (value != null && !values.contains(value)) values.add(value);
+        }
+        return values;
+    }
+}

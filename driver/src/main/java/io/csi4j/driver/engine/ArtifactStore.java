@@ -1,0 +1,83 @@
+package io.csi4j.driver.engine;
+
+import static io.csi4j.driver.engine.EngineErrors.run;
+import static io.csi4j.driver.engine.EngineErrors.translate;
+
+import io.csi4j.driver.engine.PoolLayout.EntryType;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * What both engines do the same way with the artifacts in their pool, whatever an artifact is (an image file or a
+ * directory): list them, read and relabel their sidecars, tell whether one holds data, make deletes durable and
+ * sweep leftovers. The engines differ in how they make, cut, attach and measure artifacts, not in this.
+ */
+final class ArtifactStore {
+    private final PoolLayout layout;
+    private final EntryType type;
+
+    ArtifactStore(PoolLayout layout, EntryType type) {
+        this.layout = layout;
+        this.type = type;
+    }
+
+    PoolLayout layout() {
+        return layout;
+    }
+
+    /** Whether the artifact exists as this store's type; IN_USE when something else sits under its name. */
+    boolean exists(Artifact.Kind kind, String id) {
+        return layout.exists(kind, id, type);
+    }
+
+    Set<String> ids(Artifact.Kind kind) {
+        return translate("listing " + PoolLayout.label(kind) + "s", () -> layout.ids(kind));
+    }
+
+    /** The sidecar of an existing artifact (empty when either is missing), unchecked for size. */
+    Optional<Artifact> sidecar(Artifact.Kind kind, String id) {
+        PoolLayout.checkId(PoolLayout.label(kind), id);
+        return translate("reading " + id, () -> exists(kind, id) ? layout.readSidecar(kind, id) : Optional.empty());
+    }
+
+    /** The sidecar, or empty when it is missing or torn (a power cut after an unsynced write). */
+    Optional<Artifact> readableSidecar(Artifact.Kind kind, String id) {
+        try {
+            return layout.readSidecar(kind, id);
+        } catch (IllegalArgumentException | UncheckedIOException torn) {
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * The end of re-making a blank artifact from its row: a missing or torn sidecar is written from
+     * {@code description}, then artifact, sidecar and their names are made durable. True if the sidecar was written.
+     */
+    boolean settleBlank(Artifact description) {
+        boolean rewritten = readableSidecar(description.kind(), description.id()).isEmpty();
+        if (rewritten) layout.writeSidecarUnsynced(description);
+        layout.syncArtifact(description.kind(), description.id());
+        return rewritten;
+    }
+
+    /** Writes {@code label} into an existing artifact's sidecar if it says otherwise (nothing for NONE). */
+    void relabel(Artifact.Kind kind, String id, Artifact.Label label) {
+        if (!label.equals(Artifact.Label.NONE)) layout.rewriteSidecar(kind, id, type, a -> a.withLabel(label));
+    }
+
+    boolean holdsData(Artifact.Kind kind, String id) {
+        PoolLayout.checkId(PoolLayout.label(kind), id);
+        return translate("looking into " + id, () -> layout.holdsData(kind, id));
+    }
+
+    void syncDeletes() {
+        run("syncing " + layout.dir(Artifact.Kind.VOLUME), () -> layout.syncDirectory(Artifact.Kind.VOLUME));
+    }
+
+    List<Path> sweep() {
+        return translate("sweeping " + layout.tmpDir(), layout::sweep);
+    }
+}
