@@ -28,8 +28,7 @@ final class Owners {
      * Members on several nodes: FAILED_PRECONDITION naming them (cross-node groups are not supported yet).
      */
     Agent common(ObjectId.Kind kind, List<String> ids, String what, String request) {
-        Map<Agent, List<String>> byNode = new LinkedHashMap<>();
-        for (String id : ids) byNode.computeIfAbsent(of(kind, id, what), a -> new java.util.ArrayList<>()).add(id);
+        Map<Agent, List<String>> byNode = byNode(kind, ids, what);
         if (byNode.size() > 1) {
             StringBuilder nodes = new StringBuilder();
             byNode.forEach((agent, list) -> nodes.append(nodes.isEmpty() ? "" : ", ").append(agent.nodeId()).append(": ").append(list));
@@ -37,5 +36,12 @@ final class Owners {
                     + "); this cluster does not yet span nodes for one " + request + ", so every member must be on one node");
         }
         return byNode.keySet().iterator().next();
+    }
+
+    /** The ids grouped by the agent owning each, in the order they come. */
+    Map<Agent, List<String>> byNode(ObjectId.Kind kind, List<String> ids, String what) {
+        Map<Agent, List<String>> byNode = new LinkedHashMap<>();
+        for (String id : ids) byNode.computeIfAbsent(of(kind, id, what), a -> new java.util.ArrayList<>()).add(id);
+        return byNode;
     }
 }

@@ -275,6 +275,31 @@ public final class DirEngine implements StorageEngine {
     }
 
     @Override
+    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held) {
+        // nothing to freeze here: a member published writable is refused below, with or without a hold
+        return createGroupSnapshot(snapshotToVolume, label);
+    }
+
+    /** A directory cannot be frozen: the hold only checks that no member is published writable. */
+    @Override
+    public FreezeHold holdFrozen(List<String> volumeIds) {
+        List<String> ids = volumeIds.stream().map(id -> PoolLayout.checkId("volume", id)).toList();
+        return translate("holding " + ids, () -> {
+            MountTable table = MountTable.read();
+            for (String volumeId : ids) {
+                if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
+                    throw StorageException.notFound("volume " + volumeId + " does not exist");
+                }
+                if (mountsOf(table, volumeId).stream().anyMatch(m -> !m.readOnly())) {
+                    throw StorageException.inUse("volume " + volumeId
+                            + " is published writable; a directory cannot be frozen, so a group snapshot could not be write-order consistent");
+                }
+            }
+            return new FreezeHold(ids, null);
+        });
+    }
+
+    @Override
     public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label) {
         if (snapshotToVolume.isEmpty()) throw StorageException.invalid("no volumes to snapshot");
         Map<String, String> members = new TreeMap<>();

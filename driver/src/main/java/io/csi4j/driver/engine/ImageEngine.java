@@ -354,6 +354,18 @@ public final class ImageEngine implements StorageEngine {
      * page cache is flushed into the image first, so what was written before the cut is in it.
      */
     private void cut(List<String> volumeIds, Runnable work) {
+        Freeze.Frozen frozen = freezeMounted(volumeIds);
+        if (frozen == null) {
+            work.run();
+            return;
+        }
+        try (frozen) {
+            work.run();
+        }
+    }
+
+    /** Freezes the mounted filesystems of these volumes (null when none is mounted); flushes attached block devices. */
+    private Freeze.Frozen freezeMounted(List<String> volumeIds) {
         MountTable table = MountTable.read();
         Map<String, Path> mountPoints = new LinkedHashMap<>();
         for (String volumeId : volumeIds) {
@@ -367,21 +379,27 @@ public final class ImageEngine implements StorageEngine {
                 }
             }
         }
-        if (mountPoints.isEmpty()) {
-            work.run();
-            return;
-        }
-        Freeze.Frozen frozen;
+        if (mountPoints.isEmpty()) return null;
         try {
-            frozen = Freeze.freezeAll(mountPoints.values());
+            return Freeze.freezeAll(mountPoints.values());
         } catch (OsException e) {
             // frozen already: another snapshot of one of these volumes is being cut right now
             if (e.is(Errno.EBUSY)) throw new StorageException(StorageException.Reason.BUSY, "freezing " + mountPoints.values() + ": busy; retry", e);
             throw e;
         }
-        try (frozen) {
-            work.run();
-        }
+    }
+
+    @Override
+    public FreezeHold holdFrozen(List<String> volumeIds) {
+        List<String> ids = volumeIds.stream().map(id -> PoolLayout.checkId("volume", id)).toList();
+        return translate("freezing " + ids, () -> {
+            for (String volumeId : ids) {
+                if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
+                    throw StorageException.notFound("volume " + volumeId + " does not exist");
+                }
+            }
+            return new FreezeHold(ids, freezeMounted(ids));
+        });
     }
 
     @Override
@@ -465,6 +483,11 @@ public final class ImageEngine implements StorageEngine {
 
     @Override
     public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label) {
+        return createGroupSnapshot(snapshotToVolume, label, null);
+    }
+
+    @Override
+    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held) {
         if (snapshotToVolume.isEmpty()) throw StorageException.invalid("no volumes to snapshot");
         Map<String, String> members = new TreeMap<>();
         snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));
@@ -481,7 +504,7 @@ public final class ImageEngine implements StorageEngine {
             }
             // some but not all: left by an interrupted cut, not consistent with a new one; start over
             done.keySet().forEach(id -> layout.delete(Artifact.Kind.SNAPSHOT, id));
-            return cutSnapshots(members, label);
+            return cutSnapshots(members, label, held);
         });
     }
 
@@ -499,7 +522,7 @@ public final class ImageEngine implements StorageEngine {
         return done;
     }
 
-    private Map<String, Long> cutSnapshots(Map<String, String> members, Artifact.Label label) {
+    private Map<String, Long> cutSnapshots(Map<String, String> members, Artifact.Label label, FreezeHold held) {
         Map<String, Path> temps = new LinkedHashMap<>();
         Map<String, Long> sizes = new TreeMap<>();
         List<PoolLayout.Finished> finished = new ArrayList<>();
@@ -514,8 +537,8 @@ public final class ImageEngine implements StorageEngine {
                         Artifact.volumeSource(volumeId), Instant.now()).withLabel(label), temp));
                 sizes.put(snapshotId, size);
             });
-            cut(List.copyOf(members.values()), () -> members.forEach((snapshotId, volumeId) ->
-                    cloneOrCopy(image(volumeId), temps.get(snapshotId))));
+            Runnable reflinkAll = () -> members.forEach((snapshotId, volumeId) -> cloneOrCopy(image(volumeId), temps.get(snapshotId)));
+            if (held == null) cut(List.copyOf(members.values()), reflinkAll); else held.whileFrozen(members.values(), reflinkAll);
             layout.publish(finished);  // after the thaw: syncing is no reason to keep a workload frozen
             return sizes;
         } catch (RuntimeException e) {
