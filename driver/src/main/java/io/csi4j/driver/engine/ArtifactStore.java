@@ -4,6 +4,7 @@ import static io.csi4j.driver.engine.EngineErrors.run;
 import static io.csi4j.driver.engine.EngineErrors.translate;
 
 import io.csi4j.driver.engine.PoolLayout.EntryType;
+import io.csi4j.driver.storage.StorageException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -31,6 +32,15 @@ final class ArtifactStore {
     /** Whether the artifact exists as this store's type; IN_USE when something else sits under its name. */
     boolean exists(Artifact.Kind kind, String id) {
         return layout.exists(kind, id, type);
+    }
+
+    /** NOT_FOUND unless the artifact exists (as this store's type). */
+    void require(Artifact.Kind kind, String id) {
+        require(kind, id, PoolLayout.label(kind));
+    }
+
+    void require(Artifact.Kind kind, String id, String what) {
+        if (!exists(kind, id)) throw StorageException.notFound(what + " " + id + " does not exist");
     }
 
     Set<String> ids(Artifact.Kind kind) {
@@ -66,6 +76,15 @@ final class ArtifactStore {
     /** Writes {@code label} into an existing artifact's sidecar if it says otherwise (nothing for NONE). */
     void relabel(Artifact.Kind kind, String id, Artifact.Label label) {
         if (!label.equals(Artifact.Label.NONE)) layout.rewriteSidecar(kind, id, type, a -> a.withLabel(label));
+    }
+
+    /** Deletes an artifact and its sidecar, durably; nothing when it is gone already; IN_USE for a symlink in its place. */
+    void delete(Artifact.Kind kind, String id) {
+        PoolLayout.checkId(PoolLayout.label(kind), id);
+        run("deleting " + PoolLayout.label(kind) + " " + id, () -> {
+            exists(kind, id);  // refuses a symlink or an entry of the other type there
+            layout.delete(kind, id);
+        });
     }
 
     boolean holdsData(Artifact.Kind kind, String id) {

@@ -22,7 +22,7 @@ import java.util.Set;
  * with the call and path); the CSI layer picks the status code. Node methods derive their state from the kernel's mount table and loop
  * devices, never from memory, so they work the same after a restart.
  */
-public sealed interface StorageEngine extends AutoCloseable permits ImageEngine, DirEngine {
+public sealed interface StorageEngine extends AutoCloseable permits PoolEngine {
 
     /** "image" or "dir". */
     String name();
