@@ -59,9 +59,9 @@ public final class ImageEngine extends PoolEngine {
     /** mkfs.xfs (xfsprogs >= 5.19) refuses filesystems under 300 MiB. */
     static final long XFS_MINIMUM = 300 * MIB;
     static final long EXT4_MINIMUM = 16 * MIB;
-    static final Set<String> FILESYSTEMS = Set.of("ext4", "xfs");
+    /** The filesystems a mount volume of this engine can have: the one list, the domain checks requests against it. */
+    public static final List<String> FILESYSTEMS = List.of("ext4", "xfs");
     static final String DEFAULT_FS = "ext4";
-    static final long MAX_READ_AHEAD_KIB = 65536;
     /** What the kernel gives a loop device; a read-ahead of 0 from the caller means "back to this". */
     static final long DEFAULT_READ_AHEAD_KIB = 128;
 
