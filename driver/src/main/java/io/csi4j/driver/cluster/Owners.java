@@ -38,10 +38,20 @@ final class Owners {
         return byNode.keySet().iterator().next();
     }
 
-    /** The ids grouped by the agent owning each, in the order they come. */
+    /**
+     * The ids grouped by the agent owning each, in the order they come. An id that is not of our shape exists on no
+     * node: it goes with the first node an id of ours names (which answers NOT_FOUND for it, as a single plugin
+     * would), so it never makes a request look as if it spanned nodes.
+     */
     Map<Agent, List<String>> byNode(ObjectId.Kind kind, List<String> ids, String what) {
         Map<Agent, List<String>> byNode = new LinkedHashMap<>();
-        for (String id : ids) byNode.computeIfAbsent(of(kind, id, what), a -> new java.util.ArrayList<>()).add(id);
+        List<String> foreign = new java.util.ArrayList<>();
+        for (String id : ids) {
+            if (ObjectId.parse(kind, id).isEmpty()) foreign.add(id);
+            else byNode.computeIfAbsent(of(kind, id, what), a -> new java.util.ArrayList<>()).add(id);
+        }
+        if (!foreign.isEmpty()) byNode.computeIfAbsent(byNode.isEmpty() ? agents.any() : byNode.keySet().iterator().next(),
+                a -> new java.util.ArrayList<>()).addAll(foreign);
         return byNode;
     }
 }

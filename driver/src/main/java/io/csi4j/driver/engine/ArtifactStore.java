@@ -36,7 +36,7 @@ final class ArtifactStore {
 
     /** NOT_FOUND unless the artifact exists (as this store's type). */
     void require(Artifact.Kind kind, String id) {
-        require(kind, id, PoolLayout.label(kind));
+        require(kind, id, PoolLayout.kindName(kind));
     }
 
     void require(Artifact.Kind kind, String id, String what) {
@@ -44,12 +44,12 @@ final class ArtifactStore {
     }
 
     Set<String> ids(Artifact.Kind kind) {
-        return translate("listing " + PoolLayout.label(kind) + "s", () -> layout.ids(kind));
+        return translate("listing " + PoolLayout.kindName(kind) + "s", () -> layout.ids(kind));
     }
 
     /** The sidecar of an existing artifact (empty when either is missing), unchecked for size. */
     Optional<Artifact> sidecar(Artifact.Kind kind, String id) {
-        PoolLayout.checkId(PoolLayout.label(kind), id);
+        PoolLayout.checkId(PoolLayout.kindName(kind), id);
         return translate("reading " + id, () -> exists(kind, id) ? layout.readSidecar(kind, id) : Optional.empty());
     }
 
@@ -80,15 +80,15 @@ final class ArtifactStore {
 
     /** Deletes an artifact and its sidecar, durably; nothing when it is gone already; IN_USE for a symlink in its place. */
     void delete(Artifact.Kind kind, String id) {
-        PoolLayout.checkId(PoolLayout.label(kind), id);
-        run("deleting " + PoolLayout.label(kind) + " " + id, () -> {
+        PoolLayout.checkId(PoolLayout.kindName(kind), id);
+        run("deleting " + PoolLayout.kindName(kind) + " " + id, () -> {
             exists(kind, id);  // refuses a symlink or an entry of the other type there
             layout.delete(kind, id);
         });
     }
 
     boolean holdsData(Artifact.Kind kind, String id) {
-        PoolLayout.checkId(PoolLayout.label(kind), id);
+        PoolLayout.checkId(PoolLayout.kindName(kind), id);
         return translate("looking into " + id, () -> layout.holdsData(kind, id));
     }
 

@@ -275,7 +275,10 @@ public final class DirEngine extends PoolEngine {
             }
             Map<String, Long> sizes = new TreeMap<>();
             try {
-                members.forEach((snapshotId, volumeId) -> sizes.put(snapshotId, snapshot(snapshotId, volumeId, label)));
+                sourcesStayed(members.values(), () -> {
+                    members.forEach((snapshotId, volumeId) -> sizes.put(snapshotId, snapshot(snapshotId, volumeId, label)));
+                    return null;
+                });
             } catch (RuntimeException e) {
                 deleteMembers(members.keySet(), e);
                 throw e;

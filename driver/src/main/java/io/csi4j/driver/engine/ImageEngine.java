@@ -290,7 +290,7 @@ public final class ImageEngine extends PoolEngine {
         try {
             cut(freeze, () -> cloneOrCopy(source, temp));
             if (size > sourceSize) sized(temp, size);
-            layout.publish(List.of(new PoolLayout.Finished(
+            layout.reveal(List.of(new PoolLayout.Finished(
                     new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now())
                             .withLabel(label), temp)));
             made = true;
@@ -455,7 +455,7 @@ public final class ImageEngine extends PoolEngine {
             }
             // some but not all: left by an interrupted cut, not consistent with a new one; start over
             done.keySet().forEach(id -> layout.delete(Artifact.Kind.SNAPSHOT, id));
-            return cutSnapshots(members, label, held);
+            return sourcesStayed(members.values(), () -> cutSnapshots(members, label, held));
         });
     }
 
@@ -490,7 +490,7 @@ public final class ImageEngine extends PoolEngine {
             });
             Runnable reflinkAll = () -> members.forEach((snapshotId, volumeId) -> cloneOrCopy(image(volumeId), temps.get(snapshotId)));
             if (held == null) cut(List.copyOf(members.values()), reflinkAll); else held.whileFrozen(members.values(), reflinkAll);
-            layout.publish(finished);  // after the thaw: syncing is no reason to keep a workload frozen
+            layout.reveal(finished);  // after the thaw: syncing is no reason to keep a workload frozen
             return sizes;
         } catch (RuntimeException e) {
             deleteMembers(members.keySet(), e);

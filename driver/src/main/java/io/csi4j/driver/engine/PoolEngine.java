@@ -80,8 +80,27 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
                 : "cloning volume " + sourceId + " into " + volumeId;
         return translate(verb, () -> {
             store.require(sourceKind, sourceId, what);
-            return make.get();
+            return sourceKind == Artifact.Kind.VOLUME ? sourcesStayed(List.of(sourceId), make) : make.get();
         });
+    }
+
+    /**
+     * Runs a cut or a copy from these volumes; when it fails because one of them was deleted meanwhile (a DeleteVolume
+     * committed between our check and the read), NOT_FOUND: the delete won the race, nothing failed.
+     */
+    final <T> T sourcesStayed(Collection<String> volumeIds, Supplier<T> work) {
+        try {
+            return work.get();
+        } catch (RuntimeException e) {
+            for (String volumeId : volumeIds) {
+                if (!store.exists(Artifact.Kind.VOLUME, volumeId)) {
+                    StorageException gone = StorageException.notFound("volume " + volumeId + " was deleted while it was being read");
+                    gone.addSuppressed(e);
+                    throw gone;
+                }
+            }
+            throw e;
+        }
     }
 
     /** The volume's artifact (image or directory); NOT_FOUND when it does not exist. */
