@@ -7,6 +7,7 @@ import static io.csi4j.driver.engine.EngineErrors.translate;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.Errno;
+import io.csi4j.driver.os.ExtentFile;
 import io.csi4j.driver.os.Freeze;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
@@ -539,6 +540,65 @@ public final class ImageEngine implements StorageEngine {
             layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.FILE); // refuses a symlink there
             layout.delete(Artifact.Kind.SNAPSHOT, snapshotId);
         });
+    }
+
+    // ---- snapshot metadata ----
+
+    @Override
+    public boolean mapsSnapshotBlocks() { return true; }
+
+    @Override
+    public RangeCursor allocatedRanges(String snapshotId, long from, java.util.function.BooleanSupplier cancelled) {
+        ExtentFile image = openSnapshot(snapshotId);
+        try {
+            checkOffset(from, image.size());
+            return new AllocatedRanges(image, from, cancelled);
+        } catch (RuntimeException e) {
+            image.close();
+            throw e;
+        }
+    }
+
+    /**
+     * From physical extents where the pool reflinks (every snapshot of a volume was cut by FICLONE of its one
+     * image), else by comparing data; the cursor says which ({@link RangeCursor#method}).
+     */
+    @Override
+    public RangeCursor changedRanges(String baseSnapshotId, String targetSnapshotId, long from,
+                                     java.util.function.BooleanSupplier cancelled) {
+        ExtentFile base = openSnapshot(baseSnapshotId);
+        ExtentFile target = null;
+        try {
+            target = openSnapshot(targetSnapshotId);
+            checkOffset(from, target.size());
+            ExtentFile t = target;
+            boolean shared = pool.reflink() && translate("mapping " + t.path(), () -> base.mapsExtents() && t.mapsExtents());
+            return shared ? new SharedExtentDelta(base, target, from, cancelled)
+                    : new DataComparisonDelta(base, target, from, translate("reading " + pool.path(),
+                            () -> Math.max(512, t.blockSize())), cancelled);
+        } catch (RuntimeException e) {
+            base.close();
+            if (target != null) target.close();
+            throw e;
+        }
+    }
+
+    private ExtentFile openSnapshot(String snapshotId) {
+        PoolLayout.checkId("snapshot", snapshotId);
+        return translate("opening snapshot " + snapshotId, () -> {
+            if (!layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.FILE)) {
+                throw StorageException.notFound("snapshot " + snapshotId + " has no image in the pool");
+            }
+            return ExtentFile.open(snapshotImage(snapshotId));
+        });
+    }
+
+    /** A resume offset may be the capacity itself (everything was sent), not beyond it. */
+    private static void checkOffset(long from, long capacity) {
+        if (from < 0 || from > capacity) {
+            throw StorageException.outOfRange("starting_offset " + from + " is outside the snapshot's volume of "
+                    + capacity + " bytes");
+        }
     }
 
     @Override

@@ -154,6 +154,31 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
      */
     List<Path> removeTemporaryArtifacts();
 
+    // ---- snapshot metadata: what a snapshot holds, what changed between two ----
+
+    /** Whether snapshots are block images whose ranges {@link #allocatedRanges} and {@link #changedRanges} map. */
+    default boolean mapsSnapshotBlocks() {
+        return false;
+    }
+
+    /**
+     * The allocated ranges of the snapshot's block image from {@code from} on, computed as they are pulled.
+     * NOT_FOUND without its image; UNSUPPORTED on an engine whose snapshots are no block images.
+     * {@code cancelled} is polled while scanning: a true answer ends the scan with a CancellationException.
+     */
+    default RangeCursor allocatedRanges(String snapshotId, long from, java.util.function.BooleanSupplier cancelled) {
+        throw StorageException.unsupported("the " + name() + " engine keeps no block images of snapshots");
+    }
+
+    /**
+     * The ranges whose content may differ between two snapshots of one volume, from {@code from} on, up to the
+     * target's size: from shared physical extents where the pool reflinks, else by comparing data.
+     */
+    default RangeCursor changedRanges(String baseSnapshotId, String targetSnapshotId, long from,
+                                      java.util.function.BooleanSupplier cancelled) {
+        throw StorageException.unsupported("the " + name() + " engine keeps no block images of snapshots");
+    }
+
     // ---- node side ----
 
     /**
