@@ -135,6 +135,9 @@ final class ServedDriver implements AutoCloseable {
 
     Driver driver() { return driver; }
 
+    /** The client channel to the plugin's socket, for stubs a test builds itself (streams, cancellation). */
+    ManagedChannel channel() { return channel; }
+
     Path socket() { return socket; }
 
     /** {@code <pool>/volumes}: every loop device of a volume is backed by a file here. */
