@@ -1,6 +1,7 @@
 package io.csi4j.driver;
 
 import io.csi4j.driver.addons.AddonsIdentityService;
+import io.csi4j.driver.addons.ReclaimSpaceNodeService;
 import io.csi4j.driver.addons.VolumeGroupService;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.csi.ControllerService;
@@ -105,13 +106,15 @@ public final class Driver implements AutoCloseable {
 
     /**
      * The CSI-Addons services, served on their own socket: identity always, volumegroup.Controller when this
-     * process serves the controller.
+     * process serves the controller, reclaimspace.ReclaimSpaceNode when it serves the node with the image engine.
      */
     public List<BindableService> addonsServices() {
         var services = new ArrayList<BindableService>();
+        boolean reclaim = config.mode().node() && node.reclaimsSpace();
         services.add(StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
-                AddonsIdentityService.capabilities(config), ready::get)));
+                AddonsIdentityService.capabilities(config, reclaim), ready::get)));
         if (config.mode().controller()) services.add(StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)));
+        if (reclaim) services.add(StorageStatus.wrap(new ReclaimSpaceNodeService(node)));
         return services;
     }
 

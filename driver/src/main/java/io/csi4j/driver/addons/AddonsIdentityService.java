@@ -39,19 +39,39 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
     }
 
     /**
-     * What {@code config} offers: nothing in node mode (volume groups are controller work); otherwise
-     * CONTROLLER_SERVICE and VOLUME_GROUP with Modify, Get and List, plus LIMIT_VOLUME_TO_ONE_VOLUME_GROUP and
-     * DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES when configured so.
+     * What {@code config} offers: in controller mode CONTROLLER_SERVICE and VOLUME_GROUP with Modify, Get and List,
+     * plus LIMIT_VOLUME_TO_ONE_VOLUME_GROUP and DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES when configured so; nothing in
+     * node mode (volume groups are controller work).
      */
     public static GetCapabilitiesResponse capabilities(DriverConfig config) {
-        if (!config.mode().controller()) return GetCapabilitiesResponse.getDefaultInstance();
-        var group = EnumSet.of(Capability.VolumeGroup.Type.VOLUME_GROUP, Capability.VolumeGroup.Type.MODIFY_VOLUME_GROUP,
-                Capability.VolumeGroup.Type.GET_VOLUME_GROUP, Capability.VolumeGroup.Type.LIST_VOLUME_GROUPS);
-        if (config.oneGroupPerVolume()) group.add(Capability.VolumeGroup.Type.LIMIT_VOLUME_TO_ONE_VOLUME_GROUP);
-        if (config.groupDeletePolicy() == GroupDeletePolicy.RETAIN_VOLUMES) {
-            group.add(Capability.VolumeGroup.Type.DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES);
+        return capabilities(config, false);
+    }
+
+    /**
+     * As {@link #capabilities(DriverConfig)}, and with {@code reclaimOnline} (the node serves NodeReclaimSpace)
+     * NODE_SERVICE and ReclaimSpace ONLINE. OFFLINE is never offered: a controller-side reclaim would have to
+     * mount a volume nobody staged, and we do not expose a volume's filesystem where no one asked for it.
+     */
+    public static GetCapabilitiesResponse capabilities(DriverConfig config, boolean reclaimOnline) {
+        var services = EnumSet.noneOf(Capability.Service.Type.class);
+        var group = EnumSet.noneOf(Capability.VolumeGroup.Type.class);
+        if (config.mode().controller()) {
+            services.add(Capability.Service.Type.CONTROLLER_SERVICE);
+            group.addAll(EnumSet.of(Capability.VolumeGroup.Type.VOLUME_GROUP, Capability.VolumeGroup.Type.MODIFY_VOLUME_GROUP,
+                    Capability.VolumeGroup.Type.GET_VOLUME_GROUP, Capability.VolumeGroup.Type.LIST_VOLUME_GROUPS));
+            if (config.oneGroupPerVolume()) group.add(Capability.VolumeGroup.Type.LIMIT_VOLUME_TO_ONE_VOLUME_GROUP);
+            if (config.groupDeletePolicy() == GroupDeletePolicy.RETAIN_VOLUMES) {
+                group.add(Capability.VolumeGroup.Type.DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES);
+            }
         }
-        return Capabilities.addons(Set.of(Capability.Service.Type.CONTROLLER_SERVICE), group);
+        boolean reclaim = reclaimOnline && config.mode().node();
+        if (reclaim) services.add(Capability.Service.Type.NODE_SERVICE);
+        var response = Capabilities.addons(services, group).toBuilder();
+        if (reclaim) {
+            response.addCapabilities(Capability.newBuilder().setReclaimSpace(
+                    Capability.ReclaimSpace.newBuilder().setType(Capability.ReclaimSpace.Type.ONLINE)));
+        }
+        return response.build();
     }
 
     @Override

@@ -542,6 +542,24 @@ public final class ImageEngine implements StorageEngine {
         });
     }
 
+    // ---- space reclaim ----
+
+    @Override
+    public boolean reclaimsSpace() { return true; }
+
+    @Override
+    public long allocatedBytes(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        return translate("reading volume " + volumeId, () -> io.csi4j.driver.os.FileStat.of(requireImage(volumeId)).allocatedBytes());
+    }
+
+    @Override
+    public void trim(String volumeId, Path volumePath) {
+        PoolLayout.checkId("volume", volumeId);
+        run("reclaiming free space of volume " + volumeId + " at " + volumePath,
+                () -> staging.trim(volumeId, requireImage(volumeId), volumePath));
+    }
+
     // ---- snapshot metadata ----
 
     @Override

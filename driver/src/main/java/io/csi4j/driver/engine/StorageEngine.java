@@ -179,6 +179,26 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
         throw StorageException.unsupported("the " + name() + " engine keeps no block images of snapshots");
     }
 
+    // ---- space reclaim (CSI-Addons ReclaimSpace) ----
+
+    /** Whether {@link #trim} gives a volume's free space back to the pool. */
+    default boolean reclaimsSpace() {
+        return false;
+    }
+
+    /** Bytes the volume really takes in the pool (allocated blocks, not its size). */
+    default long allocatedBytes(String volumeId) {
+        throw StorageException.unsupported("the " + name() + " engine cannot tell what a volume takes");
+    }
+
+    /**
+     * Discards the free blocks of the volume's filesystem mounted at {@code volumePath} (its staging path or a
+     * target). NOT_FOUND when no filesystem of this volume is mounted there.
+     */
+    default void trim(String volumeId, Path volumePath) {
+        throw StorageException.unsupported("the " + name() + " engine cannot reclaim space");
+    }
+
     // ---- node side ----
 
     /**

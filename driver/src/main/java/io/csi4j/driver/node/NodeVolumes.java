@@ -102,6 +102,34 @@ public final class NodeVolumes {
         return engine.stats(id, volumePath);
     }
 
+    /** What a volume took in the pool before and after a reclaim, in bytes. */
+    public record Usage(long before, long after) {}
+
+    /** Whether {@link #reclaimSpace} can do anything with this engine (it is advertised only then). */
+    public boolean reclaimsSpace() {
+        return engine.reclaimsSpace();
+    }
+
+    /**
+     * Gives the free space of a staged or published filesystem volume back to the pool (FITRIM through its
+     * loop device). A block volume is refused: its blocks are its consumer's, and nothing here can tell which
+     * of them are free. The consumer discards them itself (BLKDISCARD, or fstrim of a filesystem it made), and
+     * the loop device already passes those discards to the image as holes.
+     */
+    public Usage reclaimSpace(String volumeId, Path volumePath) {
+        String id = resolveEphemeral(volumeId);
+        VolumeRecord v = volumes.readyVolume(id, "volume");
+        requireVolumePath(volumePath);
+        if (v.kind() == VolumeKind.BLOCK) {
+            throw CsiException.failedPrecondition("volume " + volumeId + " is a block volume: the plugin cannot tell which of "
+                    + "its blocks are free; discard from inside (blkdiscard, or fstrim of the filesystem on it), the loop "
+                    + "device passes discards to the image as holes");
+        }
+        long before = engine.allocatedBytes(id);
+        engine.trim(id, volumePath);
+        return new Usage(before, engine.allocatedBytes(id));
+    }
+
     public long expand(String volumeId, Path volumePath, CapacityRange range, Optional<Capability> capability) {
         VolumeRecord v = volumes.readyVolume(volumeId, "volume");
         capability.flatMap(c -> volumes.unsupported(v, List.of(c))).ifPresent(why -> {
