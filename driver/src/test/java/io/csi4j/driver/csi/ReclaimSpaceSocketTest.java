@@ -161,6 +161,8 @@ class ReclaimSpaceSocketTest {
                 .setVolumeId("vol-node-a-nosuch").setVolumePath(nodeDir.toString()).build()));
         fails(Status.Code.INVALID_ARGUMENT, () -> reclaim().nodeReclaimSpace(NodeReclaimSpaceRequest.newBuilder()
                 .setVolumeId("").setVolumePath(nodeDir.toString()).build()));
+        fails(Status.Code.INVALID_ARGUMENT, () -> reclaim().nodeReclaimSpace(NodeReclaimSpaceRequest.newBuilder()
+                .setVolumeId(dev).build()));
         // a filesystem volume, but the path is no mount of it: no other filesystem is trimmed in its name
         String fs = volume("reclaim-fs", 32 * MIB, mount("ext4"));
         fails(Status.Code.NOT_FOUND, () -> reclaim().nodeReclaimSpace(NodeReclaimSpaceRequest.newBuilder()

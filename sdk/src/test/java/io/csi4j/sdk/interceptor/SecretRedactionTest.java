@@ -59,7 +59,9 @@ class SecretRedactionTest {
             io.csi4j.proto.csi.GroupControllerGrpc.getServiceDescriptor(),
             io.csi4j.proto.csi.SnapshotMetadataGrpc.getServiceDescriptor(),
             io.csi4j.proto.addons.identity.IdentityGrpc.getServiceDescriptor(),
-            io.csi4j.proto.addons.volumegroup.ControllerGrpc.getServiceDescriptor());
+            io.csi4j.proto.addons.volumegroup.ControllerGrpc.getServiceDescriptor(),
+            io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.getServiceDescriptor(),
+            io.csi4j.proto.addons.reclaimspace.ReclaimSpaceNodeGrpc.getServiceDescriptor());
 
     /** How the careless services end a call. */
     enum Mode { EXPECTED_ERROR_QUOTING_REQUEST, BUG_THROWN_WITH_REQUEST, ON_ERROR_WITH_REQUEST, INVALID_SECRET_KEY, SUCCESS }
