@@ -184,6 +184,8 @@ class SnapshotMetadataSocketTest {
         assertRebuildsTarget(served, base, target, delta.list());
         RangeCursor.Method method = pool.equals("reflink") ? RangeCursor.Method.SHARED_EXTENTS : RangeCursor.Method.DATA_COMPARISON;
         assertTrue(served.driver().snapshotBlocks().calls(method) > 0, "the delta was found by " + method);
+        assertTrue(served.driver().snapshotBlocks().prometheusText()
+                .contains("csi4j_snapshot_metadata_calls_total{method=\"" + method.name().toLowerCase() + "\"}"), "and the metrics say so");
     }
 
     // ---- randomized ----
