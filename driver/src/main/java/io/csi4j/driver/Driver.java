@@ -1,7 +1,9 @@
 package io.csi4j.driver;
 
 import io.csi4j.driver.addons.AddonsIdentityService;
+import io.csi4j.driver.addons.ReclaimSpaceControllerService;
 import io.csi4j.driver.addons.ReclaimSpaceNodeService;
+import io.csi4j.driver.volume.OfflineReclaim;
 import io.csi4j.driver.addons.VolumeGroupService;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.csi.ControllerService;
@@ -106,15 +108,19 @@ public final class Driver implements AutoCloseable {
 
     /**
      * The CSI-Addons services, served on their own socket: identity always, volumegroup.Controller when this
-     * process serves the controller, reclaimspace.ReclaimSpaceNode when it serves the node with the image engine.
+     * process serves the controller; with the image engine also reclaimspace.ReclaimSpaceController (controller)
+     * and reclaimspace.ReclaimSpaceNode (node).
      */
     public List<BindableService> addonsServices() {
         var services = new ArrayList<BindableService>();
-        boolean reclaim = config.mode().node() && node.reclaimsSpace();
+        boolean reclaim = engine.reclaimsSpace();
         services.add(StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
                 AddonsIdentityService.capabilities(config, reclaim), ready::get)));
         if (config.mode().controller()) services.add(StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)));
-        if (reclaim) services.add(StorageStatus.wrap(new ReclaimSpaceNodeService(node)));
+        if (reclaim && config.mode().controller()) {
+            services.add(StorageStatus.wrap(new ReclaimSpaceControllerService(new OfflineReclaim(volumes, engine))));
+        }
+        if (reclaim && config.mode().node()) services.add(StorageStatus.wrap(new ReclaimSpaceNodeService(node)));
         return services;
     }
 

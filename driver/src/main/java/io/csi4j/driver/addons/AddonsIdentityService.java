@@ -48,11 +48,11 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
     }
 
     /**
-     * As {@link #capabilities(DriverConfig)}, and with {@code reclaimOnline} (the node serves NodeReclaimSpace)
-     * NODE_SERVICE and ReclaimSpace ONLINE. OFFLINE is never offered: a controller-side reclaim would have to
-     * mount a volume nobody staged, and we do not expose a volume's filesystem where no one asked for it.
+     * As {@link #capabilities(DriverConfig)}, and where the engine can {@code reclaim} space: ReclaimSpace OFFLINE
+     * with the controller (ControllerReclaimSpace), NODE_SERVICE and ReclaimSpace ONLINE with the node
+     * (NodeReclaimSpace).
      */
-    public static GetCapabilitiesResponse capabilities(DriverConfig config, boolean reclaimOnline) {
+    public static GetCapabilitiesResponse capabilities(DriverConfig config, boolean reclaim) {
         var services = EnumSet.noneOf(Capability.Service.Type.class);
         var group = EnumSet.noneOf(Capability.VolumeGroup.Type.class);
         if (config.mode().controller()) {
@@ -64,14 +64,15 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
                 group.add(Capability.VolumeGroup.Type.DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES);
             }
         }
-        boolean reclaim = reclaimOnline && config.mode().node();
-        if (reclaim) services.add(Capability.Service.Type.NODE_SERVICE);
+        if (reclaim && config.mode().node()) services.add(Capability.Service.Type.NODE_SERVICE);
         var response = Capabilities.addons(services, group).toBuilder();
-        if (reclaim) {
-            response.addCapabilities(Capability.newBuilder().setReclaimSpace(
-                    Capability.ReclaimSpace.newBuilder().setType(Capability.ReclaimSpace.Type.ONLINE)));
-        }
+        if (reclaim && config.mode().controller()) response.addCapabilities(reclaimSpace(Capability.ReclaimSpace.Type.OFFLINE));
+        if (reclaim && config.mode().node()) response.addCapabilities(reclaimSpace(Capability.ReclaimSpace.Type.ONLINE));
         return response.build();
+    }
+
+    private static Capability reclaimSpace(Capability.ReclaimSpace.Type type) {
+        return Capability.newBuilder().setReclaimSpace(Capability.ReclaimSpace.newBuilder().setType(type)).build();
     }
 
     @Override

@@ -21,7 +21,7 @@ public final class ReclaimSpaceNodeService extends ReclaimSpaceNodeGrpc.ReclaimS
 
     @Override
     public void nodeReclaimSpace(NodeReclaimSpaceRequest req, StreamObserver<NodeReclaimSpaceResponse> out) {
-        NodeVolumes.Usage usage = node.reclaimSpace(req.getVolumeId(), Path.of(req.getVolumePath()));
+        io.csi4j.driver.volume.SpaceUsage usage = node.reclaimSpace(req.getVolumeId(), Path.of(req.getVolumePath()));
         out.onNext(NodeReclaimSpaceResponse.newBuilder()
                 .setPreUsage(StorageConsumption.newBuilder().setUsageBytes(usage.before()))
                 .setPostUsage(StorageConsumption.newBuilder().setUsageBytes(usage.after())).build());

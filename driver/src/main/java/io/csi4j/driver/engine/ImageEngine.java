@@ -560,6 +560,66 @@ public final class ImageEngine implements StorageEngine {
                 () -> staging.trim(volumeId, requireImage(volumeId), volumePath));
     }
 
+    /**
+     * Reclaims the free space of a volume nobody uses (ControllerReclaimSpace): attaches its image to an
+     * autoclear loop device, mounts the filesystem in a private mount namespace (no other process sees it),
+     * trims it, unmounts. Under the volume's lock, so no stage starts meanwhile. A volume staged here is
+     * trimmed where it is mounted instead; a blank one has nothing to give back. Block volumes are refused.
+     */
+    @Override
+    public void trimOffline(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        run("reclaiming free space of volume " + volumeId, () -> layout.locked(volumeId, () -> {
+            Path image = requireImage(volumeId);
+            List<Path> mounts = mountPoints(volumeId);
+            if (!mounts.isEmpty()) {
+                staging.trim(volumeId, image, mounts.getFirst());
+                return null;
+            }
+            if (inUse(volumeId)) throw StorageException.inUse("volume " + volumeId + " is attached as a block device");
+            io.csi4j.driver.os.PrivateMounts.run("csi4j-reclaim-" + volumeId, () -> trimPrivately(volumeId, image));
+            return null;
+        }));
+    }
+
+    private void trimPrivately(String volumeId, Path image) {
+        // an empty directory in .tmp, which the start-up sweep clears should a crash leave it
+        Path mountPoint = layout.temporary(volumeId, ".reclaim");
+        try {
+            Files.createDirectory(mountPoint, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        } catch (IOException e) {
+            throw new UncheckedIOException("creating " + mountPoint, e);
+        }
+        try {
+            trimAt(volumeId, image, mountPoint);
+        } finally {
+            try {
+                Files.deleteIfExists(mountPoint);
+            } catch (IOException e) {
+                // left empty in .tmp: swept at the next start
+            }
+        }
+    }
+
+    private static void trimAt(String volumeId, Path image, Path mountPoint) {
+        try (var loop = LoopDevice.attach(image, java.util.EnumSet.of(io.csi4j.driver.os.LoopFlag.AUTOCLEAR))) {
+            var found = io.csi4j.driver.os.Tools.blkidType(loop.node());
+            if (found.isEmpty()) return;   // never formatted: nothing allocated to give back
+            String fsType = found.get();
+            if (!FILESYSTEMS.contains(fsType)) {
+                throw StorageException.inUse("volume " + volumeId + " holds " + fsType + ", not a filesystem of ours");
+            }
+            io.csi4j.driver.os.Mounts.mount(loop.node().toString(), mountPoint, fsType, java.util.Set.of(),
+                    fsType.equals("xfs") ? "nouuid" : null);
+            try {
+                io.csi4j.driver.os.Trim.filesystem(mountPoint);
+            } finally {
+                io.csi4j.driver.os.Mounts.unmount(mountPoint);
+            }
+        }
+    }
+
     // ---- snapshot metadata ----
 
     @Override
@@ -751,7 +811,12 @@ public final class ImageEngine implements StorageEngine {
                         .map(a -> a.access() instanceof AccessType.Mount(String f) ? f : "").orElse("");
                 resolved = new StageOptions.Mount(recorded, flags, readAhead);
             }
-            staging.stage(volumeId, image, stagingPath, resolved);
+            StageOptions options = resolved;
+            // under the volume's lock: an offline reclaim holds the image attached where the mount table cannot show it
+            layout.locked(volumeId, () -> {
+                staging.stage(volumeId, image, stagingPath, options);
+                return null;
+            });
         });
     }
 

@@ -199,6 +199,14 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
         throw StorageException.unsupported("the " + name() + " engine cannot reclaim space");
     }
 
+    /**
+     * Reclaims the free space of a filesystem volume that no workload uses, without showing its filesystem to
+     * anyone (ControllerReclaimSpace). IN_USE while it is attached as a block device.
+     */
+    default void trimOffline(String volumeId) {
+        throw StorageException.unsupported("the " + name() + " engine cannot reclaim space");
+    }
+
     // ---- node side ----
 
     /**

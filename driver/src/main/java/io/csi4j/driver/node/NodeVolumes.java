@@ -102,21 +102,13 @@ public final class NodeVolumes {
         return engine.stats(id, volumePath);
     }
 
-    /** What a volume took in the pool before and after a reclaim, in bytes. */
-    public record Usage(long before, long after) {}
-
-    /** Whether {@link #reclaimSpace} can do anything with this engine (it is advertised only then). */
-    public boolean reclaimsSpace() {
-        return engine.reclaimsSpace();
-    }
-
     /**
      * Gives the free space of a staged or published filesystem volume back to the pool (FITRIM through its
      * loop device). A block volume is refused: its blocks are its consumer's, and nothing here can tell which
      * of them are free. The consumer discards them itself (BLKDISCARD, or fstrim of a filesystem it made), and
      * the loop device already passes those discards to the image as holes.
      */
-    public Usage reclaimSpace(String volumeId, Path volumePath) {
+    public io.csi4j.driver.volume.SpaceUsage reclaimSpace(String volumeId, Path volumePath) {
         String id = resolveEphemeral(volumeId);
         VolumeRecord v = volumes.readyVolume(id, "volume");
         requireVolumePath(volumePath);
@@ -127,7 +119,7 @@ public final class NodeVolumes {
         }
         long before = engine.allocatedBytes(id);
         engine.trim(id, volumePath);
-        return new Usage(before, engine.allocatedBytes(id));
+        return new io.csi4j.driver.volume.SpaceUsage(before, engine.allocatedBytes(id));
     }
 
     public long expand(String volumeId, Path volumePath, CapacityRange range, Optional<Capability> capability) {

@@ -94,14 +94,66 @@ class ReclaimSpaceSocketTest {
     }
 
     @Test
-    void advertisesOnlineReclaimOnly() {
+    void advertisesOnlineAndOfflineReclaim() {
         var caps = io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(served.addonsChannel())
                 .getCapabilities(GetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
         assertTrue(caps.stream().anyMatch(c -> c.getReclaimSpace().getType() == Capability.ReclaimSpace.Type.ONLINE), caps.toString());
-        assertFalse(caps.stream().anyMatch(c -> c.getReclaimSpace().getType() == Capability.ReclaimSpace.Type.OFFLINE), caps.toString());
+        assertTrue(caps.stream().anyMatch(c -> c.getReclaimSpace().getType() == Capability.ReclaimSpace.Type.OFFLINE), caps.toString());
         assertTrue(caps.stream().anyMatch(c -> c.getService().getType() == Capability.Service.Type.NODE_SERVICE), caps.toString());
-        fails(Status.Code.UNIMPLEMENTED, () -> ReclaimSpaceControllerGrpc.newBlockingStub(served.addonsChannel())
-                .controllerReclaimSpace(ControllerReclaimSpaceRequest.newBuilder().setVolumeId("vol-x").build()));
+        assertTrue(caps.stream().anyMatch(c -> c.getService().getType() == Capability.Service.Type.CONTROLLER_SERVICE), caps.toString());
+    }
+
+    private static ReclaimSpaceControllerGrpc.ReclaimSpaceControllerBlockingStub offline() {
+        return ReclaimSpaceControllerGrpc.newBlockingStub(served.addonsChannel()).withDeadlineAfter(2, TimeUnit.MINUTES);
+    }
+
+    /** Nothing of a reclaim stays: no loop device on the image, no mount anywhere that names it or the pool's .tmp. */
+    private static void assertNothingLeftBy(String id) throws IOException {
+        assertEquals(List.of(), io.csi4j.driver.os.LoopDevice.findByBackingFile(served.image(id)), "loop devices of " + id);
+        String mounts = Files.readString(Path.of("/proc/self/mountinfo"));
+        assertFalse(mounts.contains(".reclaim"), mounts);
+        try (var left = Files.list(served.driver().engine().pool().path().resolve(".tmp"))) {
+            assertEquals(List.of(), left.toList(), "the pool's .tmp is empty again");
+        }
+    }
+
+    @Test
+    void offlineReclaimOfAVolumeNobodyStages() throws Exception {
+        VolumeCapability cap = mount("xfs");
+        String id = volume("offline", GIB + 512 * MIB, cap);
+        // blank: nothing to give back, and nothing left behind
+        var blank = offline().controllerReclaimSpace(ControllerReclaimSpaceRequest.newBuilder().setVolumeId(id).build());
+        assertEquals(blank.getPreUsage().getUsageBytes(), blank.getPostUsage().getUsageBytes());
+        assertNothingLeftBy(id);
+
+        Path staging = nodeDir.resolve("staging");
+        node().nodeStageVolume(stage(id, staging, cap));
+        String kept = writeRandom(staging.resolve("keep.bin"), 32 * MIB, 3);
+        writeRandom(staging.resolve("big.bin"), GIB, 4);
+        sync(staging);   // the gigabyte reaches the image before it is deleted
+        Files.delete(staging.resolve("big.bin"));
+        node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString()).build());
+        long poolBefore = poolUsed();
+
+        var r = offline().controllerReclaimSpace(ControllerReclaimSpaceRequest.newBuilder().setVolumeId(id).build());
+        long freed = r.getPreUsage().getUsageBytes() - r.getPostUsage().getUsageBytes();
+        long poolFreed = poolBefore - poolUsed();
+        System.out.printf("offline reclaim: pre %d, post %d (freed %d MiB); pool used fell by %d MiB%n",
+                r.getPreUsage().getUsageBytes(), r.getPostUsage().getUsageBytes(), freed / MIB, poolFreed / MIB);
+        assertTrue(freed > 900 * MIB, "the image gave back about 1 GiB: " + freed);
+        assertTrue(poolFreed > 900 * MIB, "the pool's usage fell by about 1 GiB: " + poolFreed);
+        assertNothingLeftBy(id);
+
+        node().nodeStageVolume(stage(id, staging, cap));
+        assertEquals(kept, sha256(staging.resolve("keep.bin")), "the data that stays is intact");
+        // staged: the controller's reclaim trims it where it is mounted
+        offline().controllerReclaimSpace(ControllerReclaimSpaceRequest.newBuilder().setVolumeId(id).build());
+        node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString()).build());
+
+        String dev = volume("offline-dev", 16 * MIB, block());
+        fails(Status.Code.FAILED_PRECONDITION, () -> offline().controllerReclaimSpace(ControllerReclaimSpaceRequest.newBuilder().setVolumeId(dev).build()));
+        fails(Status.Code.NOT_FOUND, () -> offline().controllerReclaimSpace(ControllerReclaimSpaceRequest.newBuilder().setVolumeId("vol-node-a-nosuch").build()));
+        fails(Status.Code.INVALID_ARGUMENT, () -> offline().controllerReclaimSpace(ControllerReclaimSpaceRequest.getDefaultInstance()));
     }
 
     @Test
