@@ -85,14 +85,15 @@ class SecretRedactionTest {
     @Test
     void everyMessageWithASecretFieldIsTheRequestOfAServedMethod() {
         Set<String> withSecrets = new TreeSet<>();
-        for (FileDescriptor file : List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor())) {
+        for (FileDescriptor file : List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor(),
+                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor())) {
             file.getMessageTypes().forEach(m -> collect(m, withSecrets));
         }
         Set<String> requests = new TreeSet<>();
         secretBearingMethods().forEach(m -> requests.add(prototype(m).getDescriptorForType().getFullName()));
         assertEquals(withSecrets, requests);
-        // 19 csi.v1 RPCs and the 5 volumegroup RPCs carry secrets
-        assertEquals(24, requests.size(), requests.toString());
+        // 19 csi.v1 RPCs, the 5 volumegroup RPCs and the 2 reclaimspace RPCs carry secrets
+        assertEquals(26, requests.size(), requests.toString());
         assertTrue(requests.contains("volumegroup.ModifyVolumeGroupMembershipRequest"));
         assertTrue(requests.contains("csi.v1.NodeExpandVolumeRequest"));
     }
