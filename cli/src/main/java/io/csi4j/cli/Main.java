@@ -5,6 +5,7 @@ import io.csi4j.cli.call.AddonsCommand;
 import io.csi4j.cli.call.CallCommand;
 import io.csi4j.cli.call.ControllerCommand;
 import io.csi4j.cli.call.GroupCommand;
+import io.csi4j.cli.call.SnapshotCommand;
 import io.csi4j.cli.call.IdentityCommand;
 import io.csi4j.cli.call.NodeCommand;
 import io.csi4j.cli.call.VolumeGroupCommand;
@@ -19,7 +20,7 @@ import picocli.CommandLine.ScopeType;
 /** The {@code csi4j} command. Each subcommand is a class of its own. */
 @Command(name = "csi4j", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT, versionProvider = Main.Version.class,
         description = "Container Storage Interface for the JVM: serve the local driver, call any CSI plugin, test it, load it, demo it.",
-        subcommands = {ServeCommand.class, IdentityCommand.class, ControllerCommand.class, NodeCommand.class, GroupCommand.class,
+        subcommands = {ServeCommand.class, IdentityCommand.class, ControllerCommand.class, NodeCommand.class, GroupCommand.class, SnapshotCommand.class,
                 VolumeGroupCommand.class, AddonsCommand.class, CallCommand.class, SanityCommand.class, FsckCommand.class, BenchCommand.class, DemoCommand.class,
                 CompletionCommand.class, CommandLine.HelpCommand.class})
 public final class Main {

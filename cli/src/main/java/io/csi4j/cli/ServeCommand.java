@@ -148,7 +148,12 @@ public final class ServeCommand implements Callable<Integer> {
                     .socketMode(Integer.parseInt(socketMode, 8));
             if (addons != null) builder.listen(addons, driver.addonsServices().toArray(io.grpc.BindableService[]::new));
             if (agent != null) builder.listen(agent, agentTls, driver.agentServices().toArray(io.grpc.BindableService[]::new));
-            if (metricsAddress != null) builder.metricsAddress(metricsAddress);
+            if (metricsAddress != null) {
+                var metrics = new io.csi4j.sdk.interceptor.CallMetrics();
+                // how SnapshotMetadata found its ranges (shared extents, or data read on a pool without reflink)
+                metrics.include(driver.snapshotBlocks()::prometheusText);
+                builder.metrics(metrics).metricsAddress(metricsAddress);
+            }
             PluginServer server = builder.build().start().stopOnSignals();
             driver.notices().forEach(n -> System.err.println("csi4j: " + n));
             var report = driver.reconcileReport();

@@ -12,7 +12,7 @@ class CompletionTest {
         assertEquals(0, r.exit(), r::toString);
         assertTrue(r.out().startsWith("#!/usr/bin/env bash"), r.out());
         assertTrue(r.out().contains("complete -F _complete_csi4j"), "no complete -F line");
-        for (String word : new String[] {"create-volume", "list-snapshots", "stage", "create-snapshot", "modify", "bench", "demo",
+        for (String word : new String[] {"create-volume", "list-snapshots", "stage", "create-snapshot", "allocated", "delta", "modify", "bench", "demo",
                 "--secrets-file", "--scenario", "--paging", "--mutable-param"}) {
             assertTrue(r.out().contains(word), "completion lacks " + word);
         }
@@ -22,7 +22,7 @@ class CompletionTest {
     void helpAndVersion() {
         var help = Cli.exec("--help");
         assertEquals(0, help.exit());
-        for (String c : new String[] {"serve", "identity", "controller", "node", "group", "vg", "addons", "sanity", "bench", "demo", "completion"}) {
+        for (String c : new String[] {"serve", "identity", "controller", "node", "group", "snapshot", "vg", "addons", "sanity", "bench", "demo", "completion"}) {
             assertTrue(help.out().contains("  " + c + " "), "help lacks " + c);
         }
         var version = Cli.exec("--version");

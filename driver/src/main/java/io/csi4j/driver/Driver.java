@@ -1,12 +1,16 @@
 package io.csi4j.driver;
 
 import io.csi4j.driver.addons.AddonsIdentityService;
+import io.csi4j.driver.addons.ReclaimSpaceControllerService;
+import io.csi4j.driver.addons.ReclaimSpaceNodeService;
+import io.csi4j.driver.volume.OfflineReclaim;
 import io.csi4j.driver.addons.VolumeGroupService;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.csi.ControllerService;
 import io.csi4j.driver.csi.GroupControllerService;
 import io.csi4j.driver.csi.IdentityService;
 import io.csi4j.driver.csi.NodeService;
+import io.csi4j.driver.csi.SnapshotMetadataService;
 import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.engine.StorageEngine;
@@ -14,6 +18,7 @@ import io.csi4j.driver.group.VolumeGroups;
 import io.csi4j.driver.node.NodeVolumes;
 import io.csi4j.driver.reconcile.Reconciler;
 import io.csi4j.driver.snapshot.GroupSnapshots;
+import io.csi4j.driver.snapshot.SnapshotBlocks;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.volume.Volumes;
@@ -45,6 +50,7 @@ public final class Driver implements AutoCloseable {
     private final Catalog catalog;
     private final Volumes volumes;
     private final Snapshots snapshots;
+    private final SnapshotBlocks snapshotBlocks;
     private final GroupSnapshots groupSnapshots;
     private final VolumeGroups volumeGroups;
     private final NodeVolumes node;
@@ -67,6 +73,7 @@ public final class Driver implements AutoCloseable {
         InstantSource clock = InstantSource.system();
         this.volumes = new Volumes(catalog, engine, config, clock);
         this.snapshots = new Snapshots(catalog, engine, volumes, config, clock);
+        this.snapshotBlocks = new SnapshotBlocks(snapshots, engine);
         this.groupSnapshots = new GroupSnapshots(catalog, engine, volumes, config, clock);
         this.volumeGroups = new VolumeGroups(catalog, engine, volumes, config, clock);
         this.node = new NodeVolumes(catalog, engine, volumes, config);
@@ -88,7 +95,9 @@ public final class Driver implements AutoCloseable {
     /** The CSI services this process serves in its mode. */
     public List<BindableService> csiServices() {
         var services = new ArrayList<BindableService>();
-        services.add(StorageStatus.wrap(new IdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(), ready::get)));
+        services.add(StorageStatus.wrap(identity()));
+        // snapshot metadata is read from this process's pool, whichever role it plays
+        if (snapshotBlocks.available()) services.add(StorageStatus.wrap(new SnapshotMetadataService(snapshotBlocks)));
         if (config.mode().controller()) {
             services.add(StorageStatus.wrap(new ControllerService(volumes, snapshots, tokens, config.nodeId())));
             services.add(StorageStatus.wrap(new GroupControllerService(groupSnapshots)));
@@ -99,13 +108,19 @@ public final class Driver implements AutoCloseable {
 
     /**
      * The CSI-Addons services, served on their own socket: identity always, volumegroup.Controller when this
-     * process serves the controller.
+     * process serves the controller; with the image engine also reclaimspace.ReclaimSpaceController (controller)
+     * and reclaimspace.ReclaimSpaceNode (node).
      */
     public List<BindableService> addonsServices() {
         var services = new ArrayList<BindableService>();
+        boolean reclaim = engine.reclaimsSpace();
         services.add(StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
-                AddonsIdentityService.capabilities(config), ready::get)));
+                AddonsIdentityService.capabilities(config, reclaim), ready::get)));
         if (config.mode().controller()) services.add(StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)));
+        if (reclaim && config.mode().controller()) {
+            services.add(StorageStatus.wrap(new ReclaimSpaceControllerService(new OfflineReclaim(volumes, engine))));
+        }
+        if (reclaim && config.mode().node()) services.add(StorageStatus.wrap(new ReclaimSpaceNodeService(node)));
         return services;
     }
 
@@ -116,14 +131,21 @@ public final class Driver implements AutoCloseable {
      */
     public List<BindableService> agentServices() {
         // storage speaks storage: the agent's services map StorageException to a status as the local ones do
-        return List.of(
-                StorageStatus.wrap(new IdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(), ready::get)),
+        var services = new ArrayList<BindableService>(List.of(
+                StorageStatus.wrap(identity()),
                 StorageStatus.wrap(new ControllerService(volumes, snapshots, tokens, config.nodeId())),
                 StorageStatus.wrap(new GroupControllerService(groupSnapshots)),
                 StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
                         AddonsIdentityService.capabilities(config), ready::get)),
                 StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)),
-                StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(catalog, engine, volumes, groupSnapshots)));
+                StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(catalog, engine, volumes, groupSnapshots))));
+        if (snapshotBlocks.available()) services.add(StorageStatus.wrap(new SnapshotMetadataService(snapshotBlocks)));
+        return services;
+    }
+
+    /** csi.v1 Identity: SNAPSHOT_METADATA_SERVICE is advertised exactly when it is served (image engine). */
+    private IdentityService identity() {
+        return new IdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(), ready::get, snapshotBlocks.available());
     }
 
     public Map<String, String> manifest() {
@@ -161,6 +183,7 @@ public final class Driver implements AutoCloseable {
     public StorageEngine engine() { return engine; }
     public Volumes volumes() { return volumes; }
     public Snapshots snapshots() { return snapshots; }
+    public SnapshotBlocks snapshotBlocks() { return snapshotBlocks; }
     public GroupSnapshots groupSnapshots() { return groupSnapshots; }
     public VolumeGroups volumeGroups() { return volumeGroups; }
     public NodeVolumes node() { return node; }

@@ -52,6 +52,11 @@ public final class Session implements AutoCloseable {
         return GroupControllerGrpc.newBlockingStub(channel).withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
+    /** SnapshotMetadata streams: the deadline covers the whole stream. */
+    public io.csi4j.proto.csi.SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
+        return io.csi4j.proto.csi.SnapshotMetadataGrpc.newBlockingStub(channel).withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
     public io.csi4j.proto.addons.identity.IdentityGrpc.IdentityBlockingStub addonsIdentity() {
         return io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(channel)
                 .withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS);

@@ -39,19 +39,40 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
     }
 
     /**
-     * What {@code config} offers: nothing in node mode (volume groups are controller work); otherwise
-     * CONTROLLER_SERVICE and VOLUME_GROUP with Modify, Get and List, plus LIMIT_VOLUME_TO_ONE_VOLUME_GROUP and
-     * DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES when configured so.
+     * What {@code config} offers: in controller mode CONTROLLER_SERVICE and VOLUME_GROUP with Modify, Get and List,
+     * plus LIMIT_VOLUME_TO_ONE_VOLUME_GROUP and DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES when configured so; nothing in
+     * node mode (volume groups are controller work).
      */
     public static GetCapabilitiesResponse capabilities(DriverConfig config) {
-        if (!config.mode().controller()) return GetCapabilitiesResponse.getDefaultInstance();
-        var group = EnumSet.of(Capability.VolumeGroup.Type.VOLUME_GROUP, Capability.VolumeGroup.Type.MODIFY_VOLUME_GROUP,
-                Capability.VolumeGroup.Type.GET_VOLUME_GROUP, Capability.VolumeGroup.Type.LIST_VOLUME_GROUPS);
-        if (config.oneGroupPerVolume()) group.add(Capability.VolumeGroup.Type.LIMIT_VOLUME_TO_ONE_VOLUME_GROUP);
-        if (config.groupDeletePolicy() == GroupDeletePolicy.RETAIN_VOLUMES) {
-            group.add(Capability.VolumeGroup.Type.DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES);
+        return capabilities(config, false);
+    }
+
+    /**
+     * As {@link #capabilities(DriverConfig)}, and where the engine can {@code reclaim} space: ReclaimSpace OFFLINE
+     * with the controller (ControllerReclaimSpace), NODE_SERVICE and ReclaimSpace ONLINE with the node
+     * (NodeReclaimSpace).
+     */
+    public static GetCapabilitiesResponse capabilities(DriverConfig config, boolean reclaim) {
+        var services = EnumSet.noneOf(Capability.Service.Type.class);
+        var group = EnumSet.noneOf(Capability.VolumeGroup.Type.class);
+        if (config.mode().controller()) {
+            services.add(Capability.Service.Type.CONTROLLER_SERVICE);
+            group.addAll(EnumSet.of(Capability.VolumeGroup.Type.VOLUME_GROUP, Capability.VolumeGroup.Type.MODIFY_VOLUME_GROUP,
+                    Capability.VolumeGroup.Type.GET_VOLUME_GROUP, Capability.VolumeGroup.Type.LIST_VOLUME_GROUPS));
+            if (config.oneGroupPerVolume()) group.add(Capability.VolumeGroup.Type.LIMIT_VOLUME_TO_ONE_VOLUME_GROUP);
+            if (config.groupDeletePolicy() == GroupDeletePolicy.RETAIN_VOLUMES) {
+                group.add(Capability.VolumeGroup.Type.DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES);
+            }
         }
-        return Capabilities.addons(Set.of(Capability.Service.Type.CONTROLLER_SERVICE), group);
+        if (reclaim && config.mode().node()) services.add(Capability.Service.Type.NODE_SERVICE);
+        var response = Capabilities.addons(services, group).toBuilder();
+        if (reclaim && config.mode().controller()) response.addCapabilities(reclaimSpace(Capability.ReclaimSpace.Type.OFFLINE));
+        if (reclaim && config.mode().node()) response.addCapabilities(reclaimSpace(Capability.ReclaimSpace.Type.ONLINE));
+        return response.build();
+    }
+
+    private static Capability reclaimSpace(Capability.ReclaimSpace.Type type) {
+        return Capability.newBuilder().setReclaimSpace(Capability.ReclaimSpace.newBuilder().setType(type)).build();
     }
 
     @Override

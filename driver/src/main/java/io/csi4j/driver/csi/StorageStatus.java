@@ -71,6 +71,15 @@ public final class StorageStatus implements ServerInterceptor {
                     throw toCsi(e);
                 }
             }
+
+            @Override
+            public void onReady() {
+                try {
+                    super.onReady();   // a server stream produces its messages here
+                } catch (StorageException e) {
+                    throw toCsi(e);
+                }
+            }
         };
     }
 }

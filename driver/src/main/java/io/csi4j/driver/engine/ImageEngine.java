@@ -7,6 +7,7 @@ import static io.csi4j.driver.engine.EngineErrors.translate;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.Errno;
+import io.csi4j.driver.os.ExtentFile;
 import io.csi4j.driver.os.Freeze;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
@@ -500,6 +501,143 @@ public final class ImageEngine extends PoolEngine {
         }
     }
 
+    // ---- space reclaim ----
+
+    @Override
+    public boolean reclaimsSpace() { return true; }
+
+    @Override
+    public long allocatedBytes(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        return translate("reading volume " + volumeId, () -> io.csi4j.driver.os.FileStat.of(requireVolume(volumeId)).allocatedBytes());
+    }
+
+    @Override
+    public void trim(String volumeId, Path volumePath) {
+        PoolLayout.checkId("volume", volumeId);
+        run("reclaiming free space of volume " + volumeId + " at " + volumePath,
+                () -> staging.trim(volumeId, requireVolume(volumeId), volumePath));
+    }
+
+    /**
+     * Reclaims the free space of a volume nobody uses (ControllerReclaimSpace): attaches its image to an
+     * autoclear loop device, mounts the filesystem in a private mount namespace (no other process sees it),
+     * trims it, unmounts. Under the volume's lock, so no stage starts meanwhile. A volume staged here is
+     * trimmed where it is mounted instead; a blank one has nothing to give back. Block volumes are refused.
+     */
+    @Override
+    public void trimOffline(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        run("reclaiming free space of volume " + volumeId, () -> layout.locked(volumeId, () -> {
+            Path image = requireVolume(volumeId);
+            List<Path> mounts = mountPoints(volumeId);
+            if (!mounts.isEmpty()) {
+                staging.trim(volumeId, image, mounts.getFirst());
+                return null;
+            }
+            if (inUse(volumeId)) throw StorageException.inUse("volume " + volumeId + " is attached as a block device");
+            io.csi4j.driver.os.PrivateMounts.run("csi4j-reclaim-" + volumeId, () -> trimPrivately(volumeId, image));
+            return null;
+        }));
+    }
+
+    private void trimPrivately(String volumeId, Path image) {
+        // an empty directory in .tmp, which the start-up sweep clears should a crash leave it
+        Path mountPoint = layout.temporary(volumeId, ".reclaim");
+        try {
+            Files.createDirectory(mountPoint, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        } catch (IOException e) {
+            throw new UncheckedIOException("creating " + mountPoint, e);
+        }
+        try {
+            trimAt(volumeId, image, mountPoint);
+        } finally {
+            try {
+                Files.deleteIfExists(mountPoint);
+            } catch (IOException e) {
+                // left empty in .tmp: swept at the next start
+            }
+        }
+    }
+
+    private static void trimAt(String volumeId, Path image, Path mountPoint) {
+        try (var loop = LoopDevice.attach(image, java.util.EnumSet.of(io.csi4j.driver.os.LoopFlag.AUTOCLEAR))) {
+            var found = io.csi4j.driver.os.Tools.blkidType(loop.node());
+            if (found.isEmpty()) return;   // never formatted: nothing allocated to give back
+            String fsType = found.get();
+            if (!FILESYSTEMS.contains(fsType)) {
+                throw StorageException.inUse("volume " + volumeId + " holds " + fsType + ", not a filesystem of ours");
+            }
+            io.csi4j.driver.os.Mounts.mount(loop.node().toString(), mountPoint, fsType, java.util.Set.of(),
+                    fsType.equals("xfs") ? "nouuid" : null);
+            try {
+                io.csi4j.driver.os.Trim.filesystem(mountPoint);
+            } finally {
+                io.csi4j.driver.os.Mounts.unmount(mountPoint);
+            }
+        }
+    }
+
+    // ---- snapshot metadata ----
+
+    @Override
+    public boolean mapsSnapshotBlocks() { return true; }
+
+    @Override
+    public RangeCursor allocatedRanges(String snapshotId, long from, java.util.function.BooleanSupplier cancelled) {
+        ExtentFile image = openSnapshot(snapshotId);
+        try {
+            checkOffset(from, image.size());
+            return new AllocatedRanges(image, from, cancelled);
+        } catch (RuntimeException e) {
+            image.close();
+            throw e;
+        }
+    }
+
+    /**
+     * From physical extents where the pool reflinks (every snapshot of a volume was cut by FICLONE of its one
+     * image), else by comparing data; the cursor says which ({@link RangeCursor#method}).
+     */
+    @Override
+    public RangeCursor changedRanges(String baseSnapshotId, String targetSnapshotId, long from,
+                                     java.util.function.BooleanSupplier cancelled) {
+        ExtentFile base = openSnapshot(baseSnapshotId);
+        ExtentFile target = null;
+        try {
+            target = openSnapshot(targetSnapshotId);
+            checkOffset(from, target.size());
+            ExtentFile t = target;
+            boolean shared = pool.reflink() && translate("mapping " + t.path(), () -> base.mapsExtents() && t.mapsExtents());
+            return shared ? new SharedExtentDelta(base, target, from, cancelled)
+                    : new DataComparisonDelta(base, target, from, translate("reading " + pool.path(),
+                            () -> Math.max(512, t.blockSize())), cancelled);
+        } catch (RuntimeException e) {
+            base.close();
+            if (target != null) target.close();
+            throw e;
+        }
+    }
+
+    private ExtentFile openSnapshot(String snapshotId) {
+        PoolLayout.checkId("snapshot", snapshotId);
+        return translate("opening snapshot " + snapshotId, () -> {
+            if (!layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.FILE)) {
+                throw StorageException.notFound("snapshot " + snapshotId + " has no image in the pool");
+            }
+            return ExtentFile.open(snapshotImage(snapshotId));
+        });
+    }
+
+    /** A resume offset may be the capacity itself (everything was sent), not beyond it. */
+    private static void checkOffset(long from, long capacity) {
+        if (from < 0 || from > capacity) {
+            throw StorageException.outOfRange("starting_offset " + from + " is outside the snapshot's volume of "
+                    + capacity + " bytes");
+        }
+    }
+
     @Override
     public void modifyVolume(String volumeId, Map<String, String> mutableParameters) {
         PoolLayout.checkId("volume", volumeId);
@@ -617,7 +755,12 @@ public final class ImageEngine extends PoolEngine {
                         .map(a -> a.access() instanceof AccessType.Mount(String f) ? f : "").orElse("");
                 resolved = new StageOptions.Mount(recorded, flags, readAhead);
             }
-            staging.stage(volumeId, image, stagingPath, resolved);
+            StageOptions options = resolved;
+            // under the volume's lock: an offline reclaim holds the image attached where the mount table cannot show it
+            layout.locked(volumeId, () -> {
+                staging.stage(volumeId, image, stagingPath, options);
+                return null;
+            });
         });
     }
 

@@ -344,6 +344,19 @@ final class LoopStaging {
         if (PoolLayout.type(image) == EntryType.FILE) detachUnused(volumeId, image, false);
     }
 
+    /**
+     * FITRIM of the volume's filesystem at {@code volumePath}, which must be a mount of this image's loop device
+     * (its staging mount or a bind of it): no other filesystem is ever trimmed through a volume's request.
+     */
+    void trim(String volumeId, Path image, Path volumePath) {
+        MountInfo mount = MountTable.read().at(volumePath).orElseThrow(() ->
+                StorageException.notFound(volumePath + " is not a mount point of volume " + volumeId));
+        if (FileStat.of(volumePath).isBlockDevice() || !Binds.isLoopOf(mount, image)) {
+            throw StorageException.notFound(volumePath + " is not a filesystem of volume " + volumeId);
+        }
+        io.csi4j.driver.os.Trim.filesystem(volumePath);
+    }
+
     VolumeStats stats(String volumeId, Path image, Path volumePath) {
         if (PoolLayout.type(volumePath) == EntryType.MISSING) {
             throw StorageException.notFound(volumePath + " does not exist");

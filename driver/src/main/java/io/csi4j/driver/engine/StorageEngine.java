@@ -168,6 +168,59 @@ public sealed interface StorageEngine extends AutoCloseable permits PoolEngine {
      */
     List<Path> removeTemporaryArtifacts();
 
+    // ---- snapshot metadata: what a snapshot holds, what changed between two ----
+
+    /** Whether snapshots are block images whose ranges {@link #allocatedRanges} and {@link #changedRanges} map. */
+    default boolean mapsSnapshotBlocks() {
+        return false;
+    }
+
+    /**
+     * The allocated ranges of the snapshot's block image from {@code from} on, computed as they are pulled.
+     * NOT_FOUND without its image; UNSUPPORTED on an engine whose snapshots are no block images.
+     * {@code cancelled} is polled while scanning: a true answer ends the scan with a CancellationException.
+     */
+    default RangeCursor allocatedRanges(String snapshotId, long from, java.util.function.BooleanSupplier cancelled) {
+        throw StorageException.unsupported("the " + name() + " engine keeps no block images of snapshots");
+    }
+
+    /**
+     * The ranges whose content may differ between two snapshots of one volume, from {@code from} on, up to the
+     * target's size: from shared physical extents where the pool reflinks, else by comparing data.
+     */
+    default RangeCursor changedRanges(String baseSnapshotId, String targetSnapshotId, long from,
+                                      java.util.function.BooleanSupplier cancelled) {
+        throw StorageException.unsupported("the " + name() + " engine keeps no block images of snapshots");
+    }
+
+    // ---- space reclaim (CSI-Addons ReclaimSpace) ----
+
+    /** Whether {@link #trim} gives a volume's free space back to the pool. */
+    default boolean reclaimsSpace() {
+        return false;
+    }
+
+    /** Bytes the volume really takes in the pool (allocated blocks, not its size). */
+    default long allocatedBytes(String volumeId) {
+        throw StorageException.unsupported("the " + name() + " engine cannot tell what a volume takes");
+    }
+
+    /**
+     * Discards the free blocks of the volume's filesystem mounted at {@code volumePath} (its staging path or a
+     * target). NOT_FOUND when no filesystem of this volume is mounted there.
+     */
+    default void trim(String volumeId, Path volumePath) {
+        throw StorageException.unsupported("the " + name() + " engine cannot reclaim space");
+    }
+
+    /**
+     * Reclaims the free space of a filesystem volume that no workload uses, without showing its filesystem to
+     * anyone (ControllerReclaimSpace). IN_USE while it is attached as a block device.
+     */
+    default void trimOffline(String volumeId) {
+        throw StorageException.unsupported("the " + name() + " engine cannot reclaim space");
+    }
+
     // ---- node side ----
 
     /**

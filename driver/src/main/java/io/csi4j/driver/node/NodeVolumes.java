@@ -102,6 +102,26 @@ public final class NodeVolumes {
         return engine.stats(id, volumePath);
     }
 
+    /**
+     * Gives the free space of a staged or published filesystem volume back to the pool (FITRIM through its
+     * loop device). A block volume is refused: its blocks are its consumer's, and nothing here can tell which
+     * of them are free. The consumer discards them itself (BLKDISCARD, or fstrim of a filesystem it made), and
+     * the loop device already passes those discards to the image as holes.
+     */
+    public io.csi4j.driver.volume.SpaceUsage reclaimSpace(String volumeId, Path volumePath) {
+        String id = resolveEphemeral(volumeId);
+        VolumeRecord v = volumes.readyVolume(id, "volume");
+        requireVolumePath(volumePath);
+        if (v.kind() == VolumeKind.BLOCK) {
+            throw CsiException.failedPrecondition("volume " + volumeId + " is a block volume: the plugin cannot tell which of "
+                    + "its blocks are free; discard from inside (blkdiscard, or fstrim of the filesystem on it), the loop "
+                    + "device passes discards to the image as holes");
+        }
+        long before = engine.allocatedBytes(id);
+        engine.trim(id, volumePath);
+        return new io.csi4j.driver.volume.SpaceUsage(before, engine.allocatedBytes(id));
+    }
+
     public long expand(String volumeId, Path volumePath, CapacityRange range, Optional<Capability> capability) {
         VolumeRecord v = volumes.readyVolume(volumeId, "volume");
         capability.flatMap(c -> volumes.unsupported(v, List.of(c))).ifPresent(why -> {

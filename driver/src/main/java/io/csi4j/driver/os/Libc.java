@@ -67,6 +67,7 @@ final class Libc {
     private static final class Fsync { static final MethodHandle HANDLE = capturing("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
     private static final class Rename { static final MethodHandle HANDLE = capturing("rename", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)); }
     private static final class Mknod { static final MethodHandle HANDLE = capturing("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG)); }
+    private static final class Unshare { static final MethodHandle HANDLE = capturing("unshare", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
     private static final class Strerror { static final MethodHandle HANDLE = plain("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT)).orElseThrow(); }
     // glibc >= 2.32; other C libraries fall back to "errno N"
     private static final class StrerrorName { static final Optional<MethodHandle> HANDLE = plain("strerrorname_np", FunctionDescriptor.of(ADDRESS, JAVA_INT)); }
@@ -205,6 +206,11 @@ final class Libc {
 
     static void mknod(Path path, int mode, long dev) {
         check("mknod", path, (a, e) -> (int) Mknod.HANDLE.invokeExact(e, cString(a, path.toString()), mode, dev));
+    }
+
+    /** unshare(2) for the calling thread. */
+    static void unshare(int flags, String subject) {
+        check("unshare", subject, null, (a, e) -> (int) Unshare.HANDLE.invokeExact(e, flags));
     }
 
     static String strerror(int errno) {

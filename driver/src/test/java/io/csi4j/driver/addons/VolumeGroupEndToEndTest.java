@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.csi4j.driver.DriverConfig.EngineKind;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.addons.Plugin.Setup;
 import io.csi4j.driver.catalog.SnapshotRecord;
@@ -122,14 +123,20 @@ class VolumeGroupEndToEndTest {
         var caps = plugin.addonsIdentity().getCapabilities(GetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
         Set<Capability.Service.Type> services = new HashSet<>();
         Set<Capability.VolumeGroup.Type> group = new HashSet<>();
+        Set<Capability.ReclaimSpace.Type> reclaim = new HashSet<>();
         for (Capability c : caps) {
             switch (c.getTypeCase()) {
                 case SERVICE -> services.add(c.getService().getType());
                 case VOLUME_GROUP -> group.add(c.getVolumeGroup().getType());
+                case RECLAIM_SPACE -> reclaim.add(c.getReclaimSpace().getType());
                 default -> throw new AssertionError("unexpected capability " + c);
             }
         }
-        assertEquals(Set.of(Capability.Service.Type.CONTROLLER_SERVICE), services);
+        // the image engine reclaims space, online (node) and offline (controller); this plugin serves both
+        boolean image = setup.engine == EngineKind.IMAGE;
+        assertEquals(image ? Set.of(Capability.Service.Type.CONTROLLER_SERVICE, Capability.Service.Type.NODE_SERVICE)
+                : Set.of(Capability.Service.Type.CONTROLLER_SERVICE), services);
+        assertEquals(image ? Set.of(Capability.ReclaimSpace.Type.ONLINE, Capability.ReclaimSpace.Type.OFFLINE) : Set.of(), reclaim);
         var expected = new HashSet<>(Set.of(Capability.VolumeGroup.Type.VOLUME_GROUP,
                 Capability.VolumeGroup.Type.MODIFY_VOLUME_GROUP, Capability.VolumeGroup.Type.GET_VOLUME_GROUP,
                 Capability.VolumeGroup.Type.LIST_VOLUME_GROUPS, Capability.VolumeGroup.Type.LIMIT_VOLUME_TO_ONE_VOLUME_GROUP));

@@ -85,7 +85,7 @@ class ControllerSocketTest {
         Set<PluginCapability.Service.Type> services = new HashSet<>();
         caps.stream().filter(PluginCapability::hasService).forEach(c -> services.add(c.getService().getType()));
         assertEquals(Set.of(PluginCapability.Service.Type.CONTROLLER_SERVICE, PluginCapability.Service.Type.GROUP_CONTROLLER_SERVICE,
-                PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS), services);
+                PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS, PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE), services);
         assertTrue(caps.stream().anyMatch(c -> c.hasVolumeExpansion()
                 && c.getVolumeExpansion().getType() == PluginCapability.VolumeExpansion.Type.ONLINE));
 

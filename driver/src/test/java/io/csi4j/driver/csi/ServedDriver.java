@@ -45,6 +45,7 @@ final class ServedDriver implements AutoCloseable {
     private Driver driver;
     private PluginServer server;
     private ManagedChannel channel;
+    private ManagedChannel addonsChannel;
     IdentityGrpc.IdentityBlockingStub identity;
     ControllerGrpc.ControllerBlockingStub controller;
     GroupControllerGrpc.GroupControllerBlockingStub groupController;
@@ -100,11 +101,14 @@ final class ServedDriver implements AutoCloseable {
         driver = Driver.open(config);
         try {
             server = PluginServer.builder().listen(Endpoint.parse("unix://" + socket),
-                    driver.csiServices().toArray(io.grpc.BindableService[]::new)).build().start();
+                    driver.csiServices().toArray(io.grpc.BindableService[]::new))
+                    .listen(Endpoint.parse("unix://" + addonsSocket()), driver.addonsServices().toArray(io.grpc.BindableService[]::new))
+                    .build().start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         channel = Channels.connect(Endpoint.parse("unix://" + socket));
+        addonsChannel = Channels.connect(Endpoint.parse("unix://" + addonsSocket()));
         identity = IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.MINUTES);
         controller = ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.MINUTES);
         groupController = GroupControllerGrpc.newBlockingStub(channel).withDeadlineAfter(2, TimeUnit.MINUTES);
@@ -116,6 +120,10 @@ final class ServedDriver implements AutoCloseable {
         if (channel != null) {
             channel.shutdownNow();
             channel = null;
+        }
+        if (addonsChannel != null) {
+            addonsChannel.shutdownNow();
+            addonsChannel = null;
         }
         if (server != null) {
             server.shutdownNow();
@@ -134,6 +142,14 @@ final class ServedDriver implements AutoCloseable {
     }
 
     Driver driver() { return driver; }
+
+    /** The client channel to the plugin's socket, for stubs a test builds itself (streams, cancellation). */
+    ManagedChannel channel() { return channel; }
+
+    /** The client channel to the plugin's CSI-Addons socket (beside the CSI one). */
+    ManagedChannel addonsChannel() { return addonsChannel; }
+
+    Path addonsSocket() { return root.resolve("csi-addons.sock"); }
 
     Path socket() { return socket; }
 

@@ -19,6 +19,13 @@ public final class CallMetrics {
     static final double[] BUCKETS = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
 
     private final Map<String, MethodStats> methods = new ConcurrentHashMap<>();
+    /** Metrics a plugin keeps itself (in the text format), appended to the gRPC ones. */
+    private final java.util.List<java.util.function.Supplier<String>> extra = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Adds a plugin's own metrics, rendered in the Prometheus text format at every scrape. */
+    public void include(java.util.function.Supplier<String> prometheusText) {
+        extra.add(prometheusText);
+    }
 
     private static final class MethodStats {
         final LongAdder started = new LongAdder();
@@ -97,6 +104,7 @@ public final class CallMetrics {
                     .append(String.format(Locale.ROOT, "%.6f", s.sum.sum())).append('\n');
             out.append("grpc_server_handling_seconds_count").append(labels(m, null, null)).append(' ').append(count).append('\n');
         });
+        for (var source : extra) out.append(source.get());
         return out.toString();
     }
 

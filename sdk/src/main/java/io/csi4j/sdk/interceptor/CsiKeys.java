@@ -73,6 +73,11 @@ public final class CsiKeys {
                     r.getVolumeIdsList().forEach(id -> keys.add(volume(id)));   // no DeleteVolume of a volume being grouped
                     return keys;
                 });
+        // one reclaim per volume at a time (the CSI-Addons "operation pending" row answers ABORTED)
+        b.key(io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.getControllerReclaimSpaceMethod(),
+                (io.csi4j.proto.addons.reclaimspace.ControllerReclaimSpaceRequest r) -> List.of(volume(r.getVolumeId())));
+        b.key(io.csi4j.proto.addons.reclaimspace.ReclaimSpaceNodeGrpc.getNodeReclaimSpaceMethod(),
+                (io.csi4j.proto.addons.reclaimspace.NodeReclaimSpaceRequest r) -> List.of(nodeVolume(r.getVolumeId())));
         b.key(io.csi4j.proto.addons.volumegroup.ControllerGrpc.getDeleteVolumeGroupMethod(),
                 (DeleteVolumeGroupRequest r) -> List.of(volumeGroup(r.getVolumeGroupId())));
         b.key(io.csi4j.proto.addons.volumegroup.ControllerGrpc.getModifyVolumeGroupMembershipMethod(),

@@ -75,6 +75,9 @@ final class CsiRules {
             rpc("volumegroup.Controller/DeleteVolumeGroup", f("volume_group_id"), NONE),
             rpc("volumegroup.Controller/ListVolumeGroups", NONE, NONE),
             rpc("volumegroup.Controller/ControllerGetVolumeGroup", f("volume_group_id"), f("volume_group")),
+            // CSI-Addons reclaimspace (its README and proto comments)
+            rpc("reclaimspace.ReclaimSpaceController/ControllerReclaimSpace", f("volume_id"), NONE),
+            rpc("reclaimspace.ReclaimSpaceNode/NodeReclaimSpace", f("volume_id", "volume_path"), NONE),
             // CSI-Addons identity: the wire facts we have state no REQUIRED fields
             rpc("identity.Identity/GetIdentity", NONE, NONE),
             rpc("identity.Identity/GetCapabilities", NONE, NONE),
@@ -97,6 +100,7 @@ final class CsiRules {
             new Nested("csi.v1.VolumeGroupSnapshot", f("group_snapshot_id", "snapshots", "creation_time", "ready_to_use"), NONE, NONE),
             new Nested("csi.v1.BlockMetadata", f("byte_offset", "size_bytes"), NONE, NONE),
             new Nested("volumegroup.VolumeGroup", f("volume_group_id"), NONE, NONE),
+            new Nested("reclaimspace.StorageConsumption", f("usage_bytes"), NONE, NONE),
             new Nested("volumegroup.ListVolumeGroupsResponse.Entry", f("volume_group"), NONE, NONE));
 
     /**
@@ -135,6 +139,8 @@ final class CsiRules {
             Map.entry("csi.v1.NodeGetVolumeStatsRequest.staging_target_path", PATH_LIMIT),
             Map.entry("csi.v1.NodeExpandVolumeRequest.volume_path", PATH_LIMIT),
             Map.entry("csi.v1.NodeExpandVolumeRequest.staging_target_path", PATH_LIMIT),
+            Map.entry("reclaimspace.NodeReclaimSpaceRequest.volume_path", PATH_LIMIT),
+            Map.entry("reclaimspace.NodeReclaimSpaceRequest.staging_target_path", PATH_LIMIT),
             Map.entry("csi.v1.NodeGetInfoResponse.node_id", NODE_ID_LIMIT),
             Map.entry("csi.v1.ControllerPublishVolumeRequest.node_id", NODE_ID_LIMIT),
             Map.entry("csi.v1.ControllerUnpublishVolumeRequest.node_id", NODE_ID_LIMIT),

@@ -77,7 +77,8 @@ public final class SpecValidator {
 
     private static final class Holder {
         static final SpecValidator CSI = new SpecValidator(List.of(
-                CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor()));
+                CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor(),
+                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor()));
     }
 
     /** Full names of the services this validator knows ({@code csi.v1.Controller}, {@code volumegroup.Controller}, ...). */

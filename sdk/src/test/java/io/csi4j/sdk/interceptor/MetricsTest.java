@@ -85,4 +85,13 @@ class MetricsTest {
         }
         assertEquals(5, previous, "+Inf holds every call, also the one above the last bound");
     }
+
+    @Test
+    void aPluginsOwnMetricsAreAppendedAtEveryScrape() {
+        CallMetrics metrics = new CallMetrics();
+        long[] count = {0};
+        metrics.include(() -> "plugin_things_total " + (++count[0]) + "\n");
+        assertTrue(metrics.prometheusText().endsWith("plugin_things_total 1\n"));
+        assertTrue(metrics.prometheusText().endsWith("plugin_things_total 2\n"), "rendered anew each time");
+    }
 }

@@ -48,7 +48,8 @@ class SpecValidatorTest {
     @Test
     void everyRpcOfEveryServedServiceHasAnEntryEvenIfEmpty() {
         Set<String> rpcs = new TreeSet<>();
-        for (FileDescriptor file : List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor())) {
+        for (FileDescriptor file : List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor(),
+                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor())) {
             for (ServiceDescriptor service : file.getServices()) {
                 for (MethodDescriptor method : service.getMethods()) rpcs.add(service.getFullName() + "/" + method.getName());
             }
@@ -123,7 +124,8 @@ class SpecValidatorTest {
                 "csi.v1.VolumeGroupSnapshot.snapshots");
         Set<String> repeated = new TreeSet<>();
         var methods = new java.util.HashMap<String, MethodDescriptor>();
-        for (FileDescriptor file : List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor())) {
+        for (FileDescriptor file : List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor(),
+                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor())) {
             for (ServiceDescriptor service : file.getServices()) {
                 for (MethodDescriptor method : service.getMethods()) methods.put(service.getFullName() + "/" + method.getName(), method);
             }

@@ -13,6 +13,7 @@ public final class Suite {
         tests.addAll(ControllerTests.tests());
         tests.addAll(PublishTests.tests());
         tests.addAll(SnapshotTests.tests());
+        tests.addAll(SnapshotMetadataTests.tests());
         tests.addAll(PagingTests.tests());
         tests.addAll(ConcurrencyTests.tests());
         tests.addAll(NodeTests.tests());
