@@ -53,6 +53,8 @@ public final class Agents implements AutoCloseable {
     private volatile Map<String, Agent> byTag = Map.of();
     private volatile Map<String, Agent> byTopology = Map.of();
     private volatile long lastRefresh;
+    /** Node id to the address serving it after the last refresh: a live holder keeps its node ({@link Claims}). */
+    private Map<String, String> holders = Map.of();
     private final Thread refresher;
 
     public Agents(List<Entry> entries, MutualTls tls, Duration callTimeout, Duration refreshEvery) {
@@ -112,17 +114,29 @@ public final class Agents implements AutoCloseable {
             agent.close();
             return true;
         });
+        List<Claims.Claimant> claimants = new ArrayList<>();
+        for (Agent agent : byAddress.values()) {
+            if (agent.nodeId() != null) claimants.add(new Claims.Claimant(agent.address(), agent.nodeId(), agent.answering(), agent.claimedSince()));
+        }
+        Claims.Decision decision = Claims.decide(holders, claimants);
         Map<String, Agent> tags = new HashMap<>();
         Map<String, Agent> topologies = new HashMap<>();
         for (Agent agent : byAddress.values()) {
-            if (agent.nodeId() == null) continue;
-            Agent before = tags.put(ObjectId.nodeTag(agent.nodeId()), agent);
-            if (before != null && before != agent) {
-                LOG.warning(() -> "agents: " + before.address() + " and " + agent.address() + " both say they are node '"
-                        + agent.nodeId() + "'; using " + agent.address());
+            if (agent.nodeId() == null) {
+                agent.refuse(null);
+                continue;
             }
+            String reason = decision.refused().get(agent.address());
+            if (reason != null) {
+                if (!reason.equals(agent.refusal())) LOG.warning(() -> "agents: refusing " + agent.address() + ": " + reason);
+                agent.refuse(reason);
+                continue;
+            }
+            agent.refuse(null);
+            tags.put(ObjectId.nodeTag(agent.nodeId()), agent);
             topologies.put(agent.topologyValue(), agent);
         }
+        holders = decision.holders();
         byTag = Map.copyOf(tags);
         byTopology = Map.copyOf(topologies);
         all = List.copyOf(byAddress.values());
@@ -132,6 +146,16 @@ public final class Agents implements AutoCloseable {
     /** Identified agents (answering or not), ordered by node id: the order of merged lists. */
     public List<Agent> nodes() {
         return byTag.values().stream().distinct().sorted(Comparator.comparing(Agent::nodeId)).toList();
+    }
+
+    /** Every dialled agent: serving, silent, or refused (for {@code csi4j cluster status}). */
+    public List<Agent> all() {
+        return all;
+    }
+
+    /** The {@code --nodes} entries as given. */
+    public List<Entry> entries() {
+        return entries;
     }
 
     /** Agents that never said which node they are (down since the controller started, or not csi4j). */
