@@ -35,10 +35,18 @@ public final class Agent implements AutoCloseable {
     /** Why it is not used although it answers (another live agent holds its node), or null. */
     private volatile String refusal;
 
+    /** Told when a call finds this agent silent: the directory then looks again (re-resolves, re-asks) in the background. */
+    private final Runnable onSilence;
+
     Agent(Endpoint.Tcp endpoint, String authority, MutualTls tls, Duration callTimeout) {
+        this(endpoint, authority, tls, callTimeout, () -> {});
+    }
+
+    Agent(Endpoint.Tcp endpoint, String authority, MutualTls tls, Duration callTimeout, Runnable onSilence) {
         this.address = endpoint.host() + ":" + endpoint.port();
         this.channel = Channels.builder(endpoint, tls, authority).build();
         this.callTimeout = callTimeout;
+        this.onSilence = onSilence;
     }
 
     /** host:port of the agent endpoint, as dialled. */
@@ -117,6 +125,7 @@ public final class Agent implements AutoCloseable {
         if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
             channel.resetConnectBackoff();
             problem = describeFailure(e);
+            onSilence.run();
             return CsiException.unavailable(describe() + " did not answer: " + problem);
         }
         answered();  // an error it sent is an answer
