@@ -26,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code --nodes} discovery and {@code csi4j cluster status} over real processes: two agents and, started later,
  * a third that claims node-a's id. The first node-a keeps its node (the later one is refused, logged, shown in
- * status with the reason) and calls for node-a's volumes still go to it.
+ * status with the reason) and calls for node-a's volumes still go to it; once the first dies, the one that answers
+ * takes the node over.
  */
 class ClusterStatusTest {
 
@@ -110,9 +111,24 @@ class ClusterStatusTest {
             assertTrue(table.out().lines().anyMatch(l -> l.startsWith("node-a") && l.contains(impostor.address()) && l.contains("refused")), table.out());
             assertTrue(table.out().lines().anyMatch(l -> l.startsWith("node-b") && l.contains("serving")), table.out());
 
-            // once the impostor is gone, everything that remains serves: exit 0
-            impostor.child.stop();
-            cluster.agents.remove(impostor.name);
+            // the holder dies: its calls fail naming it, and the claimant that answers takes the node over (as a pod
+            // that moved would); here it has another data directory, so node-a's old volume is not found there
+            a.child.kill();
+            var down = ClusterRoutingTest.fails(io.grpc.Status.Code.UNAVAILABLE, () -> csi.controllerGetVolume(
+                    ControllerGetVolumeRequest.newBuilder().setVolumeId(onA.getVolumeId()).build()));
+            assertTrue(down.getStatus().getDescription().contains("node 'node-a'"), down.getStatus().getDescription());
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (true) {
+                var now = byAddress(status(cluster));
+                if (now.get(impostor.address()).getState() == AgentStatus.State.SERVING) {
+                    assertEquals(AgentStatus.State.REFUSED, now.get(a.address()).getState(), now.toString());
+                    break;
+                }
+                assertTrue(System.nanoTime() < deadline, "the answering claimant never took node-a over: " + now);
+                Thread.sleep(300);
+            }
+            ClusterRoutingTest.fails(io.grpc.Status.Code.NOT_FOUND, () -> ControllerGrpc.newBlockingStub(cluster.controllerChannel())
+                    .controllerGetVolume(ControllerGetVolumeRequest.newBuilder().setVolumeId(onA.getVolumeId()).build()));
         }
     }
 
