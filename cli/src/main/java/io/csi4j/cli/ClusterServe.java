@@ -41,9 +41,9 @@ final class ClusterServe {
         }
     }
 
-    /** {@code --mode controller --agents ...}: serve the routers until stopped. */
+    /** {@code --mode controller --nodes ...}: serve the routers until stopped. */
     int serveController() throws Exception {
-        if (flags.mode != Mode.CONTROLLER) throw usage("--agents is for --mode controller");
+        if (flags.mode != Mode.CONTROLLER) throw usage("--nodes (--agents) is for --mode controller");
         var entries = parseAgents();
         Files.createDirectories(config.dataDir());  // only for the default socket paths
         byte[] key = flags.pageTokenKey == null ? null : Files.readAllBytes(flags.pageTokenKey);
@@ -73,7 +73,7 @@ final class ClusterServe {
         try {
             return Agents.Entry.parseList(flags.agents);
         } catch (IllegalArgumentException e) {
-            throw usage("--agents: " + e.getMessage());
+            throw usage("--nodes: " + e.getMessage());
         }
     }
 

@@ -3,6 +3,7 @@ package io.csi4j.cli;
 import io.csi4j.cli.bench.BenchCommand;
 import io.csi4j.cli.call.AddonsCommand;
 import io.csi4j.cli.call.CallCommand;
+import io.csi4j.cli.call.ClusterCommand;
 import io.csi4j.cli.call.ControllerCommand;
 import io.csi4j.cli.call.GroupCommand;
 import io.csi4j.cli.call.SnapshotCommand;
@@ -21,7 +22,7 @@ import picocli.CommandLine.ScopeType;
 @Command(name = "csi4j", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT, versionProvider = Main.Version.class,
         description = "Container Storage Interface for the JVM: serve the local driver, call any CSI plugin, test it, load it, demo it.",
         subcommands = {ServeCommand.class, IdentityCommand.class, ControllerCommand.class, NodeCommand.class, GroupCommand.class, SnapshotCommand.class,
-                VolumeGroupCommand.class, AddonsCommand.class, CallCommand.class, SanityCommand.class, FsckCommand.class, BenchCommand.class, DemoCommand.class,
+                VolumeGroupCommand.class, AddonsCommand.class, ClusterCommand.class, CallCommand.class, SanityCommand.class, FsckCommand.class, BenchCommand.class, DemoCommand.class,
                 CompletionCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 

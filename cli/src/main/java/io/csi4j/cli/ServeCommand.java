@@ -100,9 +100,10 @@ public final class ServeCommand implements Callable<Integer> {
                     + "to the cluster controller here, with mutual TLS (--tls-cert, --tls-key, --tls-ca)")
     String agentEndpoint;
 
-    @Option(names = "--agents", paramLabel = "HOST:PORT,...",
-            description = "With --mode controller: route every call to these node agents (a host may resolve to several "
-                    + "addresses, e.g. a headless Service); the controller then keeps no state of its own")
+    @Option(names = {"--nodes", "--agents"}, paramLabel = "NAME:PORT|HOST:PORT,...",
+            description = "With --mode controller: the node agents to route every call to: a DNS name and port (every address "
+                    + "it resolves to is an agent, as a headless Service gives; resolved again periodically) or a list of "
+                    + "host:port. --agents is the same flag. The controller keeps no state of its own")
     String agents;
 
     @Option(names = "--tls-cert", paramLabel = "PEM", description = "This process's certificate chain for the agent link")
@@ -115,7 +116,7 @@ public final class ServeCommand implements Callable<Integer> {
     Path tlsCa;
 
     @Option(names = "--page-token-key", paramLabel = "FILE",
-            description = "With --agents: a file of at least 16 bytes signing merged page tokens, shared by controller replicas. Default: a random key per process")
+            description = "With --nodes: a file of at least 16 bytes signing merged page tokens, shared by controller replicas. Default: a random key per process")
     Path pageTokenKey;
 
     @Option(names = "--aot-training", hidden = true,

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The project's conformance suite against a cluster on this machine: the controller's sockets for Identity,
- * Controller, GroupController and CSI-Addons, and node-a's own socket for Node. Two agents, so every call
+ * Controller, GroupController and CSI-Addons, and node-a's own socket for Node. Three agents (as CI must run), so every call
  * really is routed (the suite's volumes ask for node-a's topology, as a CO with late binding does).
  */
 class ClusterConformanceTest {
@@ -39,7 +39,7 @@ class ClusterConformanceTest {
                                          Map<String, String> mutable, @TempDir Path tmp) throws Exception {
         Privileged.requireRoot();
         SanityReport report;
-        try (var cluster = LocalCluster.start(tmp, List.of("node-a", "node-b"), engine, poolSize)) {
+        try (var cluster = LocalCluster.start(tmp, List.of("node-a", "node-b", "node-c"), engine, poolSize)) {
             var config = SanityConfig.builder(cluster.controllerSocket())
                     .addonsEndpoint(cluster.controllerAddonsSocket())
                     .nodeEndpoint(cluster.nodes.get("node-a").nodeSocket())

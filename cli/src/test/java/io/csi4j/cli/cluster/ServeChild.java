@@ -14,11 +14,21 @@ final class ServeChild implements AutoCloseable {
     final String startupLine;
     private final Process process;
     private final StringBuffer stderr;
+    /** Everything it printed to stdout after the start-up line. */
+    private final StringBuffer stdout = new StringBuffer();
 
-    private ServeChild(Process process, String startupLine, StringBuffer stderr) {
+    private ServeChild(Process process, String startupLine, StringBuffer stderr, BufferedReader out) {
         this.process = process;
         this.startupLine = startupLine;
         this.stderr = stderr;
+        // keep draining stdout: a full pipe would block the child
+        Thread.ofVirtual().start(() -> {
+            try (out) {
+                for (String l; (l = out.readLine()) != null; ) stdout.append(l).append('\n');
+            } catch (IOException ignored) {
+                // the process ended
+            }
+        });
     }
 
     /** Starts and waits for the one start-up line (printed once every endpoint is served). */
@@ -61,7 +71,7 @@ final class ServeChild implements AutoCloseable {
             process.destroyForcibly();
             throw new IllegalStateException("csi4j serve " + flags + " did not start:\n" + err);
         }
-        return new ServeChild(process, line, err);
+        return new ServeChild(process, line, err, out);
     }
 
     /** The value of {@code key=} in the start-up line, e.g. the agent endpoint a port 0 became. */
@@ -72,6 +82,30 @@ final class ServeChild implements AutoCloseable {
 
     String stderr() {
         return stderr.toString();
+    }
+
+    String stdout() {
+        return startupLine + "\n" + stdout;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    boolean alive() {
+        return process.isAlive();
+    }
+
+    /** SIGKILL, and wait until it is gone. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /** Sends a signal by name (STOP, CONT) to the child. */
+    void signal(String name) throws IOException, InterruptedException {
+        var kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) throw new IOException("kill -" + name + " failed");
     }
 
     /** SIGTERM and the exit code. */

@@ -27,11 +27,26 @@ public final class Agent implements AutoCloseable {
     private final Duration callTimeout;
     private volatile String nodeId;
     private volatile String problem = "not asked yet";
+    private volatile String version = "";
+    /** When it last answered anything (epoch ms), 0 for never. */
+    private volatile long lastAnswerMillis;
+    /** When it first said it is {@link #nodeId} (System.nanoTime), for {@link Claims}. */
+    private volatile long claimedSince;
+    /** Why it is not used although it answers (another live agent holds its node), or null. */
+    private volatile String refusal;
+
+    /** Told when a call finds this agent silent: the directory then looks again (re-resolves, re-asks) in the background. */
+    private final Runnable onSilence;
 
     Agent(Endpoint.Tcp endpoint, String authority, MutualTls tls, Duration callTimeout) {
+        this(endpoint, authority, tls, callTimeout, () -> {});
+    }
+
+    Agent(Endpoint.Tcp endpoint, String authority, MutualTls tls, Duration callTimeout, Runnable onSilence) {
         this.address = endpoint.host() + ":" + endpoint.port();
         this.channel = Channels.builder(endpoint, tls, authority).build();
         this.callTimeout = callTimeout;
+        this.onSilence = onSilence;
     }
 
     /** host:port of the agent endpoint, as dialled. */
@@ -42,8 +57,29 @@ public final class Agent implements AutoCloseable {
 
     public String topologyValue() { return DriverConfig.topologyValue(nodeId); }
 
-    /** Why the agent is not identified (when {@link #nodeId()} is null). */
+    /** Why the agent is not identified (when {@link #nodeId()} is null), or why its last identification failed; null when it answered. */
     String problem() { return problem; }
+
+    /** True when the last identification (or call) got an answer. */
+    public boolean answering() { return problem == null; }
+
+    /** The vendor version it reported, empty before it answered. */
+    public String version() { return version; }
+
+    /** When it last answered (epoch milliseconds), 0 when never. */
+    public long lastAnswerMillis() { return lastAnswerMillis; }
+
+    long claimedSince() { return claimedSince; }
+
+    /** Why the controller does not route to it (a duplicate node claim), or null. */
+    public String refusal() { return refusal; }
+
+    void refuse(String reason) { this.refusal = reason; }
+
+    private void answered() {
+        lastAnswerMillis = System.currentTimeMillis();
+        problem = null;
+    }
 
     /** How errors name this agent: {@code node 'n1' (10.0.0.7:7443)}. */
     public String describe() {
@@ -60,8 +96,11 @@ public final class Agent implements AutoCloseable {
                 problem = "it is not a csi4j node agent (plugin '" + info.getName() + "', no node in its manifest)";
                 return false;
             }
+            if (!node.equals(nodeId)) claimedSince = System.nanoTime();
             nodeId = node;
+            version = info.getVendorVersion();
             problem = null;
+            answered();
             return true;
         } catch (StatusRuntimeException e) {
             problem = describeFailure(e);
@@ -73,7 +112,9 @@ public final class Agent implements AutoCloseable {
     /** Calls {@code rpc} on this agent; its errors come back as they are, a silence as UNAVAILABLE naming the node. */
     public <T> T call(Function<Agent, T> rpc) {
         try {
-            return rpc.apply(this);
+            T result = rpc.apply(this);
+            answered();
+            return result;
         } catch (StatusRuntimeException e) {
             throw translate(e);
         }
@@ -83,8 +124,11 @@ public final class Agent implements AutoCloseable {
         Status.Code code = e.getStatus().getCode();
         if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
             channel.resetConnectBackoff();
-            return CsiException.unavailable(describe() + " did not answer: " + describeFailure(e));
+            problem = describeFailure(e);
+            onSilence.run();
+            return CsiException.unavailable(describe() + " did not answer: " + problem);
         }
+        answered();  // an error it sent is an answer
         String message = e.getStatus().getDescription();
         return new CsiException(code, message == null ? code.name() : message);
     }

@@ -19,8 +19,9 @@ import java.util.logging.Logger;
 /**
  * The node directory of the cluster controller: which agent serves which node. Agents are found from a list
  * of {@code host:port} entries, each host resolving to one or more addresses (a headless Service's name
- * resolves to every agent pod); each agent says which node it is. Refreshed in the background and whenever
- * a request names a node nobody has claimed yet.
+ * resolves to every agent pod); each agent says which node it is. Refreshed in the background, whenever
+ * a request names a node nobody has claimed yet, and when a call finds an agent silent. Of several agents
+ * claiming one node, {@link Claims} decides which one serves it.
  */
 public final class Agents implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Agents.class.getName());
@@ -53,6 +54,8 @@ public final class Agents implements AutoCloseable {
     private volatile Map<String, Agent> byTag = Map.of();
     private volatile Map<String, Agent> byTopology = Map.of();
     private volatile long lastRefresh;
+    /** Node id to the address serving it after the last refresh: a live holder keeps its node ({@link Claims}). */
+    private Map<String, String> holders = Map.of();
     private final Thread refresher;
 
     public Agents(List<Entry> entries, MutualTls tls, Duration callTimeout, Duration refreshEvery) {
@@ -80,6 +83,7 @@ public final class Agents implements AutoCloseable {
      * address is then picked up, and a node never silently vanishes from lists. Only this method writes.
      */
     public synchronized void refresh() {
+        if (closed) return;
         Map<String, Agent> seen = new LinkedHashMap<>();
         for (Entry entry : entries) {
             InetAddress[] addresses;
@@ -93,7 +97,7 @@ public final class Agents implements AutoCloseable {
                 var endpoint = new Endpoint.Tcp(address.getHostAddress(), entry.port());
                 String key = endpoint.host() + ":" + endpoint.port();
                 // the certificate is checked against the name as configured: one name for all pods of a Service
-                seen.put(key, byAddress.computeIfAbsent(key, k -> new Agent(endpoint, entry.host(), tls, callTimeout)));
+                seen.put(key, byAddress.computeIfAbsent(key, k -> new Agent(endpoint, entry.host(), tls, callTimeout, this::refreshInBackground)));
             }
         }
         Fanout.each(List.copyOf(seen.values()), agent -> {
@@ -112,17 +116,29 @@ public final class Agents implements AutoCloseable {
             agent.close();
             return true;
         });
+        List<Claims.Claimant> claimants = new ArrayList<>();
+        for (Agent agent : byAddress.values()) {
+            if (agent.nodeId() != null) claimants.add(new Claims.Claimant(agent.address(), agent.nodeId(), agent.answering(), agent.claimedSince()));
+        }
+        Claims.Decision decision = Claims.decide(holders, claimants);
         Map<String, Agent> tags = new HashMap<>();
         Map<String, Agent> topologies = new HashMap<>();
         for (Agent agent : byAddress.values()) {
-            if (agent.nodeId() == null) continue;
-            Agent before = tags.put(ObjectId.nodeTag(agent.nodeId()), agent);
-            if (before != null && before != agent) {
-                LOG.warning(() -> "agents: " + before.address() + " and " + agent.address() + " both say they are node '"
-                        + agent.nodeId() + "'; using " + agent.address());
+            if (agent.nodeId() == null) {
+                agent.refuse(null);
+                continue;
             }
+            String reason = decision.refused().get(agent.address());
+            if (reason != null) {
+                if (!reason.equals(agent.refusal())) LOG.warning(() -> "agents: refusing " + agent.address() + ": " + reason);
+                agent.refuse(reason);
+                continue;
+            }
+            agent.refuse(null);
+            tags.put(ObjectId.nodeTag(agent.nodeId()), agent);
             topologies.put(agent.topologyValue(), agent);
         }
+        holders = decision.holders();
         byTag = Map.copyOf(tags);
         byTopology = Map.copyOf(topologies);
         all = List.copyOf(byAddress.values());
@@ -132,6 +148,16 @@ public final class Agents implements AutoCloseable {
     /** Identified agents (answering or not), ordered by node id: the order of merged lists. */
     public List<Agent> nodes() {
         return byTag.values().stream().distinct().sorted(Comparator.comparing(Agent::nodeId)).toList();
+    }
+
+    /** Every dialled agent: serving, silent, or refused (for {@code csi4j cluster status}). */
+    public List<Agent> all() {
+        return all;
+    }
+
+    /** The {@code --nodes} entries as given. */
+    public List<Entry> entries() {
+        return entries;
     }
 
     /** Agents that never said which node they are (down since the controller started, or not csi4j). */
@@ -196,13 +222,34 @@ public final class Agents implements AutoCloseable {
         }
     }
 
+    private final java.util.concurrent.atomic.AtomicBoolean backgroundRefresh = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * A call found an agent silent: resolve the names again and ask every agent which node it is, without making
+     * the caller wait (a pod that moved is found at its new address, a second claimant of a dead holder's node
+     * takes over). At most one at a time, and at most once a second.
+     */
+    void refreshInBackground() {
+        if (!backgroundRefresh.compareAndSet(false, true)) return;
+        Thread.ofVirtual().name("csi4j-agents-on-silence").start(() -> {
+            try {
+                refreshIfStale();
+            } finally {
+                backgroundRefresh.set(false);
+            }
+        });
+    }
+
     /** Under the lock: of many requests for an unknown node at once, one refreshes and the others use its result. */
     private synchronized void refreshIfStale() {
         if (System.nanoTime() - lastRefresh >= ON_DEMAND_REFRESH.toNanos()) refresh();
     }
 
+    private boolean closed;  // guarded by this
+
     @Override
     public synchronized void close() {
+        closed = true;
         refresher.interrupt();
         byAddress.values().forEach(Agent::close);
         byAddress.clear();

@@ -21,7 +21,7 @@ public final class ClusterController implements AutoCloseable {
                          Duration refreshEvery, DriverConfig addonsSemantics) {
         public Config {
             agents = List.copyOf(agents);
-            if (agents.isEmpty()) throw new IllegalArgumentException("a controller needs at least one agent (--agents)");
+            if (agents.isEmpty()) throw new IllegalArgumentException("a controller needs at least one agent (--nodes)");
         }
     }
 
@@ -35,10 +35,10 @@ public final class ClusterController implements AutoCloseable {
         this.tokens = config.pageTokenKey() == null ? ClusterPageToken.withRandomKey() : new ClusterPageToken(config.pageTokenKey());
     }
 
-    /** Identity, Controller and GroupController, for the controller's CSI socket. */
+    /** Identity, Controller, GroupController and csi4j's ClusterStatus, for the controller's CSI socket. */
     public List<BindableService> csiServices() {
         return List.of(new IdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), manifest(), agents::ready),
-                new ControllerRouter(agents, tokens), new GroupControllerRouter(agents));
+                new ControllerRouter(agents, tokens), new GroupControllerRouter(agents), new ClusterStatusService(agents));
     }
 
     /** CSI-Addons identity and volume groups, for the controller's CSI-Addons socket. */

@@ -1,0 +1,69 @@
+package io.csi4j.driver.cluster;
+
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.proto.cluster.AgentStatus;
+import io.csi4j.proto.cluster.ClusterStatusGrpc;
+import io.csi4j.proto.cluster.GetClusterStatusRequest;
+import io.csi4j.proto.cluster.GetClusterStatusResponse;
+import io.csi4j.proto.csi.GetCapacityRequest;
+import io.csi4j.proto.csi.Topology;
+import io.grpc.stub.StreamObserver;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The controller's side of csi4j.cluster.v1.ClusterStatus: every agent it knows, with what it said last and
+ * its free capacity asked now (a few seconds at most per agent, all at once, so a silent agent does not hold
+ * the answer up).
+ */
+public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusImplBase {
+    private static final long CAPACITY_DEADLINE_SECONDS = 3;
+    private final Agents agents;
+
+    public ClusterStatusService(Agents agents) {
+        this.agents = agents;
+    }
+
+    @Override
+    public void getClusterStatus(GetClusterStatusRequest req, StreamObserver<GetClusterStatusResponse> out) {
+        List<Agent> all = agents.all();
+        Map<Agent, Long> capacity = new ConcurrentHashMap<>();
+        Fanout.each(all.stream().filter(a -> a.nodeId() != null).toList(), agent -> {
+            try {
+                var answer = agent.call(a -> a.controller().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS, TimeUnit.SECONDS)
+                        .getCapacity(GetCapacityRequest.newBuilder().setAccessibleTopology(Topology.newBuilder()
+                                .putSegments(DriverConfig.TOPOLOGY_KEY, a.topologyValue())).build()));
+                capacity.put(agent, answer.getAvailableCapacity());
+            } catch (RuntimeException e) {
+                // silent (the agent now says so) or an error: no capacity this time
+            }
+            return null;
+        });
+        var response = GetClusterStatusResponse.newBuilder()
+                .addAllDiscovery(agents.entries().stream().map(e -> e.host() + ":" + e.port()).toList());
+        all.stream().sorted(Comparator.comparing((Agent a) -> a.nodeId() == null).thenComparing(a -> a.nodeId() == null ? "" : a.nodeId())
+                .thenComparing(Agent::address)).forEach(agent -> response.addAgents(status(agent, capacity.get(agent))));
+        out.onNext(response.build());
+        out.onCompleted();
+    }
+
+    static AgentStatus status(Agent agent, Long capacity) {
+        var s = AgentStatus.newBuilder().setAddress(agent.address()).setVersion(agent.version())
+                .setLastAnswerUnixMillis(agent.lastAnswerMillis());
+        if (agent.nodeId() != null) s.setNodeId(agent.nodeId());
+        String refusal = agent.refusal();
+        if (refusal != null) {
+            s.setState(AgentStatus.State.REFUSED).setReason(refusal);
+        } else if (agent.nodeId() == null || !agent.answering()) {
+            String problem = agent.problem();
+            s.setState(AgentStatus.State.SILENT).setReason(problem == null ? "not answering" : problem);
+        } else {
+            s.setState(AgentStatus.State.SERVING);
+        }
+        if (capacity != null) s.setHasAvailableCapacity(true).setAvailableCapacity(capacity);
+        return s.build();
+    }
+}

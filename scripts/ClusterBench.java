@@ -1,0 +1,143 @@
+// Not a test: the cluster benchmarks of issue 15, run by scripts/bench-cluster against processes it started.
+//   overhead CONTROLLER_SOCKET AGENT_HOST:PORT CERT KEY CA NODE ITERATIONS
+//       CreateVolume+DeleteVolume (1 MiB, on NODE) through the controller and straight to the agent endpoint
+//       (mutual TLS), interleaved call by call so both see the same machine; p50/p99
+//       of each; then 5x as many ControllerGetVolume (no storage work: routing itself) both ways.
+//   fill CONTROLLER_SOCKET TOTAL NODE,NODE,...   creates volumes up to TOTAL, round robin over the nodes (16 at once)
+//   list CONTROLLER_SOCKET ROUNDS                every volume through pages of 500; min/p50 of ROUNDS full listings
+//   createdelete CONTROLLER_SOCKET NODE ITERATIONS   p50/p99 of create+delete through the controller
+// Usage: java -cp "cli/target/csi4j.jar:cli/target/lib/*" scripts/ClusterBench.java MODE ARGS...
+import io.csi4j.proto.csi.*;
+import io.csi4j.sdk.server.Channels;
+import io.csi4j.sdk.server.Endpoint;
+import io.csi4j.sdk.server.MutualTls;
+import java.nio.file.Path;
+import java.util.*;
+import java.util.concurrent.*;
+
+public class ClusterBench {
+    static final VolumeCapability CAP = VolumeCapability.newBuilder().setMount(VolumeCapability.MountVolume.getDefaultInstance())
+            .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
+
+    static CreateVolumeRequest create(String name, String node) {
+        var b = CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(CAP)
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(1 << 20));
+        if (node != null) {
+            var t = Topology.newBuilder().putSegments("topology.csi4j.io/node", node).build();
+            b.setAccessibilityRequirements(TopologyRequirement.newBuilder().addRequisite(t).addPreferred(t));
+        }
+        return b.build();
+    }
+
+    static ControllerGrpc.ControllerBlockingStub controller(String socket) {
+        return ControllerGrpc.newBlockingStub(Channels.builder(Endpoint.parse(socket)).maxInboundMessageSize(64 << 20).build());
+    }
+
+    /** One create+delete pair, in microseconds. */
+    static long pair(ControllerGrpc.ControllerBlockingStub c, String name, String node) {
+        long t0 = System.nanoTime();
+        var v = c.createVolume(create(name, node)).getVolume();
+        c.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build());
+        return (System.nanoTime() - t0) / 1000;
+    }
+
+    static double pct(long[] sorted, double p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100 * sorted.length) - 1)] / 1000.0;
+    }
+
+    public static void main(String[] a) throws Exception {
+        switch (a[0]) {
+            case "overhead" -> {
+                var routed = controller(a[1]);
+                String[] hp = a[2].split(":");
+                var tls = new MutualTls(Path.of(a[3]), Path.of(a[4]), Path.of(a[5]));
+                var direct = ControllerGrpc.newBlockingStub(Channels.builder(new Endpoint.Tcp(hp[0], Integer.parseInt(hp[1])), tls, hp[0]).build());
+                String node = a[6];
+                int n = Integer.parseInt(a[7]);
+                for (int i = 0; i < Math.min(n, 1000); i++) { pair(routed, "w-r-" + i, node); pair(direct, "w-d-" + i, node); }
+                long[] r = new long[n], d = new long[n];
+                for (int i = 0; i < n; i++) {  // interleaved, so both see the same moments of a busy machine
+                    r[i] = pair(routed, "r-" + i, node);
+                    d[i] = pair(direct, "d-" + i, node);
+                }
+                Arrays.sort(r);
+                Arrays.sort(d);
+                // a call the agent answers from its catalog, no storage work: what routing itself costs
+                String id = routed.createVolume(create("get-target", node)).getVolume().getVolumeId();
+                var get = ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build();
+                int m = 5 * n;
+                for (int i = 0; i < Math.min(m, 2000); i++) { routed.controllerGetVolume(get); direct.controllerGetVolume(get); }
+                long[] gr = new long[m], gd = new long[m];
+                for (int i = 0; i < m; i++) {
+                    long t0 = System.nanoTime(); routed.controllerGetVolume(get); gr[i] = (System.nanoTime() - t0) / 1000;
+                    t0 = System.nanoTime(); direct.controllerGetVolume(get); gd[i] = (System.nanoTime() - t0) / 1000;
+                }
+                Arrays.sort(gr);
+                Arrays.sort(gd);
+                System.out.printf("create+delete pairs: %d each, 1 MiB, node %s, one client%n", n, node);
+                System.out.printf("through the controller (UNIX socket -> mTLS): p50 %.3f ms  p99 %.3f ms%n", pct(r, 50), pct(r, 99));
+                System.out.printf("straight to the agent (mTLS):                 p50 %.3f ms  p99 %.3f ms%n", pct(d, 50), pct(d, 99));
+                System.out.printf("routing overhead per pair:                     p50 %+.3f ms  p99 %+.3f ms (two calls: %+.3f ms p50 per call)%n",
+                        pct(r, 50) - pct(d, 50), pct(r, 99) - pct(d, 99), (pct(r, 50) - pct(d, 50)) / 2);
+                System.out.printf("ControllerGetVolume, %d each: through the controller p50 %.3f ms p99 %.3f ms; straight p50 %.3f ms p99 %.3f ms; overhead p50 %+.3f ms p99 %+.3f ms%n",
+                        m, pct(gr, 50), pct(gr, 99), pct(gd, 50), pct(gd, 99), pct(gr, 50) - pct(gd, 50), pct(gr, 99) - pct(gd, 99));
+            }
+            case "fill" -> {
+                var c = controller(a[1]);
+                int total = Integer.parseInt(a[2]);
+                String[] nodes = a[3].split(",");
+                int have = count(c);
+                long t0 = System.nanoTime();
+                var pool = Executors.newFixedThreadPool(16);
+                List<Future<?>> fs = new ArrayList<>();
+                for (int i = have; i < total; i++) { int k = i; fs.add(pool.submit(() -> c.createVolume(create("fill-" + k, nodes[k % nodes.length])))); }
+                for (var f : fs) f.get();
+                pool.shutdown();
+                System.out.printf("filled %d -> %d volumes over %d nodes in %.1f s%n", have, total, nodes.length, (System.nanoTime() - t0) / 1e9);
+            }
+            case "list" -> {
+                var c = controller(a[1]);
+                int rounds = Integer.parseInt(a[2]);
+                long[] t = new long[rounds];
+                int n = 0, pages = 0;
+                for (int i = 0; i < rounds; i++) {
+                    long t0 = System.nanoTime();
+                    n = 0; pages = 0;
+                    String tok = "";
+                    do {
+                        var r = c.listVolumes(ListVolumesRequest.newBuilder().setMaxEntries(500).setStartingToken(tok).build());
+                        n += r.getEntriesCount(); pages++;
+                        tok = r.getNextToken();
+                    } while (!tok.isEmpty());
+                    t[i] = (System.nanoTime() - t0) / 1000;
+                }
+                Arrays.sort(t);
+                System.out.printf("ListVolumes of %d volumes in %d pages of 500 through the controller: min %.1f ms  p50 %.1f ms  max %.1f ms (%d rounds); p50 per page %.2f ms%n",
+                        n, pages, t[0] / 1000.0, pct(t, 50), t[rounds - 1] / 1000.0, rounds, pct(t, 50) / pages);
+            }
+            case "createdelete" -> {
+                var c = controller(a[1]);
+                String node = a[2];
+                int n = Integer.parseInt(a[3]);
+                for (int i = 0; i < Math.min(n, 500); i++) pair(c, "cdw-" + i, node);
+                long[] r = new long[n];
+                for (int i = 0; i < n; i++) r[i] = pair(c, "cd-" + i, node);
+                Arrays.sort(r);
+                System.out.printf("create+delete through the controller, %d pairs on %s: p50 %.3f ms  p99 %.3f ms%n", n, node, pct(r, 50), pct(r, 99));
+            }
+            default -> throw new IllegalArgumentException(a[0]);
+        }
+        System.exit(0);
+    }
+
+    static int count(ControllerGrpc.ControllerBlockingStub c) {
+        int n = 0;
+        String tok = "";
+        do {
+            var r = c.listVolumes(ListVolumesRequest.newBuilder().setMaxEntries(500).setStartingToken(tok).build());
+            n += r.getEntriesCount();
+            tok = r.getNextToken();
+        } while (!tok.isEmpty());
+        return n;
+    }
+}
