@@ -21,6 +21,8 @@ import org.junit.jupiter.api.Test;
  * own `kubectl kustomize` must render the same objects.
  */
 class KustomizeRenderTest {
+    /** Where every namespaced object goes (each says so itself: see kustomization.yaml on why not `namespace:`). */
+    static final String NAMESPACE = "csi4j";
 
     @Test
     void rendersToValidObjectsInTheNamespace() throws IOException {
@@ -32,11 +34,12 @@ class KustomizeRenderTest {
             Manifests.typed(o, where);
             String ns = o.path("metadata").path("namespace").asText(null);
             if (Manifests.CLUSTER_SCOPED.contains(o.path("kind").asText())) assertNull(ns, where);
-            else assertEquals(k.namespace(), ns, where);
+            else assertEquals(NAMESPACE, ns, where);
+            for (JsonNode s : o.path("subjects")) assertEquals(NAMESPACE, s.path("namespace").asText(), where + " subject");
             yaml.append("---\n").append(Manifests.YAML.writeValueAsString(o).replaceFirst("^---\n", ""));
         }
         assertTrue(rendered.stream().anyMatch(o -> o.path("kind").asText().equals("Namespace")
-                && o.path("metadata").path("name").asText().equals(k.namespace())), "the kustomization's namespace is made by it");
+                && o.path("metadata").path("name").asText().equals(NAMESPACE)), "the deployment's namespace is made by it");
         for (JsonNode o : rendered) {
             for (JsonNode c : o.path("spec").path("template").path("spec").path("containers")) {
                 String image = c.path("image").asText();
