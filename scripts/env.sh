@@ -20,26 +20,34 @@ csi4j_find_java() {
 # Tools the driver runs (mkfs, resize, blkid, losetup for diagnostics) and the filesystems tests use.
 CSI4J_DEBIAN_PACKAGES=(e2fsprogs xfsprogs btrfs-progs util-linux mount)
 CSI4J_TOOL_CHECK=(mkfs.ext4 mkfs.xfs mkfs.btrfs xfs_growfs resize2fs blkid losetup)
+# What scripts/image and the image test need: a Debian root filesystem from packages, and a container runtime
+# (podman with runc: crun cannot run on this machine kind's hybrid cgroups, see deploy/podman/containers.conf).
+CSI4J_IMAGE_PACKAGES=(mmdebstrap podman runc)
+CSI4J_IMAGE_TOOL_CHECK=(mmdebstrap podman runc unshare)
 
 # One code path for ./test, .ci/run and the launcher's serve and demo: every tool present, or the packages that
-# hold them installed (root), or one line saying the exact command (not root: returns 1).
+# hold them installed (root), or one line saying the exact command (not root: returns 1). Arguments: the names of
+# a package list and its tool list (default CSI4J_DEBIAN_PACKAGES CSI4J_TOOL_CHECK).
 csi4j_ensure_packages() {
+  local -n packages_ref="${1:-CSI4J_DEBIAN_PACKAGES}"
+  local -n tools_ref="${2:-CSI4J_TOOL_CHECK}"
+  local CSI4J_DEBIAN_PACKAGES_=("${packages_ref[@]}")
   local missing=() tool
-  for tool in "${CSI4J_TOOL_CHECK[@]}"; do
+  for tool in "${tools_ref[@]}"; do
     command -v "$tool" >/dev/null 2>&1 || PATH="$PATH:/sbin:/usr/sbin" command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
   done
   [[ ${#missing[@]} -eq 0 ]] && return 0
   if [[ $(id -u) -ne 0 ]]; then
-    echo "csi4j: ${missing[*]} not found; as root run: apt-get install -y ${CSI4J_DEBIAN_PACKAGES[*]}" >&2
+    echo "csi4j: ${missing[*]} not found; as root run: apt-get install -y ${CSI4J_DEBIAN_PACKAGES_[*]}" >&2
     return 1
   fi
-  echo "csi4j: ${missing[*]} not found; installing the Debian packages ${CSI4J_DEBIAN_PACKAGES[*]} (apt-get)..." >&2
+  echo "csi4j: ${missing[*]} not found; installing the Debian packages ${CSI4J_DEBIAN_PACKAGES_[*]} (apt-get)..." >&2
   local log rc=0
   log=$(mktemp)
   { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${CSI4J_DEBIAN_PACKAGES[@]}"; } >"$log" 2>&1 || rc=$?
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${CSI4J_DEBIAN_PACKAGES_[@]}"; } >"$log" 2>&1 || rc=$?
   if [[ $rc -ne 0 ]]; then
-    echo "csi4j: apt-get install ${CSI4J_DEBIAN_PACKAGES[*]} failed (exit $rc):" >&2
+    echo "csi4j: apt-get install ${CSI4J_DEBIAN_PACKAGES_[*]} failed (exit $rc):" >&2
     tail -n 5 "$log" >&2
   fi
   rm -f "$log"

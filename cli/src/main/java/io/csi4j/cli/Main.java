@@ -10,6 +10,7 @@ import io.csi4j.cli.call.SnapshotCommand;
 import io.csi4j.cli.call.IdentityCommand;
 import io.csi4j.cli.call.NodeCommand;
 import io.csi4j.cli.call.VolumeGroupCommand;
+import io.csi4j.cli.certs.CertsCommand;
 import io.csi4j.cli.demo.DemoCommand;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -22,7 +23,7 @@ import picocli.CommandLine.ScopeType;
 @Command(name = "csi4j", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT, versionProvider = Main.Version.class,
         description = "Container Storage Interface for the JVM: serve the local driver, call any CSI plugin, test it, load it, demo it.",
         subcommands = {ServeCommand.class, IdentityCommand.class, ControllerCommand.class, NodeCommand.class, GroupCommand.class, SnapshotCommand.class,
-                VolumeGroupCommand.class, AddonsCommand.class, ClusterCommand.class, CallCommand.class, SanityCommand.class, FsckCommand.class, BenchCommand.class, DemoCommand.class,
+                VolumeGroupCommand.class, AddonsCommand.class, ClusterCommand.class, CallCommand.class, SanityCommand.class, FsckCommand.class, CertsCommand.class, BenchCommand.class, DemoCommand.class,
                 CompletionCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 
