@@ -77,6 +77,8 @@ class BrokenPluginTest {
                         "spec: ControllerModifyVolume: SPs MUST NOT modify volumes based on the absence of keys (an empty mutable_parameters cannot be told from an absent one in proto3: its REQUIRED binds the CO; a request naming no key asks for no change); got INVALID_ARGUMENT"),
                 Arguments.of(Flaw.REFUSES_EMPTY_REQUIRED_LISTS, "GroupController/GetVolumeGroupSnapshot/a group snapshot that does not exist, asked without snapshot_ids, fails with NOT_FOUND",
                         "spec: GetVolumeGroupSnapshot: a volume group snapshot that does not exist MUST fail with NOT_FOUND (an empty snapshot_ids cannot be told from an absent one in proto3: its REQUIRED binds the CO); got INVALID_ARGUMENT"),
+                Arguments.of(Flaw.METADATA_IGNORES_MAX_RESULTS, "SnapshotMetadata/GetMetadataAllocated/streams tuples by the spec's rules",
+                        "spec: GetMetadataAllocated: with max_results > 0 a message MUST hold at most max_results tuples"),
                 Arguments.of(Flaw.EXITS_ON_NEGATIVE_MAX_ENTRIES, "Controller/ListSnapshots/a negative max_entries fails with INVALID_ARGUMENT",
                         "spec: ListSnapshots: max_entries MUST NOT be negative; an invalid field MUST fail with INVALID_ARGUMENT; got "));  // UNAVAILABLE or CANCELLED, as the server went
     }

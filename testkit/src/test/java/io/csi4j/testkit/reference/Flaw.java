@@ -45,5 +45,7 @@ public enum Flaw {
     /** An empty snapshot_ids or mutable_parameters (proto3: the same as absent) is refused with INVALID_ARGUMENT. */
     REFUSES_EMPTY_REQUIRED_LISTS,
     /** ListSnapshots with a negative max_entries takes the plugin down (its servers shut down, no answer), like a panic. */
-    EXITS_ON_NEGATIVE_MAX_ENTRIES
+    EXITS_ON_NEGATIVE_MAX_ENTRIES,
+    /** SnapshotMetadata sends every tuple in one message, whatever max_results says. */
+    METADATA_IGNORES_MAX_RESULTS
 }

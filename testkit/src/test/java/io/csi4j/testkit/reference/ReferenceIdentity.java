@@ -30,6 +30,7 @@ final class ReferenceIdentity extends IdentityGrpc.IdentityImplBase {
         var b = GetPluginCapabilitiesResponse.newBuilder().addCapabilities(service(PluginCapability.Service.Type.CONTROLLER_SERVICE));
         if (store.options.groupSnapshots()) b.addCapabilities(service(PluginCapability.Service.Type.GROUP_CONTROLLER_SERVICE));
         if (store.options.topology()) b.addCapabilities(service(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS));
+        if (store.options.snapshotMetadata()) b.addCapabilities(service(PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE));
         if (store.options.expand()) {
             b.addCapabilities(PluginCapability.newBuilder().setVolumeExpansion(
                     PluginCapability.VolumeExpansion.newBuilder().setType(PluginCapability.VolumeExpansion.Type.ONLINE)));

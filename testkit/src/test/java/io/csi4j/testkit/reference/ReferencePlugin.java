@@ -43,6 +43,7 @@ public final class ReferencePlugin implements AutoCloseable {
         ReferenceController controller = new ReferenceController(store);
         List<BindableService> services = new java.util.ArrayList<>(List.of(new ReferenceIdentity(store), controller, new ReferenceNode(store)));
         if (options.groupSnapshots()) services.add(new ReferenceGroupController(store, controller));
+        if (options.snapshotMetadata()) services.add(new ReferenceSnapshotMetadata(store));
         Path socket = dir.resolve("csi.sock");
         var builder = io.csi4j.sdk.server.PluginServer.builder()
                 .listen(new io.csi4j.sdk.server.Endpoint.Unix(socket), services.toArray(BindableService[]::new));
@@ -72,6 +73,7 @@ public final class ReferencePlugin implements AutoCloseable {
         ReferenceController controller = new ReferenceController(store);
         List<BindableService> services = new java.util.ArrayList<>(List.of(new ReferenceIdentity(store), controller, new ReferenceNode(store)));
         if (options.groupSnapshots()) services.add(new ReferenceGroupController(store, controller));
+        if (options.snapshotMetadata()) services.add(new ReferenceSnapshotMetadata(store));
         if (tcp) {
             csi = serve(new InetSocketAddress("127.0.0.1", 0), services, true);
             endpoint = "tcp://127.0.0.1:" + ((InetSocketAddress) csi.getListenSockets().getFirst()).getPort();
