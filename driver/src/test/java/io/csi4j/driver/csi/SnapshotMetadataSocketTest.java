@@ -198,9 +198,8 @@ class SnapshotMetadataSocketTest {
         Path device = blockVolume(served, "random", size, test);
         long seed = Long.getLong("csi4j.seed", System.nanoTime());
         Random random = new Random(seed);
-        var stub = metadata(served);
         String previous = snapshot(served, device, "random-0");
-        for (int round = 1; round <= 4; round++) {
+        for (int round = 1; round <= 3; round++) {   // each call its own deadline: a stub's is absolute
             List<long[]> written = new ArrayList<>();
             int writes = 1 + random.nextInt(30);
             try (var ch = java.nio.channels.FileChannel.open(device, java.nio.file.StandardOpenOption.WRITE)) {
@@ -215,15 +214,15 @@ class SnapshotMetadataSocketTest {
             }
             String current = snapshot(served, device, "random-" + round);
             int max = random.nextInt(4);   // 0 (our default) or tiny pages
-            Ranges delta = Ranges.delta(stub, previous, current, 0, max);
+            Ranges delta = Ranges.delta(metadata(served), previous, current, 0, max);
             assertEquals(Ranges.show(Ranges.normalize(written)), Ranges.show(Ranges.normalize(delta.list())),
                     "seed " + seed + " round " + round);
-            assertCoversEveryNonZeroByte(snapshotImage(served, current), Ranges.allocated(stub, current, 0, max).list());
+            assertCoversEveryNonZeroByte(snapshotImage(served, current), Ranges.allocated(metadata(served), current, 0, max).list());
             assertRebuildsTarget(served, previous, current, delta.list());
             // a resume from anywhere gives the rest of the same answer
             long from = (long) (random.nextDouble() * size);
             assertEquals(Ranges.show(clip(Ranges.normalize(delta.list()), from)),
-                    Ranges.show(Ranges.normalize(Ranges.delta(stub, previous, current, from, 0).list())), "seed " + seed + " resume at " + from);
+                    Ranges.show(Ranges.normalize(Ranges.delta(metadata(served), previous, current, from, 0).list())), "seed " + seed + " resume at " + from);
             previous = current;
         }
     }
