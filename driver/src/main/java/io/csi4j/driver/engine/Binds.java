@@ -145,33 +145,8 @@ final class Binds {
         }
         Set<MountFlag> perMount = options.perMountFlags();
         if (readOnly) perMount.add(MountFlag.RDONLY);
-        Mounts.bind(source, target);
-        if (perMount.isEmpty()) return;
-        try {
-            remountBind(target, perMount);
-        } catch (RuntimeException e) {
-            try {
-                Mounts.unmount(target);
-            } catch (RuntimeException undo) {
-                e.addSuppressed(undo);
-            }
-            throw e;
-        }
-    }
-
-    /** MS_REMOUNT|MS_BIND with the flags asked for plus the ones the mount has (the kernel resets the rest). */
-    private static void remountBind(Path target, Set<MountFlag> wanted) {
-        Set<MountFlag> flags = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND);
-        flags.addAll(wanted);
-        boolean atimeAsked = wanted.stream().anyMatch(f -> f == MountFlag.NOATIME || f == MountFlag.RELATIME
-                || f == MountFlag.STRICTATIME);
-        MountTable.read().at(target).ifPresent(current -> {
-            for (MountFlag f : MountOptions.parse(current.mountOptions()).perMountFlags()) {
-                boolean atime = f == MountFlag.NOATIME || f == MountFlag.RELATIME || f == MountFlag.STRICTATIME;
-                if (!(atime && atimeAsked)) flags.add(f);
-            }
-        });
-        Mounts.mount(null, target, null, flags, null);
+        // flags set before the bind is attached, so that the copies propagation makes (host, pod) carry them too
+        if (perMount.isEmpty()) Mounts.bind(source, target); else Mounts.bindWithFlags(source, target, perMount);
     }
 
     /**

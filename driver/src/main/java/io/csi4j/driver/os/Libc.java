@@ -52,6 +52,9 @@ final class Libc {
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), Linker.Option.firstVariadicArg(2)); }
     private static final class Mount { static final MethodHandle HANDLE = capturing("mount",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS)); }
+    // syscall(2) for the new mount API (no glibc wrappers before 2.36); numbers are the same on x86_64 and aarch64
+    private static final class Syscall { static final MethodHandle HANDLE = capturing("syscall", FunctionDescriptor.of(JAVA_LONG,
+                JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.firstVariadicArg(1)); }
     private static final class Umount2 { static final MethodHandle HANDLE = capturing("umount2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT)); }
     private static final class Statfs { static final MethodHandle HANDLE = capturing("statfs", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)); }
     private static final class Statx { static final MethodHandle HANDLE = capturing("statx",
@@ -138,6 +141,33 @@ final class Libc {
     static void mount(String source, String target, String fsType, long flags, String data, String subject, Path path) {
         check("mount", subject, path, (a, e) -> (int) Mount.HANDLE.invokeExact(e,
                 cString(a, source), cString(a, target), cString(a, fsType), flags, cString(a, data)));
+    }
+
+    private static final long SYS_OPEN_TREE = 428, SYS_MOVE_MOUNT = 429, SYS_MOUNT_SETATTR = 442;
+    private static final long OPEN_TREE_CLONE = 1, OPEN_TREE_CLOEXEC = 02000000,
+            MOVE_MOUNT_F_EMPTY_PATH = 4;
+
+    /** open_tree(2) with OPEN_TREE_CLONE: a detached bind of what is at {@code path} (not recursive); its fd. */
+    static int openTreeClone(Path path) {
+        return (int) check("open_tree", path, (a, e) -> (long) Syscall.HANDLE.invokeExact(e, SYS_OPEN_TREE, (long) AT_FDCWD,
+                cString(a, path.toString()).address(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC, 0L, 0L));
+    }
+
+    /** mount_setattr(2) on a mount fd: struct mount_attr {attr_set, attr_clr, propagation, userns_fd}. */
+    static void mountSetattr(int fd, long set, long clear, Path path) {
+        check("mount_setattr", path, (a, e) -> {
+            MemorySegment attr = a.allocate(32, 8);
+            attr.set(JAVA_LONG, 0, set);
+            attr.set(JAVA_LONG, 8, clear);
+            return (long) Syscall.HANDLE.invokeExact(e, SYS_MOUNT_SETATTR, (long) fd, a.allocateFrom("").address(), (long) AT_EMPTY_PATH,
+                    attr.address(), 32L);
+        });
+    }
+
+    /** move_mount(2) of a detached mount fd onto {@code target}: attached there, and propagated from there. */
+    static void moveMount(int fd, Path target) {
+        check("move_mount", target, (a, e) -> (long) Syscall.HANDLE.invokeExact(e, SYS_MOVE_MOUNT, (long) fd,
+                a.allocateFrom("").address(), (long) AT_FDCWD, cString(a, target.toString()).address(), MOVE_MOUNT_F_EMPTY_PATH));
     }
 
     static void umount2(Path target, int flags) {

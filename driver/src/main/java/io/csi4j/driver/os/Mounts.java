@@ -18,10 +18,54 @@ public final class Mounts {
     }
 
     /**
-     * Bind mount that is read-only from the first instant anyone can see it matter: a bind cannot be
-     * made read-only in one call, so bind, then remount read-only, and undo the bind if that fails.
+     * A bind of {@code source} at {@code target} whose per-mount flags (read-only, nosuid, noexec, atime ...) are set
+     * before it is attached: open_tree(OPEN_TREE_CLONE), mount_setattr, move_mount. Every copy that propagation makes
+     * of it (a publish under a shared kubelet directory reaches the host's and the pod's view) carries the flags; a
+     * bind followed by a remount changes only the one mount, and leaves the propagated copies writable. Kernels
+     * without these calls (before 5.12): bind, then remount.
      */
+    public static void bindWithFlags(Path source, Path target, Set<MountFlag> flags) {
+        long[] attr = MountFlag.mountAttr(flags);
+        int fd;
+        try {
+            fd = Libc.openTreeClone(source);
+        } catch (OsException e) {
+            if (!e.is(Errno.ENOSYS)) throw e;
+            bindThenRemount(source, target, flags);
+            return;
+        }
+        try {
+            if (attr[0] != 0 || attr[1] != 0) Libc.mountSetattr(fd, attr[0], attr[1], source);
+            Libc.moveMount(fd, target);
+        } finally {
+            Libc.close(fd);
+        }
+    }
+
+    private static void bindThenRemount(Path source, Path target, Set<MountFlag> flags) {
+        bind(source, target);
+        try {
+            Set<MountFlag> remount = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND);
+            remount.addAll(flags);
+            MountTable.read().at(target).ifPresent(current -> remount.addAll(perMountFlags(current)));
+            mount(null, target, null, remount, null);
+        } catch (RuntimeException e) {
+            try {
+                unmount(target, UnmountFlag.DETACH);
+            } catch (RuntimeException undo) {
+                e.addSuppressed(undo);
+            }
+            throw e;
+        }
+    }
+
+    /** A bind that is read-only from the first instant anyone can see it, in every propagated copy too. */
     public static void bindReadOnly(Path source, Path target) {
+        bindWithFlags(source, target, EnumSet.of(MountFlag.RDONLY));
+    }
+
+    /** The bind-then-remount way, kept for its tests and for kernels without the new mount API. */
+    static void bindReadOnlyByRemount(Path source, Path target) {
         bind(source, target);
         try {
             remountBindReadOnly(target);

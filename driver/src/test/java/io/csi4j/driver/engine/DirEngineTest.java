@@ -66,6 +66,35 @@ class DirEngineTest {
         }
     }
 
+    /** The provisioned total is kept as volumes come and go (not re-read from every sidecar), and recounted at open. */
+    @org.junit.jupiter.api.Test
+    void provisionedBytesFollowEveryChangeAndSurviveReopening() throws Exception {
+        try (TestPool test = TestPool.create("xfs", 512 * MIB)) {
+            String a = volumeId(), b = volumeId(), c = volumeId(), s = snapshotId();
+            try (DirEngine engine = test.dirEngine()) {
+                long base = engine.pool().provisionedBytes();
+                engine.createVolume(a, 10 * MIB, AccessType.mount(""));
+                engine.createVolume(b, 20 * MIB, AccessType.mount(""));
+                engine.createVolume(b, 20 * MIB, AccessType.mount(""));      // a repeat counts once
+                assertEquals(base + 30 * MIB, engine.pool().provisionedBytes());
+                engine.expandVolume(a, 15 * MIB);
+                engine.createSnapshot(s, b);
+                engine.restoreSnapshot(c, s, 25 * MIB, AccessType.mount(""));
+                assertEquals(base + 60 * MIB, engine.pool().provisionedBytes());
+                engine.deleteVolume(b);
+                engine.deleteVolume(b);                                        // a repeat frees nothing more
+                assertEquals(base + 40 * MIB, engine.pool().provisionedBytes());
+                engine.deleteSnapshot(s);
+            }
+            try (DirEngine reopened = test.dirEngine()) {
+                assertEquals(40 * MIB, reopened.pool().provisionedBytes() - 0, "recounted from the sidecars at open");
+                reopened.deleteVolume(a);
+                reopened.deleteVolume(c);
+                assertEquals(0, reopened.pool().provisionedBytes());
+            }
+        }
+    }
+
     @ParameterizedTest(name = "dir volumes on a {0} pool")
     @ValueSource(strings = {"xfs", "ext4"})
     void treesSnapshotRestoreCloneAndPublish(String poolFs) throws Exception {

@@ -53,6 +53,46 @@ class MountsTest {
         assertEquals("csi4j-source", MountTable.read().at(target).orElseThrow().source());
     }
 
+    /**
+     * A publish under a shared directory (the kubelet's, with Bidirectional propagation) is copied into its peers (the
+     * host's view, and from there the pod's). Flags set before the bind is attached reach every copy; a bind followed
+     * by a remount leaves the copies writable, which is why publishing does not do that.
+     */
+    @Test
+    void flagsSetBeforeTheBindReachEveryPropagatedCopy() throws Exception {
+        Path shared = tmpfs("shared", Set.of());
+        Mounts.setPropagation(shared, Propagation.SHARED, false);
+        Path peer = Files.createDirectories(dir.resolve("peer"));
+        Mounts.bind(shared, peer);                                   // in the peer group of a shared mount
+        Path source = tmpfs("source", Set.of());
+        Files.writeString(source.resolve("data"), "kept");
+        Path readOnly = Files.createDirectories(shared.resolve("ro"));
+        Path remounted = Files.createDirectories(shared.resolve("remounted"));
+        try {
+            Mounts.bindWithFlags(source, readOnly, EnumSet.of(MountFlag.RDONLY, MountFlag.NOEXEC));
+            MountInfo copy = MountTable.read().at(peer.resolve("ro")).orElseThrow(() -> new AssertionError("not propagated"));
+            assertTrue(copy.readOnly(), "the propagated copy is read-only: " + copy.mountOptions());
+            assertTrue(copy.mountOptions().contains("noexec"), copy.mountOptions().toString());
+            assertEquals("kept", Files.readString(peer.resolve("ro").resolve("data")));
+            var refused = assertThrows(java.nio.file.FileSystemException.class,
+                    () -> Files.writeString(peer.resolve("ro").resolve("written"), "through the copy"));
+            assertTrue(String.valueOf(refused.getReason()).contains("Read-only"), refused.toString());
+
+            Mounts.bindReadOnlyByRemount(source, remounted);
+            assertTrue(MountTable.read().at(remounted).orElseThrow().readOnly());
+            assertFalse(MountTable.read().at(peer.resolve("remounted")).orElseThrow().readOnly(),
+                    "the remount changed one mount only: the reason publishing sets flags before attaching");
+        } finally {
+            for (Path p : List.of(readOnly, remounted, peer)) {
+                try {
+                    Mounts.unmount(p, UnmountFlag.DETACH);
+                } catch (RuntimeException gone) {
+                    // unmounted with its peer already
+                }
+            }
+        }
+    }
+
     @Test
     void readOnlyBindRefusesWritesWithErofsButLeavesTheSourceWritable() throws Exception {
         Path source = tmpfs("source", Set.of());
