@@ -138,7 +138,7 @@ public final class Driver implements AutoCloseable {
                 StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
                         AddonsIdentityService.capabilities(config), ready::get)),
                 StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)),
-                StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(catalog))));
+                StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(catalog, engine, volumes, groupSnapshots))));
         if (snapshotBlocks.available()) services.add(StorageStatus.wrap(new SnapshotMetadataService(snapshotBlocks)));
         return services;
     }

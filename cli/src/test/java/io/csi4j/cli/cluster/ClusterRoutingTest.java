@@ -167,22 +167,63 @@ class ClusterRoutingTest {
     }
 
     @Test
-    void groupSnapshotsAcrossNodesAreRefusedNamingTheNodes() {
+    void groupSnapshotsAcrossNodesAreOneGroupSnapshotWithPartsOnEachNode() {
         Volume a = createOn("group-a", "node-a");
         Volume b = createOn("group-b", "node-b");
-        var group = GroupControllerGrpc.newBlockingStub(cluster.controllerChannel());
-        var e = fails(Status.Code.FAILED_PRECONDITION, () -> group.createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest.newBuilder()
-                .setName("across").addSourceVolumeIds(a.getVolumeId()).addSourceVolumeIds(b.getVolumeId()).build()));
-        assertTrue(e.getStatus().getDescription().contains("node-a") && e.getStatus().getDescription().contains("node-b"),
-                e.getStatus().getDescription());
         Volume a2 = createOn("group-a2", "node-a");
-        var made = group.createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest.newBuilder()
+        var group = GroupControllerGrpc.newBlockingStub(cluster.controllerChannel());
+        var request = CreateVolumeGroupSnapshotRequest.newBuilder().setName("across")
+                .addSourceVolumeIds(a.getVolumeId()).addSourceVolumeIds(b.getVolumeId()).addSourceVolumeIds(a2.getVolumeId()).build();
+        VolumeGroupSnapshot made = group.createVolumeGroupSnapshot(request).getGroupSnapshot();
+        assertTrue(made.getGroupSnapshotId().endsWith("-_cluster"), made.getGroupSnapshotId());
+        assertTrue(made.getReadyToUse());
+        assertEquals(List.of(a.getVolumeId(), b.getVolumeId(), a2.getVolumeId()),
+                made.getSnapshotsList().stream().map(Snapshot::getSourceVolumeId).toList(), "members in source order");
+        for (Snapshot member : made.getSnapshotsList()) {
+            assertEquals(made.getGroupSnapshotId(), member.getGroupSnapshotId());
+            String node = member.getSourceVolumeId().endsWith("-node-b") ? "node-b" : "node-a";
+            assertTrue(member.getSnapshotId().endsWith("-" + node), "a member snapshot lives on its volume's node: " + member);
+            // listed with the cluster-wide group id, and routed by its own id
+            Snapshot listed = controller.listSnapshots(ListSnapshotsRequest.newBuilder().setSnapshotId(member.getSnapshotId()).build())
+                    .getEntries(0).getSnapshot();
+            assertEquals(made.getGroupSnapshotId(), listed.getGroupSnapshotId());
+        }
+        List<String> memberIds = made.getSnapshotsList().stream().map(Snapshot::getSnapshotId).toList();
+
+        // a retry answers the same group snapshot; the name with other volumes is ALREADY_EXISTS
+        assertEquals(made.getGroupSnapshotId(), group.createVolumeGroupSnapshot(request).getGroupSnapshot().getGroupSnapshotId());
+        fails(Status.Code.ALREADY_EXISTS, () -> group.createVolumeGroupSnapshot(request.toBuilder().clearSourceVolumeIds().addSourceVolumeIds(a.getVolumeId()).addSourceVolumeIds(b.getVolumeId()).build()));
+
+        var got = group.getVolumeGroupSnapshot(GetVolumeGroupSnapshotRequest.newBuilder()
+                .setGroupSnapshotId(made.getGroupSnapshotId()).addAllSnapshotIds(memberIds).build()).getGroupSnapshot();
+        assertEquals(new java.util.HashSet<>(memberIds),
+                new java.util.HashSet<>(got.getSnapshotsList().stream().map(Snapshot::getSnapshotId).toList()));
+        fails(Status.Code.INVALID_ARGUMENT, () -> group.getVolumeGroupSnapshot(GetVolumeGroupSnapshotRequest.newBuilder()
+                .setGroupSnapshotId(made.getGroupSnapshotId()).addSnapshotIds(memberIds.getFirst()).build()));
+        fails(Status.Code.INVALID_ARGUMENT, () -> group.deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest.newBuilder()
+                .setGroupSnapshotId(made.getGroupSnapshotId()).addSnapshotIds(memberIds.getFirst()).build()));
+
+        // a member restores on its own node
+        Volume restored = controller.createVolume(volume("from-across").setVolumeContentSource(VolumeContentSource.newBuilder()
+                .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(made.getSnapshots(1).getSnapshotId()))).build()).getVolume();
+        assertTrue(restored.getVolumeId().endsWith("-node-b"), restored.getVolumeId());
+        controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(restored.getVolumeId()).build());
+
+        group.deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest.newBuilder()
+                .setGroupSnapshotId(made.getGroupSnapshotId()).addAllSnapshotIds(memberIds).build());
+        fails(Status.Code.NOT_FOUND, () -> group.getVolumeGroupSnapshot(GetVolumeGroupSnapshotRequest.newBuilder()
+                .setGroupSnapshotId(made.getGroupSnapshotId()).build()));
+        for (String id : memberIds) {
+            assertEquals(0, controller.listSnapshots(ListSnapshotsRequest.newBuilder().setSnapshotId(id).build()).getEntriesCount());
+        }
+        group.deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(made.getGroupSnapshotId()).build());
+
+        // members all on one node: that node's own group snapshot
+        var onA = group.createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest.newBuilder()
                 .setName("on-a").addSourceVolumeIds(a.getVolumeId()).addSourceVolumeIds(a2.getVolumeId()).build()).getGroupSnapshot();
-        assertTrue(made.getGroupSnapshotId().endsWith("-node-a"), made.getGroupSnapshotId());
-        assertEquals(2, group.getVolumeGroupSnapshot(GetVolumeGroupSnapshotRequest.newBuilder()
-                .setGroupSnapshotId(made.getGroupSnapshotId())
-                .addAllSnapshotIds(made.getSnapshotsList().stream().map(Snapshot::getSnapshotId).toList())
-                .build()).getGroupSnapshot().getSnapshotsCount());
+        assertTrue(onA.getGroupSnapshotId().endsWith("-node-a"), onA.getGroupSnapshotId());
+        group.deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(onA.getGroupSnapshotId()).build());
+        for (Volume v : List.of(a, b, a2)) controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build());
     }
 
     @Test

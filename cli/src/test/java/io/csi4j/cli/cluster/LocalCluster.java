@@ -102,6 +102,11 @@ final class LocalCluster implements AutoCloseable {
         return keep(Channels.connect(Endpoint.parse(controllerAddonsSocket())));
     }
 
+    /** A channel to a node's own UNIX socket (Identity, Node). */
+    ManagedChannel nodeChannel(String nodeId) {
+        return keep(Channels.connect(Endpoint.parse(nodes.get(nodeId).nodeSocket())));
+    }
+
     /** A channel straight to a node's agent endpoint, presenting {@code tls}. */
     ManagedChannel agentChannel(String nodeId, MutualTls tls) {
         return keep(Channels.builder(nodes.get(nodeId).agent(), tls, "127.0.0.1").build());

@@ -66,7 +66,8 @@ class LoadTest {
             }
             System.out.printf("load: %d clients, %d requests in %d s (seed %d); codes %s%n", CLIENTS, requests.get(), seconds, seed,
                     new TreeMap<>(codes));
-            assertTrue(violations.isEmpty(), () -> String.join("\n", violations));
+            assertTrue(violations.isEmpty(), () -> String.join("\n", violations) + "\nplugin log around internal errors:\n"
+                    + internalErrors(plugin.stderr()));
 
             // no lost update: every acknowledged expansion of a volume that still exists is in place
             Map<String, Long> listed = rpc.controller().listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesList().stream()
@@ -185,5 +186,16 @@ class LoadTest {
                     || (code == Status.Code.NOT_FOUND && what.startsWith("Create"));
             if (!allowed) violations.add(what + " answered " + e.getStatus());
         }
+    }
+
+    /** The plugin's log lines of internal errors (with their stack traces), so a failure says what went wrong inside. */
+    static String internalErrors(String log) {
+        List<String> lines = log.lines().toList();
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < lines.size() && out.length() < 20_000; i++) {
+            if (!lines.get(i).contains("ref ")) continue;
+            for (int j = Math.max(0, i - 2); j < Math.min(lines.size(), i + 40); j++) out.append(lines.get(j)).append('\n');
+        }
+        return out.isEmpty() ? "(none logged)" : out.toString();
     }
 }

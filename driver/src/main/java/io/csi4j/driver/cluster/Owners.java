@@ -28,8 +28,7 @@ final class Owners {
      * Members on several nodes: FAILED_PRECONDITION naming them (cross-node groups are not supported yet).
      */
     Agent common(ObjectId.Kind kind, List<String> ids, String what, String request) {
-        Map<Agent, List<String>> byNode = new LinkedHashMap<>();
-        for (String id : ids) byNode.computeIfAbsent(of(kind, id, what), a -> new java.util.ArrayList<>()).add(id);
+        Map<Agent, List<String>> byNode = byNode(kind, ids, what);
         if (byNode.size() > 1) {
             StringBuilder nodes = new StringBuilder();
             byNode.forEach((agent, list) -> nodes.append(nodes.isEmpty() ? "" : ", ").append(agent.nodeId()).append(": ").append(list));
@@ -37,5 +36,22 @@ final class Owners {
                     + "); this cluster does not yet span nodes for one " + request + ", so every member must be on one node");
         }
         return byNode.keySet().iterator().next();
+    }
+
+    /**
+     * The ids grouped by the agent owning each, in the order they come. An id that is not of our shape exists on no
+     * node: it goes with the first node an id of ours names (which answers NOT_FOUND for it, as a single plugin
+     * would), so it never makes a request look as if it spanned nodes.
+     */
+    Map<Agent, List<String>> byNode(ObjectId.Kind kind, List<String> ids, String what) {
+        Map<Agent, List<String>> byNode = new LinkedHashMap<>();
+        List<String> foreign = new java.util.ArrayList<>();
+        for (String id : ids) {
+            if (ObjectId.parse(kind, id).isEmpty()) foreign.add(id);
+            else byNode.computeIfAbsent(of(kind, id, what), a -> new java.util.ArrayList<>()).add(id);
+        }
+        if (!foreign.isEmpty()) byNode.computeIfAbsent(byNode.isEmpty() ? agents.any() : byNode.keySet().iterator().next(),
+                a -> new java.util.ArrayList<>()).addAll(foreign);
+        return byNode;
     }
 }

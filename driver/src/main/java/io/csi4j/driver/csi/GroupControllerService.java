@@ -41,7 +41,8 @@ public final class GroupControllerService extends GroupControllerGrpc.GroupContr
         reply(out, GetVolumeGroupSnapshotResponse.newBuilder().setGroupSnapshot(wire(g)).build());
     }
 
-    private static VolumeGroupSnapshot wire(GroupSnapshots.GroupSnapshot g) {
+    /** Also the wire form of one node's part of a group snapshot that spans nodes (cluster.NodeAgentService). */
+    public static VolumeGroupSnapshot wire(GroupSnapshots.GroupSnapshot g) {
         var b = VolumeGroupSnapshot.newBuilder()
                 .setGroupSnapshotId(g.group().id())
                 .setCreationTime(WireMapping.timestamp(g.group().createdAt()))

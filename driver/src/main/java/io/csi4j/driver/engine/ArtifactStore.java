@@ -4,6 +4,7 @@ import static io.csi4j.driver.engine.EngineErrors.run;
 import static io.csi4j.driver.engine.EngineErrors.translate;
 
 import io.csi4j.driver.engine.PoolLayout.EntryType;
+import io.csi4j.driver.storage.StorageException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -33,13 +34,22 @@ final class ArtifactStore {
         return layout.exists(kind, id, type);
     }
 
+    /** NOT_FOUND unless the artifact exists (as this store's type). */
+    void require(Artifact.Kind kind, String id) {
+        require(kind, id, PoolLayout.kindName(kind));
+    }
+
+    void require(Artifact.Kind kind, String id, String what) {
+        if (!exists(kind, id)) throw StorageException.notFound(what + " " + id + " does not exist");
+    }
+
     Set<String> ids(Artifact.Kind kind) {
-        return translate("listing " + PoolLayout.label(kind) + "s", () -> layout.ids(kind));
+        return translate("listing " + PoolLayout.kindName(kind) + "s", () -> layout.ids(kind));
     }
 
     /** The sidecar of an existing artifact (empty when either is missing), unchecked for size. */
     Optional<Artifact> sidecar(Artifact.Kind kind, String id) {
-        PoolLayout.checkId(PoolLayout.label(kind), id);
+        PoolLayout.checkId(PoolLayout.kindName(kind), id);
         return translate("reading " + id, () -> exists(kind, id) ? layout.readSidecar(kind, id) : Optional.empty());
     }
 
@@ -68,8 +78,17 @@ final class ArtifactStore {
         if (!label.equals(Artifact.Label.NONE)) layout.rewriteSidecar(kind, id, type, a -> a.withLabel(label));
     }
 
+    /** Deletes an artifact and its sidecar, durably; nothing when it is gone already; IN_USE for a symlink in its place. */
+    void delete(Artifact.Kind kind, String id) {
+        PoolLayout.checkId(PoolLayout.kindName(kind), id);
+        run("deleting " + PoolLayout.kindName(kind) + " " + id, () -> {
+            exists(kind, id);  // refuses a symlink or an entry of the other type there
+            layout.delete(kind, id);
+        });
+    }
+
     boolean holdsData(Artifact.Kind kind, String id) {
-        PoolLayout.checkId(PoolLayout.label(kind), id);
+        PoolLayout.checkId(PoolLayout.kindName(kind), id);
         return translate("looking into " + id, () -> layout.holdsData(kind, id));
     }
 

@@ -27,16 +27,10 @@ import java.util.TreeMap;
  * snapshots are refused while a member is published writable: they could not be write-order
  * consistent. Stage does nothing; publish is a bind mount of the volume's directory.
  */
-public final class DirEngine implements StorageEngine {
-
-    private final Pool pool;
-    private final PoolLayout layout;
-    private final ArtifactStore store;
+public final class DirEngine extends PoolEngine {
 
     private DirEngine(Pool pool) {
-        this.pool = pool;
-        this.layout = PoolLayout.open(pool.path(), ".dir");
-        this.store = new ArtifactStore(layout, EntryType.DIRECTORY);
+        super(pool, ".dir", EntryType.DIRECTORY);
     }
 
     public static DirEngine open(Pool pool) {
@@ -93,8 +87,7 @@ public final class DirEngine implements StorageEngine {
     }
 
     private void makeBlank(String volumeId, long capacityBytes, AccessType access, Artifact.Label label) {
-        layout.writeSidecarUnsynced(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), capacityBytes, access, "",
-                Instant.now()).withLabel(label));
+        layout.writeSidecarUnsynced(blank(volumeId, capacityBytes, access, label));
         try {
             Files.createDirectory(dir(volumeId));
         } catch (IOException e) {
@@ -104,70 +97,42 @@ public final class DirEngine implements StorageEngine {
     }
 
     @Override
-    public boolean ensureBlankVolume(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
-        PoolLayout.checkId("volume", volumeId);
+    void checkBlank(long sizeBytes, AccessType access) {
         checkAccess(access);
-        return translate("re-making blank volume " + volumeId, () -> layout.locked(volumeId, () -> {
-            boolean remade = false;
-            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-                makeBlank(volumeId, sizeBytes, access, label);
-                remade = true;
-            }
-            return store.settleBlank(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), sizeBytes, access, "",
-                    Instant.now()).withLabel(label)) | remade;
-        }));
     }
 
     @Override
-    public boolean holdsData(Artifact.Kind kind, String id) { return store.holdsData(kind, id); }
+    boolean remakeBlank(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
+        if (store.exists(Artifact.Kind.VOLUME, volumeId)) return false;
+        makeBlank(volumeId, sizeBytes, access, label);
+        return true;
+    }
 
+    /** A directory has no size of its own: the one recorded at create is its size. */
     @Override
-    public void syncDeletes() { store.syncDeletes(); }
-
-    private boolean existing(String volumeId, long size, String source, Artifact.Label label) {
-        if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) return false;
-        Optional<Artifact> recorded = layout.readSidecar(Artifact.Kind.VOLUME, volumeId);
-        long existingSize = recorded.map(Artifact::sizeBytes).orElse(size);
-        String existingSource = recorded.map(Artifact::source).orElse(source);
-        if (existingSize == size && existingSource.equals(source)) {
-            store.relabel(Artifact.Kind.VOLUME, volumeId, label);
-            return true;
-        }
-        throw StorageException.exists("volume " + volumeId + " exists with " + existingSize + " bytes"
-                + (existingSource.isEmpty() ? "" : " from " + existingSource) + ", not " + size + " bytes"
-                + (source.isEmpty() ? "" : " from " + source));
+    long volumeSize(String volumeId, long recorded) {
+        return recorded;
     }
 
     @Override
     public long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access,
                                 Artifact.Label label) {
-        PoolLayout.checkId("volume", volumeId);
-        PoolLayout.checkId("snapshot", snapshotId);
         checkAccess(access);
-        return translate("restoring snapshot " + snapshotId + " into volume " + volumeId, () -> {
-            if (!layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.DIRECTORY)) {
-                throw StorageException.notFound("snapshot " + snapshotId + " does not exist");
-            }
-            long sourceSize = layout.readSidecar(Artifact.Kind.SNAPSHOT, snapshotId).map(Artifact::sizeBytes).orElse(0L);
-            return materialize(volumeId, layout.artifact(Artifact.Kind.SNAPSHOT, snapshotId), sourceSize, capacityBytes,
-                    access, Artifact.snapshotSource(snapshotId), label);
-        });
+        return fromSource(volumeId, Artifact.Kind.SNAPSHOT, snapshotId, () -> materialize(volumeId,
+                layout.artifact(Artifact.Kind.SNAPSHOT, snapshotId), recordedSize(Artifact.Kind.SNAPSHOT, snapshotId),
+                capacityBytes, access, Artifact.snapshotSource(snapshotId), label));
     }
 
     @Override
     public long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access,
                             Artifact.Label label) {
-        PoolLayout.checkId("volume", volumeId);
-        PoolLayout.checkId("source volume", sourceVolumeId);
         checkAccess(access);
-        return translate("cloning volume " + sourceVolumeId + " into " + volumeId, () -> {
-            if (!layout.exists(Artifact.Kind.VOLUME, sourceVolumeId, EntryType.DIRECTORY)) {
-                throw StorageException.notFound("source volume " + sourceVolumeId + " does not exist");
-            }
-            long sourceSize = layout.readSidecar(Artifact.Kind.VOLUME, sourceVolumeId).map(Artifact::sizeBytes).orElse(0L);
-            return materialize(volumeId, dir(sourceVolumeId), sourceSize, capacityBytes, access,
-                    Artifact.volumeSource(sourceVolumeId), label);
-        });
+        return fromSource(volumeId, Artifact.Kind.VOLUME, sourceVolumeId, () -> materialize(volumeId, dir(sourceVolumeId),
+                recordedSize(Artifact.Kind.VOLUME, sourceVolumeId), capacityBytes, access, Artifact.volumeSource(sourceVolumeId), label));
+    }
+
+    private long recordedSize(Artifact.Kind kind, String id) {
+        return layout.readSidecar(kind, id).map(Artifact::sizeBytes).orElse(0L);
     }
 
     private long materialize(String volumeId, Path source, long sourceSize, long capacityBytes, AccessType access,
@@ -235,9 +200,7 @@ public final class DirEngine implements StorageEngine {
     public long expandVolume(String volumeId, long newCapacityBytes) {
         PoolLayout.checkId("volume", volumeId);
         return translate("expanding volume " + volumeId, () -> layout.locked(volumeId, () -> {   // not after a delete
-            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-                throw StorageException.notFound("volume " + volumeId + " does not exist");
-            }
+            store.require(Artifact.Kind.VOLUME, volumeId);
             Artifact artifact = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).orElseGet(() ->
                     new Artifact(volumeId, Artifact.Kind.VOLUME, name(), 0, AccessType.mount(""), "", Instant.now()));
             if (newCapacityBytes <= artifact.sizeBytes()) return artifact.sizeBytes();
@@ -254,9 +217,7 @@ public final class DirEngine implements StorageEngine {
     }
 
     private long snapshot(String snapshotId, String volumeId, Artifact.Label label) {
-        if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-            throw StorageException.notFound("volume " + volumeId + " does not exist");
-        }
+        store.require(Artifact.Kind.VOLUME, volumeId);
         Artifact volume = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).orElseGet(() ->
                 new Artifact(volumeId, Artifact.Kind.VOLUME, name(), 0, AccessType.mount(""), "", Instant.now()));
         if (layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.DIRECTORY)) {
@@ -275,6 +236,29 @@ public final class DirEngine implements StorageEngine {
     }
 
     @Override
+    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held) {
+        // nothing to freeze here: a member published writable is refused below, with or without a hold
+        return createGroupSnapshot(snapshotToVolume, label);
+    }
+
+    /** A directory cannot be frozen: the hold only checks that no member is published writable. */
+    @Override
+    public FreezeHold holdFrozen(List<String> volumeIds) {
+        List<String> ids = volumeIds.stream().map(id -> PoolLayout.checkId("volume", id)).toList();
+        return translate("holding " + ids, () -> {
+            MountTable table = MountTable.read();
+            for (String volumeId : ids) {
+                store.require(Artifact.Kind.VOLUME, volumeId);
+                if (mountsOf(table, volumeId).stream().anyMatch(m -> !m.readOnly())) {
+                    throw StorageException.inUse("volume " + volumeId
+                            + " is published writable; a directory cannot be frozen, so a group snapshot could not be write-order consistent");
+                }
+            }
+            return new FreezeHold(ids, null);
+        });
+    }
+
+    @Override
     public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label) {
         if (snapshotToVolume.isEmpty()) throw StorageException.invalid("no volumes to snapshot");
         Map<String, String> members = new TreeMap<>();
@@ -282,9 +266,7 @@ public final class DirEngine implements StorageEngine {
         return translate("snapshotting " + members, () -> {
             MountTable table = MountTable.read();
             for (String volumeId : members.values()) {
-                if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-                    throw StorageException.notFound("volume " + volumeId + " does not exist");
-                }
+                store.require(Artifact.Kind.VOLUME, volumeId);
                 List<Path> writable = mountsOf(table, volumeId).stream().filter(m -> !m.readOnly()).map(MountInfo::mountPoint).toList();
                 if (!writable.isEmpty()) {
                     throw StorageException.inUse("volume " + volumeId + " is published writable at " + writable
@@ -293,27 +275,15 @@ public final class DirEngine implements StorageEngine {
             }
             Map<String, Long> sizes = new TreeMap<>();
             try {
-                members.forEach((snapshotId, volumeId) -> sizes.put(snapshotId, snapshot(snapshotId, volumeId, label)));
+                sourcesStayed(members.values(), () -> {
+                    members.forEach((snapshotId, volumeId) -> sizes.put(snapshotId, snapshot(snapshotId, volumeId, label)));
+                    return null;
+                });
             } catch (RuntimeException e) {
-                for (String snapshotId : members.keySet()) {
-                    try {
-                        layout.delete(Artifact.Kind.SNAPSHOT, snapshotId);
-                    } catch (RuntimeException undo) {
-                        e.addSuppressed(undo);
-                    }
-                }
+                deleteMembers(members.keySet(), e);
                 throw e;
             }
             return sizes;
-        });
-    }
-
-    @Override
-    public void deleteSnapshot(String snapshotId) {
-        PoolLayout.checkId("snapshot", snapshotId);
-        run("deleting snapshot " + snapshotId, () -> {
-            layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.DIRECTORY); // refuses a symlink there
-            layout.delete(Artifact.Kind.SNAPSHOT, snapshotId);
         });
     }
 
@@ -326,9 +296,7 @@ public final class DirEngine implements StorageEngine {
             throw StorageException.invalid("compression needs a btrfs pool; this pool is " + pool.filesystem());
         }
         run("modifying volume " + volumeId, () -> {
-            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-                throw StorageException.notFound("volume " + volumeId + " does not exist");
-            }
+            store.require(Artifact.Kind.VOLUME, volumeId);
             parameters.compression().ifPresent(c -> MutableParameters.setBtrfsCompression(dir(volumeId), c));
         });
     }
@@ -340,28 +308,7 @@ public final class DirEngine implements StorageEngine {
                 ? Optional.empty() : Optional.of("volume directory " + dir(volumeId) + " is missing"));
     }
 
-    @Override
-    public Set<String> volumeArtifacts() { return store.ids(Artifact.Kind.VOLUME); }
-
-    @Override
-    public Set<String> snapshotArtifacts() { return store.ids(Artifact.Kind.SNAPSHOT); }
-
-    @Override
-    public Optional<Artifact> artifact(Artifact.Kind kind, String id) { return store.sidecar(kind, id); }
-
-    @Override
-    public List<Path> removeTemporaryArtifacts() {
-        return store.sweep();
-    }
-
     // ---- node side ----
-
-    private Path requireDir(String volumeId) {
-        if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
-            throw StorageException.notFound("volume " + volumeId + " does not exist");
-        }
-        return dir(volumeId);
-    }
 
     /** Nothing to attach or mount: checks that the volume exists and the capability fits. */
     @Override
@@ -369,7 +316,7 @@ public final class DirEngine implements StorageEngine {
         PoolLayout.checkId("volume", volumeId);
         if (options instanceof StageOptions.Block) throw StorageException.invalid("the dir engine has no block volumes");
         MountOptions.parse(((StageOptions.Mount) options).mountFlags());
-        run("staging volume " + volumeId, () -> requireDir(volumeId));
+        run("staging volume " + volumeId, () -> requireVolume(volumeId));
     }
 
     @Override
@@ -392,7 +339,7 @@ public final class DirEngine implements StorageEngine {
         if (options.block()) throw StorageException.invalid("the dir engine has no block volumes");
         MountOptions mountOptions = MountOptions.parse(options.mountFlags());
         run("publishing volume " + volumeId + " at " + targetPath, () -> {
-            Path dir = requireDir(volumeId);
+            Path dir = requireVolume(volumeId);
             // made without a sync at create (derivable from its row while blank): durable before anything is written in
             layout.syncArtifact(Artifact.Kind.VOLUME, volumeId);
             if (options.volumeMountGroup().isPresent()) Binds.grantGroup(dir, options.volumeMountGroup().getAsInt());
@@ -438,7 +385,7 @@ public final class DirEngine implements StorageEngine {
     public long nodeExpand(String volumeId, Path volumePath) {
         PoolLayout.checkId("volume", volumeId);
         return translate("expanding volume " + volumeId, () -> {
-            requireDir(volumeId);
+            requireVolume(volumeId);
             return layout.readSidecar(Artifact.Kind.VOLUME, volumeId).map(Artifact::sizeBytes).orElse(0L);
         });
     }

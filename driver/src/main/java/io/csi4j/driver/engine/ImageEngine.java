@@ -38,7 +38,7 @@ import java.util.TreeMap;
  * restores are reflinks where the pool can (xfs, btrfs), else sparse-aware copies. A mounted
  * filesystem is frozen around every cut, all members of a group together.
  */
-public final class ImageEngine implements StorageEngine {
+public final class ImageEngine extends PoolEngine {
 
     /**
      * @param overcommitRatio how many times the pool's size may be promised to (thin) volumes
@@ -60,15 +60,12 @@ public final class ImageEngine implements StorageEngine {
     /** mkfs.xfs (xfsprogs >= 5.19) refuses filesystems under 300 MiB. */
     static final long XFS_MINIMUM = 300 * MIB;
     static final long EXT4_MINIMUM = 16 * MIB;
-    static final Set<String> FILESYSTEMS = Set.of("ext4", "xfs");
+    /** The filesystems a mount volume of this engine can have: the one list, the domain checks requests against it. */
+    public static final List<String> FILESYSTEMS = List.of("ext4", "xfs");
     static final String DEFAULT_FS = "ext4";
-    static final long MAX_READ_AHEAD_KIB = 65536;
     /** What the kernel gives a loop device; a read-ahead of 0 from the caller means "back to this". */
     static final long DEFAULT_READ_AHEAD_KIB = 128;
 
-    private final Pool pool;
-    private final PoolLayout layout;
-    private final ArtifactStore store;
     private final Options options;
     private final LoopStaging staging;
     private final Object provisioning = new Object();
@@ -81,10 +78,8 @@ public final class ImageEngine implements StorageEngine {
     private long reservedBytes;
 
     private ImageEngine(Pool pool, Options options) {
-        this.pool = pool;
+        super(pool, ".img", EntryType.FILE);
         this.options = options;
-        this.layout = PoolLayout.open(pool.path(), ".img");
-        this.store = new ArtifactStore(layout, EntryType.FILE);
         this.staging = new LoopStaging(options);
         this.provisionedBytes = countProvisioned();
     }
@@ -214,54 +209,30 @@ public final class ImageEngine implements StorageEngine {
         }));
     }
 
-    private Artifact blank(String volumeId, long size, AccessType access, Artifact.Label label) {
-        return new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, "", Instant.now()).withLabel(label);
-    }
-
     @Override
-    public boolean ensureBlankVolume(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
-        PoolLayout.checkId("volume", volumeId);
+    void checkBlank(long sizeBytes, AccessType access) {
         checkCapacity(sizeBytes);
-        return translate("re-making blank volume " + volumeId, () -> layout.locked(volumeId, () -> {
-            boolean remade = false;
-            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                layout.writeSidecarUnsynced(blank(volumeId, sizeBytes, access, label));
-                SparseFile.create(image(volumeId), sizeBytes);
-                settle(0, sizeBytes);
-                remade = true;
-            } else {
-                long current = fileSize(image(volumeId));
-                if (current < sizeBytes) {   // a power cut kept the name but not the size
-                    sized(image(volumeId), sizeBytes);
-                    settle(0, sizeBytes - current);
-                    remade = true;
-                }
-            }
-            return store.settleBlank(blank(volumeId, sizeBytes, access, label)) | remade;
-        }));
     }
 
     @Override
-    public boolean holdsData(Artifact.Kind kind, String id) { return store.holdsData(kind, id); }
-
-    @Override
-    public void syncDeletes() { store.syncDeletes(); }
-
-    /**
-     * True when the volume exists already as asked (labelled now if it was made without, by a version that
-     * labelled afterwards); EXISTS when it exists otherwise.
-     */
-    private boolean existing(String volumeId, long size, String source, Artifact.Label label) {
-        if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) return false;
-        long existingSize = fileSize(image(volumeId));
-        String existingSource = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).map(Artifact::source).orElse(source);
-        if (existingSize == size && existingSource.equals(source)) {
-            store.relabel(Artifact.Kind.VOLUME, volumeId, label);
+    boolean remakeBlank(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
+        if (!store.exists(Artifact.Kind.VOLUME, volumeId)) {
+            layout.writeSidecarUnsynced(blank(volumeId, sizeBytes, access, label));
+            SparseFile.create(image(volumeId), sizeBytes);
+            settle(0, sizeBytes);
             return true;
         }
-        throw StorageException.exists("volume " + volumeId + " exists with " + existingSize + " bytes"
-                + (existingSource.isEmpty() ? "" : " from " + existingSource) + ", not " + size + " bytes"
-                + (source.isEmpty() ? "" : " from " + source));
+        long current = fileSize(image(volumeId));
+        if (current >= sizeBytes) return false;
+        sized(image(volumeId), sizeBytes);   // a power cut kept the name but not the size
+        settle(0, sizeBytes - current);
+        return true;
+    }
+
+    /** An image's size is its length (an expansion changes the file first). */
+    @Override
+    long volumeSize(String volumeId, long recorded) {
+        return fileSize(image(volumeId));
     }
 
     private void requireRoom(long bytes, String what) {
@@ -292,31 +263,17 @@ public final class ImageEngine implements StorageEngine {
     @Override
     public long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access,
                                 Artifact.Label label) {
-        PoolLayout.checkId("volume", volumeId);
-        PoolLayout.checkId("snapshot", snapshotId);
         checkCapacity(capacityBytes);
-        return translate("restoring snapshot " + snapshotId + " into volume " + volumeId, () -> {
-            if (!layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.FILE)) {
-                throw StorageException.notFound("snapshot " + snapshotId + " does not exist");
-            }
-            return materialize(volumeId, snapshotImage(snapshotId), capacityBytes, access,
-                    Artifact.snapshotSource(snapshotId), List.of(), label);
-        });
+        return fromSource(volumeId, Artifact.Kind.SNAPSHOT, snapshotId, () -> materialize(volumeId, snapshotImage(snapshotId),
+                capacityBytes, access, Artifact.snapshotSource(snapshotId), List.of(), label));
     }
 
     @Override
     public long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access,
                             Artifact.Label label) {
-        PoolLayout.checkId("volume", volumeId);
-        PoolLayout.checkId("source volume", sourceVolumeId);
         checkCapacity(capacityBytes);
-        return translate("cloning volume " + sourceVolumeId + " into " + volumeId, () -> {
-            if (!layout.exists(Artifact.Kind.VOLUME, sourceVolumeId, EntryType.FILE)) {
-                throw StorageException.notFound("source volume " + sourceVolumeId + " does not exist");
-            }
-            return materialize(volumeId, image(sourceVolumeId), capacityBytes, access,
-                    Artifact.volumeSource(sourceVolumeId), List.of(sourceVolumeId), label);
-        });
+        return fromSource(volumeId, Artifact.Kind.VOLUME, sourceVolumeId, () -> materialize(volumeId, image(sourceVolumeId),
+                capacityBytes, access, Artifact.volumeSource(sourceVolumeId), List.of(sourceVolumeId), label));
     }
 
     /** A new volume from {@code source}'s content, cut while {@code freeze}'s filesystems are frozen. */
@@ -334,7 +291,7 @@ public final class ImageEngine implements StorageEngine {
         try {
             cut(freeze, () -> cloneOrCopy(source, temp));
             if (size > sourceSize) sized(temp, size);
-            layout.publish(List.of(new PoolLayout.Finished(
+            layout.reveal(List.of(new PoolLayout.Finished(
                     new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now())
                             .withLabel(label), temp)));
             made = true;
@@ -355,6 +312,18 @@ public final class ImageEngine implements StorageEngine {
      * page cache is flushed into the image first, so what was written before the cut is in it.
      */
     private void cut(List<String> volumeIds, Runnable work) {
+        Freeze.Frozen frozen = freezeMounted(volumeIds);
+        if (frozen == null) {
+            work.run();
+            return;
+        }
+        try (frozen) {
+            work.run();
+        }
+    }
+
+    /** Freezes the mounted filesystems of these volumes (null when none is mounted); flushes attached block devices. */
+    private Freeze.Frozen freezeMounted(List<String> volumeIds) {
         MountTable table = MountTable.read();
         Map<String, Path> mountPoints = new LinkedHashMap<>();
         for (String volumeId : volumeIds) {
@@ -368,21 +337,25 @@ public final class ImageEngine implements StorageEngine {
                 }
             }
         }
-        if (mountPoints.isEmpty()) {
-            work.run();
-            return;
-        }
-        Freeze.Frozen frozen;
+        if (mountPoints.isEmpty()) return null;
         try {
-            frozen = Freeze.freezeAll(mountPoints.values());
+            return Freeze.freezeAll(mountPoints.values());
         } catch (OsException e) {
             // frozen already: another snapshot of one of these volumes is being cut right now
             if (e.is(Errno.EBUSY)) throw new StorageException(StorageException.Reason.BUSY, "freezing " + mountPoints.values() + ": busy; retry", e);
             throw e;
         }
-        try (frozen) {
-            work.run();
-        }
+    }
+
+    @Override
+    public FreezeHold holdFrozen(List<String> volumeIds) {
+        List<String> ids = volumeIds.stream().map(id -> PoolLayout.checkId("volume", id)).toList();
+        return translate("freezing " + ids, () -> {
+            for (String volumeId : ids) {
+                store.require(Artifact.Kind.VOLUME, volumeId);
+            }
+            return new FreezeHold(ids, freezeMounted(ids));
+        });
     }
 
     @Override
@@ -437,9 +410,7 @@ public final class ImageEngine implements StorageEngine {
             Path image = image(volumeId);
             // under the id's lock: a concurrent delete must not be undone by sized() re-creating the file
             long size = layout.locked(volumeId, () -> {
-                if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                    throw StorageException.notFound("volume " + volumeId + " does not exist");
-                }
+                store.require(Artifact.Kind.VOLUME, volumeId);
                 long current = fileSize(image);
                 long target = Math.ceilDiv(newCapacityBytes, MIB) * MIB;
                 if (target <= current) return current;
@@ -466,14 +437,17 @@ public final class ImageEngine implements StorageEngine {
 
     @Override
     public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label) {
+        return createGroupSnapshot(snapshotToVolume, label, null);
+    }
+
+    @Override
+    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held) {
         if (snapshotToVolume.isEmpty()) throw StorageException.invalid("no volumes to snapshot");
         Map<String, String> members = new TreeMap<>();
         snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));
         return translate("snapshotting " + members, () -> {
             for (String volumeId : members.values()) {
-                if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                    throw StorageException.notFound("volume " + volumeId + " does not exist");
-                }
+                store.require(Artifact.Kind.VOLUME, volumeId);
             }
             Map<String, Long> done = completedSnapshots(members);
             if (done.size() == members.size()) {
@@ -482,7 +456,7 @@ public final class ImageEngine implements StorageEngine {
             }
             // some but not all: left by an interrupted cut, not consistent with a new one; start over
             done.keySet().forEach(id -> layout.delete(Artifact.Kind.SNAPSHOT, id));
-            return cutSnapshots(members, label);
+            return sourcesStayed(members.values(), () -> cutSnapshots(members, label, held));
         });
     }
 
@@ -500,7 +474,7 @@ public final class ImageEngine implements StorageEngine {
         return done;
     }
 
-    private Map<String, Long> cutSnapshots(Map<String, String> members, Artifact.Label label) {
+    private Map<String, Long> cutSnapshots(Map<String, String> members, Artifact.Label label, FreezeHold held) {
         Map<String, Path> temps = new LinkedHashMap<>();
         Map<String, Long> sizes = new TreeMap<>();
         List<PoolLayout.Finished> finished = new ArrayList<>();
@@ -515,31 +489,16 @@ public final class ImageEngine implements StorageEngine {
                         Artifact.volumeSource(volumeId), Instant.now()).withLabel(label), temp));
                 sizes.put(snapshotId, size);
             });
-            cut(List.copyOf(members.values()), () -> members.forEach((snapshotId, volumeId) ->
-                    cloneOrCopy(image(volumeId), temps.get(snapshotId))));
-            layout.publish(finished);  // after the thaw: syncing is no reason to keep a workload frozen
+            Runnable reflinkAll = () -> members.forEach((snapshotId, volumeId) -> cloneOrCopy(image(volumeId), temps.get(snapshotId)));
+            if (held == null) cut(List.copyOf(members.values()), reflinkAll); else held.whileFrozen(members.values(), reflinkAll);
+            layout.reveal(finished);  // after the thaw: syncing is no reason to keep a workload frozen
             return sizes;
         } catch (RuntimeException e) {
-            for (String snapshotId : members.keySet()) {
-                try {
-                    layout.delete(Artifact.Kind.SNAPSHOT, snapshotId); // sidecars too, committed or not
-                } catch (RuntimeException undo) {
-                    e.addSuppressed(undo);
-                }
-            }
+            deleteMembers(members.keySet(), e);
             throw e;
         } finally {
             temps.values().forEach(PoolLayout::deleteQuietly);
         }
-    }
-
-    @Override
-    public void deleteSnapshot(String snapshotId) {
-        PoolLayout.checkId("snapshot", snapshotId);
-        run("deleting snapshot " + snapshotId, () -> {
-            layout.exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.FILE); // refuses a symlink there
-            layout.delete(Artifact.Kind.SNAPSHOT, snapshotId);
-        });
     }
 
     // ---- space reclaim ----
@@ -550,14 +509,14 @@ public final class ImageEngine implements StorageEngine {
     @Override
     public long allocatedBytes(String volumeId) {
         PoolLayout.checkId("volume", volumeId);
-        return translate("reading volume " + volumeId, () -> io.csi4j.driver.os.FileStat.of(requireImage(volumeId)).allocatedBytes());
+        return translate("reading volume " + volumeId, () -> io.csi4j.driver.os.FileStat.of(requireVolume(volumeId)).allocatedBytes());
     }
 
     @Override
     public void trim(String volumeId, Path volumePath) {
         PoolLayout.checkId("volume", volumeId);
         run("reclaiming free space of volume " + volumeId + " at " + volumePath,
-                () -> staging.trim(volumeId, requireImage(volumeId), volumePath));
+                () -> staging.trim(volumeId, requireVolume(volumeId), volumePath));
     }
 
     /**
@@ -570,7 +529,7 @@ public final class ImageEngine implements StorageEngine {
     public void trimOffline(String volumeId) {
         PoolLayout.checkId("volume", volumeId);
         run("reclaiming free space of volume " + volumeId, () -> layout.locked(volumeId, () -> {
-            Path image = requireImage(volumeId);
+            Path image = requireVolume(volumeId);
             List<Path> mounts = mountPoints(volumeId);
             if (!mounts.isEmpty()) {
                 staging.trim(volumeId, image, mounts.getFirst());
@@ -689,9 +648,7 @@ public final class ImageEngine implements StorageEngine {
             }
         });
         run("modifying volume " + volumeId, () -> {
-            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                throw StorageException.notFound("volume " + volumeId + " does not exist");
-            }
+            store.require(Artifact.Kind.VOLUME, volumeId);
             Path image = image(volumeId);
             parameters.readAheadKiB().ifPresent(kib -> {
                 for (LoopDevice device : LoopDevice.findByBackingFile(image)) LoopStaging.applyReadAhead(device.node(), kib);
@@ -751,12 +708,6 @@ public final class ImageEngine implements StorageEngine {
         });
     }
 
-    @Override
-    public Set<String> volumeArtifacts() { return store.ids(Artifact.Kind.VOLUME); }
-
-    @Override
-    public Set<String> snapshotArtifacts() { return store.ids(Artifact.Kind.SNAPSHOT); }
-
     /** The sidecar's description with the image's size now (an expansion changes the file first). */
     @Override
     public Optional<Artifact> artifact(Artifact.Kind kind, String id) {
@@ -765,7 +716,7 @@ public final class ImageEngine implements StorageEngine {
 
     @Override
     public List<Path> removeTemporaryArtifacts() {
-        List<Path> removed = new ArrayList<>(store.sweep());
+        List<Path> removed = new ArrayList<>(super.removeTemporaryArtifacts());
         removed.addAll(translate("thawing volumes left frozen", this::thawLeftFrozen));
         return removed;
     }
@@ -790,18 +741,11 @@ public final class ImageEngine implements StorageEngine {
 
     // ---- node side ----
 
-    private Path requireImage(String volumeId) {
-        if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-            throw StorageException.notFound("volume " + volumeId + " does not exist");
-        }
-        return image(volumeId);
-    }
-
     @Override
     public void stage(String volumeId, Path stagingPath, StageOptions stageOptions) {
         PoolLayout.checkId("volume", volumeId);
         run("staging volume " + volumeId + " at " + stagingPath, () -> {
-            Path image = requireImage(volumeId);
+            Path image = requireVolume(volumeId);
             // made without a sync at create (derivable from its row while blank): durable before anything is written in
             layout.syncArtifact(Artifact.Kind.VOLUME, volumeId);
             StageOptions resolved = stageOptions;
@@ -830,7 +774,7 @@ public final class ImageEngine implements StorageEngine {
     public void publish(String volumeId, Path stagingPath, Path targetPath, PublishOptions publishOptions) {
         PoolLayout.checkId("volume", volumeId);
         run("publishing volume " + volumeId + " at " + targetPath,
-                () -> staging.publish(volumeId, requireImage(volumeId), stagingPath, targetPath, publishOptions));
+                () -> staging.publish(volumeId, requireVolume(volumeId), stagingPath, targetPath, publishOptions));
     }
 
     @Override
@@ -850,7 +794,7 @@ public final class ImageEngine implements StorageEngine {
     public long nodeExpand(String volumeId, Path volumePath) {
         PoolLayout.checkId("volume", volumeId);
         return translate("growing the filesystem of volume " + volumeId + " at " + volumePath,
-                () -> staging.nodeExpand(volumeId, requireImage(volumeId), volumePath));
+                () -> staging.nodeExpand(volumeId, requireVolume(volumeId), volumePath));
     }
 
     @Override

@@ -104,8 +104,8 @@ final class LoopStaging {
     }
 
     private static long checkReadAhead(long kib) {
-        if (kib < 0 || kib > ImageEngine.MAX_READ_AHEAD_KIB) {
-            throw StorageException.invalid("readAheadKiB must be 0.." + ImageEngine.MAX_READ_AHEAD_KIB + ", not " + kib);
+        if (kib < 0 || kib > MutableParameters.MAX_READ_AHEAD_KIB) {
+            throw StorageException.invalid("readAheadKiB must be 0.." + MutableParameters.MAX_READ_AHEAD_KIB + ", not " + kib);
         }
         return kib;
     }

@@ -14,7 +14,10 @@ import java.util.TreeSet;
  * applied unless everything is valid: {@code readAheadKiB} (0..65536) and {@code compression}
  * (zstd, lzo, zlib or none).
  */
-record MutableParameters(Optional<Long> readAheadKiB, Optional<String> compression) {
+public record MutableParameters(Optional<Long> readAheadKiB, Optional<String> compression) {
+
+    /** The largest read-ahead a volume may ask for, in KiB (the kernel takes more; nothing gains from it). */
+    public static final long MAX_READ_AHEAD_KIB = 65536;
 
     static final Set<String> COMPRESSION = Set.of("zstd", "lzo", "zlib", "none");
 
@@ -35,14 +38,15 @@ record MutableParameters(Optional<Long> readAheadKiB, Optional<String> compressi
         return new MutableParameters(readAhead, compression);
     }
 
-    private static long readAhead(String value) {
+    /** A readAheadKiB value: an integer 0..{@link #MAX_READ_AHEAD_KIB}; INVALID otherwise. */
+    public static long readAhead(String value) {
         try {
             long kib = Long.parseLong(value.strip());
-            if (kib >= 0 && kib <= ImageEngine.MAX_READ_AHEAD_KIB) return kib;
+            if (kib >= 0 && kib <= MAX_READ_AHEAD_KIB) return kib;
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw StorageException.invalid("readAheadKiB must be an integer 0.." + ImageEngine.MAX_READ_AHEAD_KIB + ", not \"" + value + "\"");
+        throw StorageException.invalid("readAheadKiB must be an integer 0.." + MAX_READ_AHEAD_KIB + ", not \"" + value + "\"");
     }
 
     /** New writes to {@code path} (a file, or everything created in a directory) are compressed so. */

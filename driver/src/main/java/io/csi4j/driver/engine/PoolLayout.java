@@ -105,11 +105,11 @@ final class PoolLayout {
     }
 
     Path artifact(Artifact.Kind kind, String id) {
-        return contained(dir(kind), checkId(label(kind), id) + artifactSuffix);
+        return contained(dir(kind), checkId(kindName(kind), id) + artifactSuffix);
     }
 
     Path sidecar(Artifact.Kind kind, String id) {
-        return contained(dir(kind), checkId(label(kind), id) + SIDECAR);
+        return contained(dir(kind), checkId(kindName(kind), id) + SIDECAR);
     }
 
     /** A fresh name in .tmp for work on {@code id}. */
@@ -117,7 +117,7 @@ final class PoolLayout {
         return contained(tmp, id + suffix + "." + UUID.randomUUID().toString().substring(0, 8));
     }
 
-    static String label(Artifact.Kind kind) {
+    static String kindName(Artifact.Kind kind) {
         return kind == Artifact.Kind.VOLUME ? "volume" : "snapshot";
     }
 
@@ -169,14 +169,14 @@ final class PoolLayout {
         Set<String> present = new HashSet<>();
         if (expected == EntryType.FILE) {
             List<String> names = new ArrayList<>(ids.size());
-            for (String id : ids) names.add(checkId(label(kind), id) + artifactSuffix);
+            for (String id : ids) names.add(checkId(kindName(kind), id) + artifactSuffix);
             for (String name : DirectoryEntries.regularFiles(dir, names)) {
                 present.add(name.substring(0, name.length() - artifactSuffix.length()));
             }
             return present;
         }
         for (String id : ids) {
-            if (type(dir.resolve(checkId(label(kind), id) + artifactSuffix)) == expected) present.add(id);
+            if (type(dir.resolve(checkId(kindName(kind), id) + artifactSuffix)) == expected) present.add(id);
         }
         return present;
     }
@@ -283,7 +283,7 @@ final class PoolLayout {
      * artifact (an artifact never shows without its description; a sidecar left alone by a crash is
      * swept at start-up), then the directories are synced. Renames out of .tmp need no sync of .tmp.
      */
-    void publish(List<Finished> finished) {
+    void reveal(List<Finished> finished) {
         List<Path> sidecarTemps = new ArrayList<>();
         try {
             for (Finished f : finished) sidecarTemps.add(writeSidecarTemp(f.artifact()));

@@ -22,7 +22,7 @@ import java.util.Set;
  * with the call and path); the CSI layer picks the status code. Node methods derive their state from the kernel's mount table and loop
  * devices, never from memory, so they work the same after a restart.
  */
-public sealed interface StorageEngine extends AutoCloseable permits ImageEngine, DirEngine {
+public sealed interface StorageEngine extends AutoCloseable permits PoolEngine {
 
     /** "image" or "dir". */
     String name();
@@ -112,6 +112,20 @@ public sealed interface StorageEngine extends AutoCloseable permits ImageEngine,
      * member snapshot is left behind. Returns snapshot id -> size.
      */
     Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label);
+
+    /**
+     * The same, cut under {@code held} (when not null) instead of a freeze of its own: the members are frozen
+     * already, as part of a group snapshot that spans nodes. BUSY when the hold was released before the cut;
+     * INVALID when it does not cover every member.
+     */
+    Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held);
+
+    /**
+     * Freezes the mounted filesystems of these volumes until the returned hold is closed (flushing attached
+     * block devices, which cannot be frozen). NOT_FOUND for a volume that does not exist; BUSY when one is
+     * frozen already. The caller must close the hold, also when it fails.
+     */
+    FreezeHold holdFrozen(List<String> volumeIds);
 
     default Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume) {
         return createGroupSnapshot(snapshotToVolume, Artifact.Label.NONE);

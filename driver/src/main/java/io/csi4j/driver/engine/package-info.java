@@ -22,6 +22,13 @@
  * start-up when a tombstone names it or when it holds nothing (a blank create cut short); any other is
  * only reported.
  *
+ * <p>What both engines do alike lives once: {@link io.csi4j.driver.engine.ArtifactStore} (listing, sidecars,
+ * labels, existence checks as the engine's entry type, deletes, the start-up sweep) and the skeleton
+ * {@link io.csi4j.driver.engine.PoolEngine} (re-making a blank volume from its row, idempotent re-creation,
+ * the restore/clone prologue, undoing a failed group cut, a source deleted mid-read as NOT_FOUND). An engine
+ * adds how it makes, sizes, cuts and attaches its artifacts. {@link io.csi4j.driver.engine.FreezeHold} keeps
+ * members frozen between calls for a group snapshot that spans nodes.
+ *
  * <p>{@link io.csi4j.driver.engine.ImageEngine} attaches images through loop devices
  * ({@link io.csi4j.driver.engine.LoopStaging}); {@link io.csi4j.driver.engine.DirEngine} bind-mounts
  * directories. Node operations read the kernel's mount table and loop devices every time, so they

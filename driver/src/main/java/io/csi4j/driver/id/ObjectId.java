@@ -31,14 +31,21 @@ public record ObjectId(Kind kind, String random, String nodeTag) {
     private static final Pattern DNS_NAME = Pattern.compile("[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?");
     private static final Pattern HASHED_TAG = Pattern.compile("_[a-z2-7]{12}");
     private static final Pattern SHAPE = Pattern.compile(
-            "(vol|snap|gsnap|vg)-([a-z2-7]{16})-([a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?|_[a-z2-7]{12})");
+            "(vol|snap|gsnap|vg)-([a-z2-7]{16})-([a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?|_[a-z2-7]{12}|_cluster)");
+    /**
+     * The tag of a group snapshot that spans nodes (cut by the cluster controller): no node id yields it (a
+     * node tag is a DNS name or {@code _} and 12 base32), and every node holding a part owns it.
+     */
+    public static final String CLUSTER_TAG = "_cluster";
     private static final SecureRandom RANDOM = new SecureRandom();
 
     public ObjectId {
         if (random.length() != RANDOM_LENGTH || !random.chars().allMatch(c -> BASE32.indexOf(c) >= 0)) {
             throw new IllegalArgumentException("bad random part: " + random);
         }
-        if (!isNodeTag(nodeTag)) throw new IllegalArgumentException("bad node tag: " + nodeTag);
+        if (!isNodeTag(nodeTag) && !(kind == Kind.GROUP_SNAPSHOT && nodeTag.equals(CLUSTER_TAG))) {
+            throw new IllegalArgumentException("bad node tag: " + nodeTag);
+        }
     }
 
     public static ObjectId generate(Kind kind, String nodeId) {
@@ -51,7 +58,9 @@ public record ObjectId(Kind kind, String random, String nodeTag) {
     public static Optional<ObjectId> parse(Kind expected, String text) {
         if (text == null || text.length() > 128) return Optional.empty();
         var m = SHAPE.matcher(text);
-        if (!m.matches() || !m.group(1).equals(expected.prefix()) || !isNodeTag(m.group(3))) return Optional.empty();
+        if (!m.matches() || !m.group(1).equals(expected.prefix())) return Optional.empty();
+        boolean clusterWide = m.group(3).equals(CLUSTER_TAG);
+        if (clusterWide ? expected != Kind.GROUP_SNAPSHOT : !isNodeTag(m.group(3))) return Optional.empty();
         return Optional.of(new ObjectId(expected, m.group(2), m.group(3)));
     }
 
@@ -70,8 +79,19 @@ public record ObjectId(Kind kind, String random, String nodeTag) {
         }
     }
 
+    /** A group snapshot that spans nodes (its parts share this id on every node that holds one). */
+    public static ObjectId clusterGroupSnapshot() {
+        ObjectId one = generate(Kind.GROUP_SNAPSHOT, "x");
+        return new ObjectId(Kind.GROUP_SNAPSHOT, one.random(), CLUSTER_TAG);
+    }
+
+    public boolean clusterWide() {
+        return nodeTag.equals(CLUSTER_TAG);
+    }
+
+    /** True when {@code nodeId} holds this object; every node may hold a part of a cluster-wide one. */
     public boolean ownedBy(String nodeId) {
-        return nodeTag.equals(nodeTag(nodeId));
+        return clusterWide() || nodeTag.equals(nodeTag(nodeId));
     }
 
     @Override

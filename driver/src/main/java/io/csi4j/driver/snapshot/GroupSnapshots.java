@@ -5,6 +5,7 @@ import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.catalog.GroupSnapshotRecord;
 import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.catalog.State;
+import io.csi4j.driver.engine.FreezeHold;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
@@ -46,6 +47,24 @@ public final class GroupSnapshots {
         if (!parameters.isEmpty()) {
             throw CsiException.invalidArgument("unknown group snapshot parameters " + parameters.keySet() + "; this driver takes none");
         }
+        return create(name, sourceVolumeIds, ObjectId.generate(Kind.GROUP_SNAPSHOT, config.nodeId()), null);
+    }
+
+    /**
+     * This node's part of a group snapshot that spans nodes: its members here, cut under {@code held} (frozen
+     * with every other node's members by the cluster controller), under the cluster-wide id every part shares.
+     */
+    public GroupSnapshot createPart(String name, ObjectId clusterId, List<String> localVolumeIds, FreezeHold held) {
+        if (!clusterId.clusterWide()) throw CsiException.invalidArgument("group snapshot id " + clusterId + " is not a cluster-wide id");
+        return create(name, localVolumeIds, clusterId, held);
+    }
+
+    /** The group snapshot of this name, if this node holds one (or a part of one). */
+    public Optional<GroupSnapshot> byName(String name) {
+        return catalog.groupSnapshots().byName(name).map(this::withMembers);
+    }
+
+    private GroupSnapshot create(String name, List<String> sourceVolumeIds, ObjectId id, FreezeHold held) {
         if (sourceVolumeIds.isEmpty()) throw CsiException.invalidArgument("source_volume_ids is REQUIRED");
         Set<String> sources = new HashSet<>(sourceVolumeIds);
         if (sources.size() != sourceVolumeIds.size()) throw CsiException.invalidArgument("source_volume_ids has duplicates");
@@ -53,7 +72,7 @@ public final class GroupSnapshots {
         Optional<GroupSnapshotRecord> existing = catalog.groupSnapshots().byName(name);
         if (existing.isPresent()) {
             GroupSnapshotRecord g = existing.get();
-            if (!new HashSet<>(g.sourceVolumeIds()).equals(sources)) {
+            if (!new HashSet<>(g.sourceVolumeIds()).equals(sources) || !g.id().equals(id.toString()) && id.clusterWide()) {
                 throw CsiException.alreadyExists("group snapshot '" + name + "' already exists (" + g.id()
                         + ") for source volumes " + g.sourceVolumeIds());
             }
@@ -63,8 +82,8 @@ public final class GroupSnapshots {
         for (String volumeId : sourceVolumeIds) volumes.readyVolume(volumeId, "source volume");
 
         var now = clock.instant();
-        var group = new GroupSnapshotRecord(ObjectId.generate(Kind.GROUP_SNAPSHOT, config.nodeId()).toString(), name,
-                sourceVolumeIds, parameters, State.CREATING, now, now);
+        var group = new GroupSnapshotRecord(id.toString(), name,
+                sourceVolumeIds, Map.of(), State.CREATING, now, now);
         Map<String, String> snapshotToVolume = new LinkedHashMap<>();
         for (String volumeId : sourceVolumeIds) {
             snapshotToVolume.put(ObjectId.generate(Kind.SNAPSHOT, config.nodeId()).toString(), volumeId);
@@ -78,7 +97,7 @@ public final class GroupSnapshots {
         Map<String, Long> sizes;
         try {
             sizes = engine.createGroupSnapshot(snapshotToVolume,                         // effect, labelled for fsck --rebuild
-                    new io.csi4j.driver.engine.Artifact.Label(name, group.id()));
+                    new io.csi4j.driver.engine.Artifact.Label(name, group.id()), held);
         } catch (RuntimeException e) {
             try {
                 snapshotToVolume.keySet().forEach(engine::deleteSnapshot);  // made before a later step failed

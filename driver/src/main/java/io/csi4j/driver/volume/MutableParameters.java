@@ -25,13 +25,8 @@ public final class MutableParameters {
         if (readAhead != null) readAheadKiB(readAhead);
     }
 
+    /** The engine owns the limits (INVALID, which the service answers INVALID_ARGUMENT). */
     public static long readAheadKiB(String value) {
-        try {
-            long kib = Long.parseLong(value.trim());
-            if (kib < 0 || kib > 65536) throw new NumberFormatException();
-            return kib;
-        } catch (NumberFormatException e) {
-            throw CsiException.invalidArgument(READ_AHEAD_KIB + " must be an integer from 0 to 65536, not '" + value + "'");
-        }
+        return io.csi4j.driver.engine.MutableParameters.readAhead(value);
     }
 }

@@ -51,7 +51,7 @@ public final class Volumes {
     public static final String PARAM_VOLUME_GROUP = "csi4j.io/volume-group";
     /** Keys the Kubernetes provisioner adds with --extra-create-metadata; accepted and kept. */
     public static final String KUBERNETES_PREFIX = "csi.storage.k8s.io/";
-    public static final List<String> FS_TYPES = List.of("ext4", "xfs");
+    public static final List<String> FS_TYPES = io.csi4j.driver.engine.ImageEngine.FILESYSTEMS;
     public static final String DEFAULT_FS_TYPE = "ext4";
 
     private final Catalog catalog;

@@ -55,4 +55,21 @@ class ObjectIdTest {
         assertTrue(ObjectId.parse(Kind.VOLUME, null).isEmpty());
         assertTrue(ObjectId.parse(Kind.SNAPSHOT, good).isEmpty(), "kind must match");
     }
+
+    @Test
+    void clusterWideGroupSnapshotIdsAreHeldByEveryNodeAndAreNoOtherKind() {
+        ObjectId id = ObjectId.clusterGroupSnapshot();
+        assertTrue(id.toString().matches("gsnap-[a-z2-7]{16}-_cluster"), id.toString());
+        assertEquals(id, ObjectId.parse(Kind.GROUP_SNAPSHOT, id.toString()).orElseThrow());
+        assertTrue(id.clusterWide());
+        assertTrue(id.ownedBy("node-a") && id.ownedBy("any other node"));
+        assertFalse(ObjectId.generate(Kind.GROUP_SNAPSHOT, "node-a").clusterWide());
+        String random = id.random();
+        for (String prefix : List.of("vol", "snap", "vg")) {
+            for (Kind kind : Kind.values()) {
+                assertTrue(ObjectId.parse(kind, prefix + "-" + random + "-_cluster").isEmpty(), prefix + " as " + kind);
+            }
+        }
+        assertNotEquals(ObjectId.CLUSTER_TAG, ObjectId.nodeTag("_cluster"), "no node id yields the cluster tag");
+    }
 }

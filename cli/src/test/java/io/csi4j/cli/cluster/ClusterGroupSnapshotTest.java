@@ -1,0 +1,227 @@
+package io.csi4j.cli.cluster;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.csi4j.cli.testing.Privileged;
+import io.csi4j.driver.DriverConfig.EngineKind;
+import io.csi4j.driver.os.Freeze;
+import io.csi4j.proto.cluster.FreezeVolumesRequest;
+import io.csi4j.proto.cluster.NodeAgentGrpc;
+import io.csi4j.proto.csi.*;
+import io.grpc.Status;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A group snapshot whose members are on two agents (image engine, real loop devices and ext4): write-order
+ * consistent across the nodes, nothing left behind when one node cannot freeze, and a freeze that lapses
+ * when its thaw never comes.
+ */
+class ClusterGroupSnapshotTest {
+    static final List<String> NODES = List.of("node-a", "node-b");
+
+    @TempDir
+    static Path tmp;
+    static LocalCluster cluster;
+    static ControllerGrpc.ControllerBlockingStub controller;
+    static GroupControllerGrpc.GroupControllerBlockingStub groups;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Privileged.requireRoot();
+        cluster = LocalCluster.start(tmp, NODES, EngineKind.IMAGE, OptionalLong.of(1L << 30));
+        controller = ControllerGrpc.newBlockingStub(cluster.controllerChannel());
+        groups = GroupControllerGrpc.newBlockingStub(cluster.controllerChannel());
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (cluster != null) cluster.close();
+    }
+
+    static VolumeCapability ext4() {
+        return VolumeCapability.newBuilder().setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4"))
+                .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
+    }
+
+    static Volume create(String name, String node, VolumeContentSource source) {
+        var request = CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(ext4())
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(64 << 20))
+                .setAccessibilityRequirements(TopologyRequirement.newBuilder().addRequisite(ClusterRoutingTest.on(node)));
+        if (source != null) request.setVolumeContentSource(source);
+        return controller.createVolume(request.build()).getVolume();
+    }
+
+    static String nodeOf(String id) {
+        return id.endsWith("-node-a") ? "node-a" : "node-b";
+    }
+
+    static final java.util.Map<String, NodeGrpc.NodeBlockingStub> NODE_STUBS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    static NodeGrpc.NodeBlockingStub node(String nodeId) {
+        return NODE_STUBS.computeIfAbsent(nodeId, id -> NodeGrpc.newBlockingStub(cluster.nodeChannel(id)));
+    }
+
+    static Path stage(String volumeId) throws Exception {
+        Path staging = Files.createDirectories(tmp.resolve("staging").resolve(volumeId));
+        node(nodeOf(volumeId)).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(volumeId)
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(ext4()).build());
+        return staging;
+    }
+
+    static void unstage(String volumeId) {
+        node(nodeOf(volumeId)).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(volumeId)
+                .setStagingTargetPath(tmp.resolve("staging").resolve(volumeId).toString()).build());
+    }
+
+    static void delete(String volumeId) {
+        controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(volumeId).build());
+    }
+
+    /**
+     * The storage core's write-order property spread over two agents: record n goes to volume n % 3 (two on
+     * node-a, one on node-b), each written synchronously before the next; the records present after restoring
+     * the group snapshot must be exactly 0..k for some k.
+     */
+    @Test
+    void aGroupSnapshotAcrossTwoAgentsIsWriteOrderConsistent() throws Exception {
+        List<String> volumes = List.of(create("wo-1", "node-a", null).getVolumeId(), create("wo-2", "node-b", null).getVolumeId(),
+                create("wo-3", "node-a", null).getVolumeId());
+        List<FileChannel> logs = new ArrayList<>();
+        AtomicBoolean stopWriting = new AtomicBoolean();
+        AtomicLong written = new AtomicLong();
+        try {
+            for (String v : volumes) {
+                logs.add(FileChannel.open(stage(v).resolve("log"), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                        StandardOpenOption.APPEND, StandardOpenOption.DSYNC));
+            }
+            CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+                try {
+                    for (long seq = 0; !stopWriting.get() && seq < 5_000_000; seq++) {
+                        logs.get((int) (seq % 3)).write(ByteBuffer.wrap((seq + "\n").getBytes(StandardCharsets.US_ASCII)));
+                        written.set(seq + 1);
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }, r -> Thread.ofPlatform().daemon().name("sequence-writer").start(r));
+            awaitWritten(written, 300);
+            long before = written.get();
+            VolumeGroupSnapshot made = groups.createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest.newBuilder()
+                    .setName("write-order").addAllSourceVolumeIds(volumes).build()).getGroupSnapshot();
+            long after = written.get();
+            awaitWritten(written, after + 100);  // the writer goes on after the thaw
+            stopWriting.set(true);
+            writer.get(60, TimeUnit.SECONDS);
+            assertTrue(made.getGroupSnapshotId().endsWith("-_cluster"), made.getGroupSnapshotId());
+
+            TreeSet<Long> present = new TreeSet<>();
+            int n = 0;
+            for (Snapshot member : made.getSnapshotsList()) {
+                String restored = create("wo-restored-" + n++, nodeOf(member.getSnapshotId()), VolumeContentSource.newBuilder()
+                        .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(member.getSnapshotId())).build()).getVolumeId();
+                for (String line : Files.readAllLines(stage(restored).resolve("log"))) present.add(Long.parseLong(line));
+                unstage(restored);
+                delete(restored);
+            }
+            long newest = present.last();
+            assertTrue(newest + 1 >= before && newest < after + 1, "cut between " + before + " and " + after + ": " + newest);
+            assertEquals(newest + 1, present.size(), "records 0.." + newest + " with none missing");
+            groups.deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(made.getGroupSnapshotId()).build());
+        } finally {
+            stopWriting.set(true);
+            for (FileChannel log : logs) log.close();
+            for (String v : volumes) {
+                unstage(v);
+                delete(v);
+            }
+        }
+    }
+
+    /** One node cannot freeze (a member is frozen already): every node thaws, no part and no member snapshot is left. */
+    @Test
+    void aNodeThatCannotFreezeLeavesNothingAndThawsTheOthers() throws Exception {
+        String a = create("busy-a", "node-a", null).getVolumeId();
+        String b = create("busy-b", "node-b", null).getVolumeId();
+        Path stagedA = stage(a);
+        Path stagedB = stage(b);
+        try {
+            try (Freeze.Frozen held = Freeze.freeze(stagedB)) {
+                var e = assertThrows(io.grpc.StatusRuntimeException.class, () -> groups.createVolumeGroupSnapshot(
+                        CreateVolumeGroupSnapshotRequest.newBuilder().setName("busy").addSourceVolumeIds(a).addSourceVolumeIds(b).build()));
+                assertEquals(Status.Code.ABORTED, e.getStatus().getCode(), e.getStatus().toString());
+            }
+            for (String v : List.of(a, b)) {
+                assertEquals(0, controller.listSnapshots(ListSnapshotsRequest.newBuilder().setSourceVolumeId(v).build()).getEntriesCount());
+            }
+            // node-a was frozen and must be thawed again: a write there completes
+            CompletableFuture<Void> write = CompletableFuture.runAsync(() -> {
+                try {
+                    Files.writeString(stagedA.resolve("after"), "thawed", StandardOpenOption.CREATE, StandardOpenOption.SYNC);
+                } catch (Exception ex) {
+                    throw new IllegalStateException(ex);
+                }
+            }, r -> Thread.ofPlatform().daemon().start(r));
+            write.get(20, TimeUnit.SECONDS);
+            // and the same request goes through once the node can freeze
+            var made = groups.createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest.newBuilder().setName("busy")
+                    .addSourceVolumeIds(a).addSourceVolumeIds(b).build()).getGroupSnapshot();
+            assertEquals(2, made.getSnapshotsCount());
+            groups.deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(made.getGroupSnapshotId()).build());
+        } finally {
+            for (String v : List.of(a, b)) {
+                unstage(v);
+                delete(v);
+            }
+        }
+    }
+
+    /** A freeze whose thaw never comes (the controller died between the steps) lapses by itself. */
+    @Test
+    void aFreezeHoldLapsesWithoutItsThaw() throws Exception {
+        String a = create("lapse-a", "node-a", null).getVolumeId();
+        Path staged = stage(a);
+        try {
+            var agent = NodeAgentGrpc.newBlockingStub(cluster.agentChannel("node-a", cluster.controllerTls));
+            long start = System.nanoTime();
+            agent.freezeVolumes(FreezeVolumesRequest.newBuilder().setHoldId("forgotten").addVolumeIds(a).setHoldMillis(1500).build());
+            CompletableFuture<Void> write = CompletableFuture.runAsync(() -> {
+                try {
+                    Files.writeString(staged.resolve("waits"), "for the thaw", StandardOpenOption.CREATE, StandardOpenOption.SYNC);
+                } catch (Exception ex) {
+                    throw new IllegalStateException(ex);
+                }
+            }, r -> Thread.ofPlatform().daemon().start(r));
+            write.get(30, TimeUnit.SECONDS);
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(waitedMs >= 1000, "the write waited for the lapse: " + waitedMs + " ms");
+        } finally {
+            unstage(a);
+            delete(a);
+        }
+    }
+
+    private static void awaitWritten(AtomicLong written, long target) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (written.get() < target) {
+            if (System.nanoTime() > deadline) fail("the writer did not reach " + target + " records in 60 s (at " + written.get() + ")");
+            Thread.sleep(5);
+        }
+    }
+}

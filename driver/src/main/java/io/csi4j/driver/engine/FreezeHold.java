@@ -1,0 +1,49 @@
+package io.csi4j.driver.engine;
+
+import io.csi4j.driver.os.Freeze;
+import io.csi4j.driver.storage.StorageException;
+import java.util.Collection;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Volumes held frozen between calls. A group snapshot that spans nodes freezes every member on every node
+ * first, then cuts each node's part under its hold, then thaws all: no write reaches any member between the
+ * first cut and the last. A cut runs only while its hold is still frozen, and a release waits for a running
+ * cut, so a hold that lapsed can never let a cut through unfrozen.
+ */
+public final class FreezeHold implements AutoCloseable {
+    private final Set<String> volumeIds;
+    private final Freeze.Frozen frozen;  // null when no member is mounted: nothing to freeze
+    private boolean released;
+
+    FreezeHold(Collection<String> volumeIds, Freeze.Frozen frozen) {
+        this.volumeIds = new TreeSet<>(volumeIds);
+        this.frozen = frozen;
+    }
+
+    public Set<String> volumeIds() {
+        return Set.copyOf(volumeIds);
+    }
+
+    /** Runs {@code work} while the hold is frozen; BUSY when it was released or lapsed first. */
+    synchronized void whileFrozen(Collection<String> members, Runnable work) {
+        if (released) throw StorageException.busy("the freeze hold on " + volumeIds + " was released before the cut; retry");
+        if (!volumeIds.containsAll(members)) {
+            throw StorageException.invalid("volumes " + members + " are not all held frozen (the hold covers " + volumeIds + ")");
+        }
+        work.run();
+    }
+
+    public synchronized boolean released() {
+        return released;
+    }
+
+    /** Thaws (once); waits for a cut running under the hold. */
+    @Override
+    public synchronized void close() {
+        if (released) return;
+        released = true;
+        if (frozen != null) frozen.close();
+    }
+}

@@ -1,0 +1,145 @@
+package io.csi4j.driver.engine;
+
+import static io.csi4j.driver.engine.EngineErrors.translate;
+
+import io.csi4j.driver.engine.PoolLayout.EntryType;
+import io.csi4j.driver.storage.StorageException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * The skeleton both engines share: a pool, its layout and its {@link ArtifactStore}, and every call that is the
+ * same whatever an artifact is (an image file or a directory): listing, sidecars, idempotent re-creation, the
+ * blank volume re-made from its row, deleting snapshots, undoing a group cut. An engine adds how it makes, cuts,
+ * sizes and attaches its artifacts.
+ */
+abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, DirEngine {
+    protected final Pool pool;
+    protected final PoolLayout layout;
+    protected final ArtifactStore store;
+
+    PoolEngine(Pool pool, String suffix, EntryType type) {
+        this.pool = pool;
+        this.layout = PoolLayout.open(pool.path(), suffix);
+        this.store = new ArtifactStore(layout, type);
+    }
+
+    /** The bytes volume {@code volumeId} is sized to now; {@code recorded} when the engine keeps no size of its own. */
+    abstract long volumeSize(String volumeId, long recorded);
+
+    /**
+     * Under the id's lock, at re-making a blank volume from its row: makes what is missing (or too short) of it;
+     * true when something was made.
+     */
+    abstract boolean remakeBlank(String volumeId, long sizeBytes, AccessType access, Artifact.Label label);
+
+    /** Refuses a blank volume this engine cannot make (capacity, access type), before anything is written. */
+    abstract void checkBlank(long sizeBytes, AccessType access);
+
+    @Override
+    public final boolean ensureBlankVolume(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
+        PoolLayout.checkId("volume", volumeId);
+        checkBlank(sizeBytes, access);
+        return translate("re-making blank volume " + volumeId, () -> layout.locked(volumeId, () ->
+                remakeBlank(volumeId, sizeBytes, access, label) | store.settleBlank(blank(volumeId, sizeBytes, access, label))));
+    }
+
+    final Artifact blank(String volumeId, long size, AccessType access, Artifact.Label label) {
+        return new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, "", Instant.now()).withLabel(label);
+    }
+
+    /**
+     * True when the volume exists already as asked (labelled now if it was made without, by a version that
+     * labelled afterwards); EXISTS when it exists otherwise.
+     */
+    final boolean existing(String volumeId, long size, String source, Artifact.Label label) {
+        if (!store.exists(Artifact.Kind.VOLUME, volumeId)) return false;
+        Optional<Artifact> recorded = layout.readSidecar(Artifact.Kind.VOLUME, volumeId);
+        long existingSize = volumeSize(volumeId, recorded.map(Artifact::sizeBytes).orElse(size));
+        String existingSource = recorded.map(Artifact::source).orElse(source);
+        if (existingSize == size && existingSource.equals(source)) {
+            store.relabel(Artifact.Kind.VOLUME, volumeId, label);
+            return true;
+        }
+        throw StorageException.exists("volume " + volumeId + " exists with " + existingSize + " bytes"
+                + (existingSource.isEmpty() ? "" : " from " + existingSource) + ", not " + size + " bytes"
+                + (source.isEmpty() ? "" : " from " + source));
+    }
+
+    /** A new volume from a snapshot's or another volume's content: ids checked, the source required, then {@code make}. */
+    final long fromSource(String volumeId, Artifact.Kind sourceKind, String sourceId, Supplier<Long> make) {
+        String what = sourceKind == Artifact.Kind.SNAPSHOT ? "snapshot" : "source volume";
+        PoolLayout.checkId("volume", volumeId);
+        PoolLayout.checkId(what, sourceId);
+        String verb = sourceKind == Artifact.Kind.SNAPSHOT ? "restoring snapshot " + sourceId + " into volume " + volumeId
+                : "cloning volume " + sourceId + " into " + volumeId;
+        return translate(verb, () -> {
+            store.require(sourceKind, sourceId, what);
+            return sourceKind == Artifact.Kind.VOLUME ? sourcesStayed(List.of(sourceId), make) : make.get();
+        });
+    }
+
+    /**
+     * Runs a cut or a copy from these volumes; when it fails because one of them was deleted meanwhile (a DeleteVolume
+     * committed between our check and the read), NOT_FOUND: the delete won the race, nothing failed.
+     */
+    final <T> T sourcesStayed(Collection<String> volumeIds, Supplier<T> work) {
+        try {
+            return work.get();
+        } catch (RuntimeException e) {
+            for (String volumeId : volumeIds) {
+                if (!store.exists(Artifact.Kind.VOLUME, volumeId)) {
+                    StorageException gone = StorageException.notFound("volume " + volumeId + " was deleted while it was being read");
+                    gone.addSuppressed(e);
+                    throw gone;
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** The volume's artifact (image or directory); NOT_FOUND when it does not exist. */
+    final Path requireVolume(String volumeId) {
+        store.require(Artifact.Kind.VOLUME, volumeId);
+        return layout.artifact(Artifact.Kind.VOLUME, volumeId);
+    }
+
+    /** Undoes a group cut that failed: every member snapshot goes, committed or not; failures join {@code cause}. */
+    final void deleteMembers(Collection<String> snapshotIds, RuntimeException cause) {
+        for (String snapshotId : snapshotIds) {
+            try {
+                layout.delete(Artifact.Kind.SNAPSHOT, snapshotId);
+            } catch (RuntimeException undo) {
+                cause.addSuppressed(undo);
+            }
+        }
+    }
+
+    @Override
+    public final void deleteSnapshot(String snapshotId) {
+        store.delete(Artifact.Kind.SNAPSHOT, snapshotId);
+    }
+
+    @Override
+    public final boolean holdsData(Artifact.Kind kind, String id) { return store.holdsData(kind, id); }
+
+    @Override
+    public final void syncDeletes() { store.syncDeletes(); }
+
+    @Override
+    public final Set<String> volumeArtifacts() { return store.ids(Artifact.Kind.VOLUME); }
+
+    @Override
+    public final Set<String> snapshotArtifacts() { return store.ids(Artifact.Kind.SNAPSHOT); }
+
+    @Override
+    public Optional<Artifact> artifact(Artifact.Kind kind, String id) { return store.sidecar(kind, id); }
+
+    @Override
+    public List<Path> removeTemporaryArtifacts() { return store.sweep(); }
+}
