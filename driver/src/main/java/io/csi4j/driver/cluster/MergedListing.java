@@ -92,13 +92,13 @@ final class MergedListing {
     }
 
     /**
-     * The node before was exhausted with room left: asks the following nodes from their start all at once (with
-     * the room there is now), instead of one after the other, and takes their answers in node order for as long
-     * as each one is what asking it alone would have given: it fits in the room left. The first answer that does
-     * not fit (the node has more) is dropped and that node is asked again by the caller, with the exact room; a
-     * node whose answer is not needed (the page filled before it) is not waited for, so a silent node there does
-     * not hold the page up, and its failure is not the caller's. Nothing taken is ever partly taken: every cursor
-     * stays a node's own next_token.
+     * The node before was exhausted with room left: asks the next node for the room there is, and the nodes after
+     * it for one entry each, all at once, and takes their answers in node order for as long as each is one a node
+     * gave whole for a request from its start that fits: an empty node costs no round of its own, a big one at
+     * most one small answer. The first answer that does not fit is dropped (that node is asked again by the caller
+     * with the exact room); after an answer with a next_token the caller goes on from that token. A node whose
+     * answer is not needed (the page filled before it) is not waited for, so a silent node there does not hold
+     * the page up, and its failure is not the caller's. Every cursor stays a node's own next_token.
      */
     private static <E> void ahead(List<Agent> nodes, Source<E> source, Builder<E> page) {
         int first = page.index;
@@ -111,7 +111,8 @@ final class MergedListing {
             io.grpc.Context context = io.grpc.Context.current();
             for (int i = first; i < last; i++) {
                 Agent node = nodes.get(i);
-                answers.add(executor.submit(context.wrap(() -> node.call(a -> source.page(a, "", room)))));
+                int ask = i == first ? room : 1;  // what only an empty chain would have needed whole
+                answers.add(executor.submit(context.wrap(() -> node.call(a -> source.page(a, "", ask)))));
             }
             for (int i = 0; i < answers.size() && !page.full(); i++) {
                 Slice<E> slice;
