@@ -128,7 +128,7 @@ public final class Agent implements AutoCloseable {
             onSilence.run();
             return CsiException.unavailable(describe() + " did not answer: " + problem);
         }
-        answered();  // an error it sent is an answer
+        if (code != Status.Code.CANCELLED) answered();  // an error it sent is an answer; a call we gave up on is not
         String message = e.getStatus().getDescription();
         return new CsiException(code, message == null ? code.name() : message);
     }

@@ -30,6 +30,9 @@ final class MergedListing {
 
     private MergedListing() {}
 
+    /** After a node is exhausted with room left in the page, at most this many following nodes are asked at once. */
+    static final int AHEAD = 16;
+
     static <E> Page<E> page(ClusterPageToken tokens, String kind, String filter, List<Agent> nodes, String startingToken,
                             int maxEntries, Source<E> source) {
         if (maxEntries < 0) throw CsiException.invalidArgument("max_entries must not be negative");
@@ -43,12 +46,36 @@ final class MergedListing {
             cursor = position.nodeToken();
         }
         int limit = maxEntries == 0 ? DEFAULT_PAGE : maxEntries;
-        List<E> entries = new ArrayList<>();
-        int bytes = 0;
-        while (index < nodes.size()) {
-            Agent node = nodes.get(index);
-            String from = cursor;
-            Slice<E> slice = node.call(a -> source.page(a, from, limit - entries.size()));
+        var page = new Builder<E>(limit, index, cursor);
+        while (page.index < nodes.size()) {
+            Agent node = nodes.get(page.index);
+            String from = page.cursor;
+            int room = limit - page.entries.size();
+            page.take(node.call(a -> source.page(a, from, room)));
+            if (page.full() && page.index < nodes.size()) break;
+            if (page.cursor.isEmpty() && !page.full() && page.index < nodes.size()) ahead(nodes, source, page);
+            if (page.full() && page.index < nodes.size()) break;
+        }
+        return page.index < nodes.size() ? new Page<>(page.entries, tokens.encode(kind, filter, nodes.get(page.index).nodeId(), page.cursor))
+                : new Page<>(page.entries, "");
+    }
+
+    /** The page being filled, and where it stands: the node being listed and that node's cursor. */
+    private static final class Builder<E> {
+        final int limit;
+        final List<E> entries = new ArrayList<>();
+        int bytes;
+        int index;
+        String cursor;
+
+        Builder(int limit, int index, String cursor) {
+            this.limit = limit;
+            this.index = index;
+            this.cursor = cursor;
+        }
+
+        /** Takes a node's whole answer; moves to the next node when it has no more. */
+        void take(Slice<E> slice) {
             entries.addAll(slice.entries());
             bytes += slice.bytes();
             if (!slice.nextToken().isEmpty()) {
@@ -57,11 +84,53 @@ final class MergedListing {
                 index++;
                 cursor = "";
             }
-            boolean full = entries.size() >= limit || bytes >= PAGE_BYTES;
-            if (full && index < nodes.size()) {
-                return new Page<>(entries, tokens.encode(kind, filter, nodes.get(index).nodeId(), cursor));
-            }
         }
-        return new Page<>(entries, "");
+
+        boolean full() {
+            return entries.size() >= limit || bytes >= PAGE_BYTES;
+        }
+    }
+
+    /**
+     * The node before was exhausted with room left: asks the next node for the room there is, and the nodes after
+     * it for one entry each, all at once, and takes their answers in node order for as long as each is one a node
+     * gave whole for a request from its start that fits: an empty node costs no round of its own, a big one at
+     * most one small answer. The first answer that does not fit is dropped (that node is asked again by the caller
+     * with the exact room); after an answer with a next_token the caller goes on from that token. A node whose
+     * answer is not needed (the page filled before it) is not waited for, so a silent node there does not hold
+     * the page up, and its failure is not the caller's. Every cursor stays a node's own next_token.
+     */
+    private static <E> void ahead(List<Agent> nodes, Source<E> source, Builder<E> page) {
+        int first = page.index;
+        int last = Math.min(nodes.size(), first + AHEAD);
+        if (last - first < 2) return;  // one node: the caller asks it, exactly as it would have
+        int room = page.limit - page.entries.size();
+        List<java.util.concurrent.Future<Slice<E>>> answers = new ArrayList<>();
+        var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
+        try {
+            io.grpc.Context context = io.grpc.Context.current();
+            for (int i = first; i < last; i++) {
+                Agent node = nodes.get(i);
+                int ask = i == first ? room : 1;  // what only an empty chain would have needed whole
+                answers.add(executor.submit(context.wrap(() -> node.call(a -> source.page(a, "", ask)))));
+            }
+            for (int i = 0; i < answers.size() && !page.full(); i++) {
+                Slice<E> slice;
+                try {
+                    slice = answers.get(i).get();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException r) throw r;
+                    throw new IllegalStateException(e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw CsiException.aborted("interrupted while listing the nodes");
+                }
+                if (slice.entries().size() > page.limit - page.entries.size()) return;  // more than fits: asked again
+                page.take(slice);
+                if (!page.cursor.isEmpty()) return;  // the node has more: the caller goes on with its cursor
+            }
+        } finally {
+            executor.shutdownNow();  // answers not needed are not waited for
+        }
     }
 }
