@@ -192,6 +192,52 @@ class ClusterGroupSnapshotTest {
         }
     }
 
+    /** csi4j snapshot allocated|delta work through the controller: the stream is the owning agent's, relayed. */
+    @Test
+    void snapshotMetadataIsRelayedFromTheOwningAgent() throws Exception {
+        var identity = IdentityGrpc.newBlockingStub(cluster.controllerChannel());
+        assertTrue(identity.getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList().stream()
+                .anyMatch(c -> c.getService().getType() == PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE),
+                "the controller advertises what its agents serve");
+        String v = create("metadata", "node-b", null).getVolumeId();
+        Path staged = stage(v);
+        try {
+            Files.write(staged.resolve("first"), new byte[1 << 20]);
+            try (var ch = FileChannel.open(staged.resolve("first"), StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap("not zero".repeat(1000).getBytes(StandardCharsets.US_ASCII)), 4096);
+                ch.force(true);
+            }
+            String base = controller.createSnapshot(CreateSnapshotRequest.newBuilder().setName("metadata-1").setSourceVolumeId(v).build())
+                    .getSnapshot().getSnapshotId();
+            Files.writeString(staged.resolve("second"), "more".repeat(10_000), StandardOpenOption.CREATE, StandardOpenOption.SYNC);
+            String target = controller.createSnapshot(CreateSnapshotRequest.newBuilder().setName("metadata-2").setSourceVolumeId(v).build())
+                    .getSnapshot().getSnapshotId();
+            var routed = SnapshotMetadataGrpc.newBlockingStub(cluster.controllerChannel());
+            var direct = SnapshotMetadataGrpc.newBlockingStub(cluster.agentChannel("node-b", cluster.controllerTls));
+            var allocated = GetMetadataAllocatedRequest.newBuilder().setSnapshotId(base).setMaxResults(2).build();
+            List<GetMetadataAllocatedResponse> viaController = new ArrayList<>();
+            routed.getMetadataAllocated(allocated).forEachRemaining(viaController::add);
+            List<GetMetadataAllocatedResponse> straight = new ArrayList<>();
+            direct.getMetadataAllocated(allocated).forEachRemaining(straight::add);
+            assertEquals(straight, viaController, "the same messages, in the same pieces");
+            assertTrue(viaController.size() > 1 && viaController.getFirst().getVolumeCapacityBytes() == 64 << 20, viaController.toString());
+            var delta = GetMetadataDeltaRequest.newBuilder().setBaseSnapshotId(base).setTargetSnapshotId(target).build();
+            List<GetMetadataDeltaResponse> deltaVia = new ArrayList<>();
+            routed.getMetadataDelta(delta).forEachRemaining(deltaVia::add);
+            List<GetMetadataDeltaResponse> deltaStraight = new ArrayList<>();
+            direct.getMetadataDelta(delta).forEachRemaining(deltaStraight::add);
+            assertEquals(deltaStraight, deltaVia);
+            assertTrue(deltaVia.stream().mapToInt(GetMetadataDeltaResponse::getBlockMetadataCount).sum() > 0, "the second file changed blocks");
+            var e = assertThrows(io.grpc.StatusRuntimeException.class, () -> routed.getMetadataAllocated(GetMetadataAllocatedRequest.newBuilder()
+                    .setSnapshotId(base.replace("-node-b", "-node-z")).build()).forEachRemaining(m -> {}));
+            assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode(), e.getStatus().toString());
+            for (String s : List.of(base, target)) controller.deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(s).build());
+        } finally {
+            unstage(v);
+            delete(v);
+        }
+    }
+
     /** A freeze whose thaw never comes (the controller died between the steps) lapses by itself. */
     @Test
     void aFreezeHoldLapsesWithoutItsThaw() throws Exception {

@@ -25,6 +25,7 @@ public final class Agent implements AutoCloseable {
     private final String address;
     private final ManagedChannel channel;
     private final Duration callTimeout;
+    private volatile boolean snapshotMetadata;
     private volatile String nodeId;
     private volatile String problem = "not asked yet";
     private volatile String version = "";
@@ -87,6 +88,11 @@ public final class Agent implements AutoCloseable {
     }
 
     /** Asks the agent which node it is; true when it answered as a csi4j agent. */
+    /** Whether the agent serves csi.v1.SnapshotMetadata (its engine keeps snapshots as block images), as it said. */
+    public boolean servesSnapshotMetadata() {
+        return snapshotMetadata;
+    }
+
     boolean identify() {
         try {
             var info = IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
@@ -99,6 +105,9 @@ public final class Agent implements AutoCloseable {
             if (!node.equals(nodeId)) claimedSince = System.nanoTime();
             nodeId = node;
             version = info.getVendorVersion();
+            snapshotMetadata = IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .getPluginCapabilities(io.csi4j.proto.csi.GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
+                    .stream().anyMatch(c -> c.getService().getType() == io.csi4j.proto.csi.PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE);
             problem = null;
             answered();
             return true;
@@ -143,6 +152,11 @@ public final class Agent implements AutoCloseable {
 
     public io.csi4j.proto.addons.volumegroup.ControllerGrpc.ControllerBlockingStub volumeGroups() {
         return io.csi4j.proto.addons.volumegroup.ControllerGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
+    }
+
+    /** A stream's stub: the call deadline bounds the whole stream (and the CO's own deadline, when shorter). */
+    public io.csi4j.proto.csi.SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
+        return io.csi4j.proto.csi.SnapshotMetadataGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
     }
 
     public io.csi4j.proto.cluster.NodeAgentGrpc.NodeAgentBlockingStub nodeAgent() {

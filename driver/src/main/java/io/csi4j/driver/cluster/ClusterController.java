@@ -37,8 +37,10 @@ public final class ClusterController implements AutoCloseable {
 
     /** Identity, Controller, GroupController and csi4j's ClusterStatus, for the controller's CSI socket. */
     public List<BindableService> csiServices() {
-        return List.of(new IdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), manifest(), agents::ready),
-                new ControllerRouter(agents, tokens), new GroupControllerRouter(agents), new ClusterStatusService(agents));
+        return List.of(new IdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), manifest(), agents::ready,
+                        () -> agents.nodes().stream().anyMatch(Agent::servesSnapshotMetadata)),
+                new ControllerRouter(agents, tokens), new GroupControllerRouter(agents), new SnapshotMetadataRouter(agents),
+                new ClusterStatusService(agents));
     }
 
     /** CSI-Addons identity and volume groups, for the controller's CSI-Addons socket. */

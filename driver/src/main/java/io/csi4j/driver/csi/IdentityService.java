@@ -15,7 +15,7 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
     private final String version;
     private final Map<String, String> manifest;
     private final BooleanSupplier ready;
-    private final boolean snapshotMetadata;
+    private final BooleanSupplier snapshotMetadata;
 
     public IdentityService(String name, String version, Map<String, String> manifest, BooleanSupplier ready) {
         this(name, version, manifest, ready, false);
@@ -24,6 +24,12 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
     /** @param snapshotMetadata whether SnapshotMetadata is served (the image engine's snapshots are block images) */
     public IdentityService(String name, String version, Map<String, String> manifest, BooleanSupplier ready,
                            boolean snapshotMetadata) {
+        this(name, version, manifest, ready, () -> snapshotMetadata);
+    }
+
+    /** @param snapshotMetadata asked at each GetPluginCapabilities (a cluster controller: whether its agents serve it) */
+    public IdentityService(String name, String version, Map<String, String> manifest, BooleanSupplier ready,
+                           BooleanSupplier snapshotMetadata) {
         this.name = name;
         this.version = version;
         this.manifest = Map.copyOf(manifest);
@@ -44,7 +50,7 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
         response.addCapabilities(service(Type.CONTROLLER_SERVICE));
         response.addCapabilities(service(Type.GROUP_CONTROLLER_SERVICE));
         response.addCapabilities(service(Type.VOLUME_ACCESSIBILITY_CONSTRAINTS));
-        if (snapshotMetadata) response.addCapabilities(service(Type.SNAPSHOT_METADATA_SERVICE));
+        if (snapshotMetadata.getAsBoolean()) response.addCapabilities(service(Type.SNAPSHOT_METADATA_SERVICE));
         response.addCapabilities(PluginCapability.newBuilder().setVolumeExpansion(
                 PluginCapability.VolumeExpansion.newBuilder().setType(PluginCapability.VolumeExpansion.Type.ONLINE)));
         reply(out, response.build());

@@ -1,0 +1,62 @@
+package io.csi4j.driver.cluster;
+
+import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.proto.csi.GetMetadataAllocatedRequest;
+import io.csi4j.proto.csi.GetMetadataAllocatedResponse;
+import io.csi4j.proto.csi.GetMetadataDeltaRequest;
+import io.csi4j.proto.csi.GetMetadataDeltaResponse;
+import io.csi4j.proto.csi.SnapshotMetadataGrpc;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.Iterator;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * csi.v1.SnapshotMetadata of the cluster controller: each stream goes to the node that holds the snapshot (a delta's
+ * two snapshots are of one volume, so of one node: the base names it) and is relayed message by message, each sent
+ * only when the CO's side of the call can take it, so the controller holds one message, not the map. The CO's
+ * cancellation reaches the agent through the call's context.
+ */
+public final class SnapshotMetadataRouter extends SnapshotMetadataGrpc.SnapshotMetadataImplBase {
+    private final Owners owners;
+
+    public SnapshotMetadataRouter(Agents agents) {
+        this.owners = new Owners(agents);
+    }
+
+    @Override
+    public void getMetadataAllocated(GetMetadataAllocatedRequest req, StreamObserver<GetMetadataAllocatedResponse> out) {
+        relay(owners.of(Kind.SNAPSHOT, req.getSnapshotId(), "snapshot"), out, a -> a.snapshotMetadata().getMetadataAllocated(req));
+    }
+
+    @Override
+    public void getMetadataDelta(GetMetadataDeltaRequest req, StreamObserver<GetMetadataDeltaResponse> out) {
+        relay(owners.of(Kind.SNAPSHOT, req.getBaseSnapshotId(), "snapshot"), out, a -> a.snapshotMetadata().getMetadataDelta(req));
+    }
+
+    private static <T> void relay(Agent node, StreamObserver<T> out, Function<Agent, Iterator<T>> stream) {
+        var call = (ServerCallStreamObserver<T>) out;
+        Semaphore ready = new Semaphore(0);
+        call.setOnReadyHandler(ready::release);
+        try {
+            Iterator<T> messages = node.call(stream);
+            while (messages.hasNext()) {
+                T message = messages.next();
+                while (!call.isReady()) {
+                    if (call.isCancelled()) return;
+                    ready.tryAcquire(100, TimeUnit.MILLISECONDS);
+                }
+                call.onNext(message);
+            }
+            call.onCompleted();
+        } catch (StatusRuntimeException e) {
+            throw node.translate(e);    // errors of a stream surface as it is read
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw io.csi4j.sdk.CsiException.aborted("interrupted while relaying the stream of " + node);
+        }
+    }
+}
