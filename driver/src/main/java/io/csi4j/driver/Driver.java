@@ -136,10 +136,12 @@ public final class Driver implements AutoCloseable {
                 StorageStatus.wrap(new ControllerService(volumes, snapshots, tokens, config.nodeId())),
                 StorageStatus.wrap(new GroupControllerService(groupSnapshots)),
                 StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
-                        AddonsIdentityService.capabilities(config), ready::get)),
+                        AddonsIdentityService.capabilities(config, engine.reclaimsSpace()), ready::get)),
                 StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)),
                 StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(catalog, engine, volumes, groupSnapshots))));
         if (snapshotBlocks.available()) services.add(StorageStatus.wrap(new SnapshotMetadataService(snapshotBlocks)));
+        // the controller's ControllerReclaimSpace is this node's offline reclaim
+        if (engine.reclaimsSpace()) services.add(StorageStatus.wrap(new ReclaimSpaceControllerService(new OfflineReclaim(volumes, engine))));
         return services;
     }
 

@@ -238,6 +238,41 @@ class ClusterGroupSnapshotTest {
         }
     }
 
+    /** ControllerReclaimSpace through the controller: the volume's node gives back what its filesystem no longer uses. */
+    @Test
+    void reclaimSpaceGoesToTheVolumesNode() throws Exception {
+        var addons = io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(cluster.controllerAddonsChannel());
+        assertTrue(addons.getCapabilities(io.csi4j.proto.addons.identity.GetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
+                .stream().anyMatch(c -> c.getReclaimSpace().getType() == io.csi4j.proto.addons.identity.Capability.ReclaimSpace.Type.OFFLINE),
+                "the controller offers offline reclaim when its agents can");
+        String v = create("reclaim", "node-b", null).getVolumeId();
+        Path staged = stage(v);
+        try {
+            Path big = staged.resolve("big");
+            byte[] chunk = new byte[1 << 20];
+            new java.util.Random(7).nextBytes(chunk);
+            try (var ch = FileChannel.open(big, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                for (int i = 0; i < 24; i++) ch.write(ByteBuffer.wrap(chunk));
+                ch.force(true);
+            }
+            Files.delete(big);
+        } finally {
+            unstage(v);   // offline: nobody has it staged
+        }
+        try {
+            var reclaim = io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.newBlockingStub(cluster.controllerAddonsChannel());
+            var answer = reclaim.controllerReclaimSpace(io.csi4j.proto.addons.reclaimspace.ControllerReclaimSpaceRequest.newBuilder()
+                    .setVolumeId(v).build());
+            long freed = answer.getPreUsage().getUsageBytes() - answer.getPostUsage().getUsageBytes();
+            assertTrue(freed >= 20L << 20, "the deleted 24 MiB came back: " + answer);
+            var e = assertThrows(io.grpc.StatusRuntimeException.class, () -> reclaim.controllerReclaimSpace(
+                    io.csi4j.proto.addons.reclaimspace.ControllerReclaimSpaceRequest.newBuilder().setVolumeId(v.replace("-node-b", "-node-z")).build()));
+            assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode(), e.getStatus().toString());
+        } finally {
+            delete(v);
+        }
+    }
+
     /** A freeze whose thaw never comes (the controller died between the steps) lapses by itself. */
     @Test
     void aFreezeHoldLapsesWithoutItsThaw() throws Exception {

@@ -26,11 +26,17 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
     private final String name;
     private final String version;
     private final Map<String, String> manifest;
-    private final GetCapabilitiesResponse capabilities;
+    private final java.util.function.Supplier<GetCapabilitiesResponse> capabilities;
     private final BooleanSupplier ready;
 
     public AddonsIdentityService(String name, String version, Map<String, String> manifest,
                                  GetCapabilitiesResponse capabilities, BooleanSupplier ready) {
+        this(name, version, manifest, () -> capabilities, ready);
+    }
+
+    /** @param capabilities asked at each GetCapabilities (a cluster controller: what its agents offer now) */
+    public AddonsIdentityService(String name, String version, Map<String, String> manifest,
+                                 java.util.function.Supplier<GetCapabilitiesResponse> capabilities, BooleanSupplier ready) {
         this.name = name;
         this.version = version;
         this.manifest = Map.copyOf(manifest);
@@ -83,7 +89,7 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
 
     @Override
     public void getCapabilities(GetCapabilitiesRequest req, StreamObserver<GetCapabilitiesResponse> out) {
-        out.onNext(capabilities);
+        out.onNext(capabilities.get());
         out.onCompleted();
     }
 

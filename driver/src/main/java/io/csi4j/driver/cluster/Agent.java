@@ -26,6 +26,7 @@ public final class Agent implements AutoCloseable {
     private final ManagedChannel channel;
     private final Duration callTimeout;
     private volatile boolean snapshotMetadata;
+    private volatile boolean reclaimsSpace;
     private volatile String nodeId;
     private volatile String problem = "not asked yet";
     private volatile String version = "";
@@ -88,6 +89,11 @@ public final class Agent implements AutoCloseable {
     }
 
     /** Asks the agent which node it is; true when it answered as a csi4j agent. */
+    /** Whether the agent reclaims space (CSI-Addons ReclaimSpace, as its addons identity said). */
+    public boolean reclaimsSpace() {
+        return reclaimsSpace;
+    }
+
     /** Whether the agent serves csi.v1.SnapshotMetadata (its engine keeps snapshots as block images), as it said. */
     public boolean servesSnapshotMetadata() {
         return snapshotMetadata;
@@ -108,6 +114,9 @@ public final class Agent implements AutoCloseable {
             snapshotMetadata = IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
                     .getPluginCapabilities(io.csi4j.proto.csi.GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
                     .stream().anyMatch(c -> c.getService().getType() == io.csi4j.proto.csi.PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE);
+            reclaimsSpace = io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .getCapabilities(io.csi4j.proto.addons.identity.GetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
+                    .stream().anyMatch(io.csi4j.proto.addons.identity.Capability::hasReclaimSpace);
             problem = null;
             answered();
             return true;
@@ -157,6 +166,10 @@ public final class Agent implements AutoCloseable {
     /** A stream's stub: the call deadline bounds the whole stream (and the CO's own deadline, when shorter). */
     public io.csi4j.proto.csi.SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
         return io.csi4j.proto.csi.SnapshotMetadataGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
+    }
+
+    public io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.ReclaimSpaceControllerBlockingStub reclaimSpace() {
+        return io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
     }
 
     public io.csi4j.proto.cluster.NodeAgentGrpc.NodeAgentBlockingStub nodeAgent() {

@@ -45,9 +45,13 @@ public final class ClusterController implements AutoCloseable {
 
     /** CSI-Addons identity and volume groups, for the controller's CSI-Addons socket. */
     public List<BindableService> addonsServices() {
+        var base = AddonsIdentityService.capabilities(config.addonsSemantics());
+        var offline = AddonsIdentityService.capabilities(config.addonsSemantics(), true).getCapabilitiesList().stream()
+                .filter(io.csi4j.proto.addons.identity.Capability::hasReclaimSpace).toList();
         return List.of(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), manifest(),
-                        AddonsIdentityService.capabilities(config.addonsSemantics()), agents::ready),
-                new VolumeGroupRouter(agents, tokens));
+                        () -> agents.nodes().stream().anyMatch(Agent::reclaimsSpace)
+                                ? base.toBuilder().addAllCapabilities(offline).build() : base, agents::ready),
+                new VolumeGroupRouter(agents, tokens), new ReclaimSpaceRouter(agents));
     }
 
     public Agents agents() {

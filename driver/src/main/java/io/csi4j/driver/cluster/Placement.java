@@ -77,11 +77,22 @@ final class Placement {
                 .addAllVolumeCapabilities(capabilities).putAllParameters(parameters)
                 .setAccessibleTopology(Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, a.topologyValue()))
                 .build()).getAvailableCapacity());
-        return answers.results().entrySet().stream()
-                .max(Comparator.<Map.Entry<Agent, Long>>comparingLong(Map.Entry::getValue)
-                        .thenComparing(e -> e.getKey().nodeId(), Comparator.reverseOrder()))
-                .map(Map.Entry::getKey)
-                .orElseThrow(() -> CsiException.unavailable("no node answers: " + String.join("; ", answers.silent())));
+        Map<String, Long> byNode = new java.util.TreeMap<>();
+        Map<String, Agent> agentOf = new java.util.HashMap<>();
+        answers.results().forEach((agent, available) -> { byNode.put(agent.nodeId(), available); agentOf.put(agent.nodeId(), agent); });
+        if (byNode.isEmpty()) throw CsiException.unavailable("no node answers: " + String.join("; ", answers.silent()));
+        return agentOf.get(roomiest(byNode));
+    }
+
+    /**
+     * The node with the most available bytes; differences under 1% (at least 64 MiB) are noise (nodes that share a
+     * disk measure it a moment apart), and a tie goes to the first node id, so the choice is stable.
+     */
+    static String roomiest(Map<String, Long> availableByNode) {
+        long most = availableByNode.values().stream().mapToLong(Long::longValue).max().orElseThrow();
+        long noise = Math.max(64L << 20, most / 100);
+        return availableByNode.entrySet().stream().filter(e -> e.getValue() >= most - noise).map(Map.Entry::getKey)
+                .min(Comparator.naturalOrder()).orElseThrow();
     }
 
     /** The node of the content source; NOT_FOUND for an id of ours naming no node; empty without a source. */
