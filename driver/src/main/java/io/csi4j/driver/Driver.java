@@ -118,7 +118,7 @@ public final class Driver implements AutoCloseable {
                 AddonsIdentityService.capabilities(config, reclaim), ready::get)));
         if (config.mode().controller()) services.add(StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)));
         if (reclaim && config.mode().controller()) {
-            services.add(StorageStatus.wrap(new ReclaimSpaceControllerService(new OfflineReclaim(volumes, engine))));
+            services.add(StorageStatus.wrap(reclaimSpaceController()));
         }
         if (reclaim && config.mode().node()) services.add(StorageStatus.wrap(new ReclaimSpaceNodeService(node)));
         return services;
@@ -141,8 +141,13 @@ public final class Driver implements AutoCloseable {
                 StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(catalog, engine, volumes, groupSnapshots))));
         if (snapshotBlocks.available()) services.add(StorageStatus.wrap(new SnapshotMetadataService(snapshotBlocks)));
         // the controller's ControllerReclaimSpace is this node's offline reclaim
-        if (engine.reclaimsSpace()) services.add(StorageStatus.wrap(new ReclaimSpaceControllerService(new OfflineReclaim(volumes, engine))));
+        if (engine.reclaimsSpace()) services.add(StorageStatus.wrap(reclaimSpaceController()));
         return services;
+    }
+
+    /** ControllerReclaimSpace: offline reclaim of a volume nobody has staged (the CSI-Addons socket, and the agent endpoint). */
+    private ReclaimSpaceControllerService reclaimSpaceController() {
+        return new ReclaimSpaceControllerService(new OfflineReclaim(volumes, engine));
     }
 
     /** csi.v1 Identity: SNAPSHOT_METADATA_SERVICE is advertised exactly when it is served (image engine). */

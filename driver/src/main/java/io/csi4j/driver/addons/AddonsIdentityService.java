@@ -77,7 +77,7 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
         return response.build();
     }
 
-    private static Capability reclaimSpace(Capability.ReclaimSpace.Type type) {
+    public static Capability reclaimSpace(Capability.ReclaimSpace.Type type) {
         return Capability.newBuilder().setReclaimSpace(Capability.ReclaimSpace.newBuilder().setType(type)).build();
     }
 

@@ -46,11 +46,10 @@ public final class ClusterController implements AutoCloseable {
     /** CSI-Addons identity and volume groups, for the controller's CSI-Addons socket. */
     public List<BindableService> addonsServices() {
         var base = AddonsIdentityService.capabilities(config.addonsSemantics());
-        var offline = AddonsIdentityService.capabilities(config.addonsSemantics(), true).getCapabilitiesList().stream()
-                .filter(io.csi4j.proto.addons.identity.Capability::hasReclaimSpace).toList();
+        var withReclaim = base.toBuilder().addCapabilities(AddonsIdentityService.reclaimSpace(
+                io.csi4j.proto.addons.identity.Capability.ReclaimSpace.Type.OFFLINE)).build();
         return List.of(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), manifest(),
-                        () -> agents.nodes().stream().anyMatch(Agent::reclaimsSpace)
-                                ? base.toBuilder().addAllCapabilities(offline).build() : base, agents::ready),
+                        () -> agents.nodes().stream().anyMatch(Agent::reclaimsSpace) ? withReclaim : base, agents::ready),
                 new VolumeGroupRouter(agents, tokens), new ReclaimSpaceRouter(agents));
     }
 

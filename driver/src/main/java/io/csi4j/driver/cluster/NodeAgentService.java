@@ -1,5 +1,7 @@
 package io.csi4j.driver.cluster;
 
+import static io.csi4j.driver.cluster.ControllerRouter.reply;
+
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.csi.GroupControllerService;
@@ -59,10 +61,9 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         ObjectId id = ObjectId.parse(Kind.GROUP_SNAPSHOT, req.getGroupSnapshotId()).filter(ObjectId::clusterWide)
                 .orElseThrow(() -> CsiException.invalidArgument("group_snapshot_id '" + req.getGroupSnapshotId() + "' is not a cluster-wide id"));
         if (req.getName().isEmpty()) throw CsiException.invalidArgument("name is REQUIRED");
-        List<String> ids = localVolumes(req.getVolumeIdsList());
         FreezeHold held = holds.get(req.getHoldId()).orElseThrow(() -> CsiException.aborted("freeze hold '" + req.getHoldId()
                 + "' is not held on this node (it lapsed or was thawed); the group snapshot must start again"));
-        var part = groupSnapshots.createPart(req.getName(), id, ids, held);
+        var part = groupSnapshots.createPart(req.getName(), id, req.getVolumeIdsList(), held);  // it checks the volumes
         reply(out, CutGroupSnapshotResponse.newBuilder().setPart(GroupControllerService.wire(part)).build());
     }
 
@@ -88,10 +89,5 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         if (new HashSet<>(ids).size() != ids.size()) throw CsiException.invalidArgument("volume_ids has duplicates");
         for (String id : ids) volumes.readyVolume(id, "source volume");
         return ids;
-    }
-
-    private static <T> void reply(StreamObserver<T> out, T message) {
-        out.onNext(message);
-        out.onCompleted();
     }
 }

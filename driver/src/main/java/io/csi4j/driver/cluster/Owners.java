@@ -28,7 +28,12 @@ final class Owners {
      * Members on several nodes: FAILED_PRECONDITION naming them (cross-node groups are not supported yet).
      */
     Agent common(ObjectId.Kind kind, List<String> ids, String what, String request) {
-        Map<Agent, List<String>> byNode = byNode(kind, ids, what);
+        return common(kind, ids, what, request, null);
+    }
+
+    /** As above; ids not of our shape go with {@code whenNoneOurs} (not null) when no id of ours names a node. */
+    Agent common(ObjectId.Kind kind, List<String> ids, String what, String request, Agent whenNoneOurs) {
+        Map<Agent, List<String>> byNode = byNode(kind, ids, what, whenNoneOurs);
         if (byNode.size() > 1) {
             StringBuilder nodes = new StringBuilder();
             byNode.forEach((agent, list) -> nodes.append(nodes.isEmpty() ? "" : ", ").append(agent.nodeId()).append(": ").append(list));
@@ -44,14 +49,20 @@ final class Owners {
      * would), so it never makes a request look as if it spanned nodes.
      */
     Map<Agent, List<String>> byNode(ObjectId.Kind kind, List<String> ids, String what) {
+        return byNode(kind, ids, what, null);
+    }
+
+    private Map<Agent, List<String>> byNode(ObjectId.Kind kind, List<String> ids, String what, Agent whenNoneOurs) {
         Map<Agent, List<String>> byNode = new LinkedHashMap<>();
         List<String> foreign = new java.util.ArrayList<>();
         for (String id : ids) {
             if (ObjectId.parse(kind, id).isEmpty()) foreign.add(id);
             else byNode.computeIfAbsent(of(kind, id, what), a -> new java.util.ArrayList<>()).add(id);
         }
-        if (!foreign.isEmpty()) byNode.computeIfAbsent(byNode.isEmpty() ? agents.any() : byNode.keySet().iterator().next(),
-                a -> new java.util.ArrayList<>()).addAll(foreign);
+        if (!foreign.isEmpty()) {
+            Agent home = !byNode.isEmpty() ? byNode.keySet().iterator().next() : whenNoneOurs != null ? whenNoneOurs : agents.any();
+            byNode.computeIfAbsent(home, a -> new java.util.ArrayList<>()).addAll(foreign);
+        }
         return byNode;
     }
 }

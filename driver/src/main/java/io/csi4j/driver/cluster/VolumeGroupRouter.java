@@ -39,8 +39,7 @@ public final class VolumeGroupRouter extends ControllerGrpc.ControllerImplBase {
         Agent node = group(req.getVolumeGroupId());
         if (req.getVolumeIdsCount() > 0) {
             // ids not of our shape exist nowhere: the group's node answers NOT_FOUND for them
-            var ids = req.getVolumeIdsList().stream().filter(id -> io.csi4j.driver.id.ObjectId.parse(Kind.VOLUME, id).isPresent()).toList();
-            Agent members = ids.isEmpty() ? node : owners.common(Kind.VOLUME, ids, "volume", "volume group");
+            Agent members = owners.common(Kind.VOLUME, req.getVolumeIdsList(), "volume", "volume group", node);
             if (members != node) {
                 throw io.csi4j.sdk.CsiException.failedPrecondition("volume group " + req.getVolumeGroupId() + " lives on node '"
                         + node.nodeId() + "', the volumes on node '" + members.nodeId() + "'; a group's members must be on its node");

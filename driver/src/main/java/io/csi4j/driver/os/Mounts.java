@@ -45,10 +45,7 @@ public final class Mounts {
     private static void bindThenRemount(Path source, Path target, Set<MountFlag> flags) {
         bind(source, target);
         try {
-            Set<MountFlag> remount = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND);
-            remount.addAll(flags);
-            MountTable.read().at(target).ifPresent(current -> remount.addAll(perMountFlags(current)));
-            mount(null, target, null, remount, null);
+            remountBind(target, flags);
         } catch (RuntimeException e) {
             try {
                 unmount(target, UnmountFlag.DETACH);
@@ -66,17 +63,7 @@ public final class Mounts {
 
     /** The bind-then-remount way, kept for its tests and for kernels without the new mount API. */
     static void bindReadOnlyByRemount(Path source, Path target) {
-        bind(source, target);
-        try {
-            remountBindReadOnly(target);
-        } catch (RuntimeException e) {
-            try {
-                unmount(target, UnmountFlag.DETACH);
-            } catch (RuntimeException undo) {
-                e.addSuppressed(undo);
-            }
-            throw e;
-        }
+        bindThenRemount(source, target, EnumSet.of(MountFlag.RDONLY));
     }
 
     /**
@@ -85,9 +72,22 @@ public final class Mounts {
      * user namespace), so the mount's current flags are carried over from the mount table.
      */
     public static void remountBindReadOnly(Path target) {
-        Set<MountFlag> flags = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND, MountFlag.RDONLY);
-        MountTable.read().at(target).ifPresent(current -> flags.addAll(perMountFlags(current)));
+        remountBind(target, EnumSet.of(MountFlag.RDONLY));
+    }
+
+    /** MS_REMOUNT|MS_BIND with {@code wanted} plus the mount's current per-mount flags; an atime choice asked for replaces the current one. */
+    private static void remountBind(Path target, Set<MountFlag> wanted) {
+        Set<MountFlag> flags = EnumSet.of(MountFlag.REMOUNT, MountFlag.BIND);
+        flags.addAll(wanted);
+        boolean atimeAsked = wanted.stream().anyMatch(Mounts::isAtime);
+        MountTable.read().at(target).ifPresent(current -> {
+            for (MountFlag f : perMountFlags(current)) if (!(atimeAsked && isAtime(f))) flags.add(f);
+        });
         mount(null, target, null, flags, null);
+    }
+
+    private static boolean isAtime(MountFlag f) {
+        return f == MountFlag.NOATIME || f == MountFlag.RELATIME || f == MountFlag.STRICTATIME;
     }
 
     static Set<MountFlag> perMountFlags(MountInfo mount) {

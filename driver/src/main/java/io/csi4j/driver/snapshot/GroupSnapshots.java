@@ -59,11 +59,6 @@ public final class GroupSnapshots {
         return create(name, localVolumeIds, clusterId, held);
     }
 
-    /** The group snapshot of this name, if this node holds one (or a part of one). */
-    public Optional<GroupSnapshot> byName(String name) {
-        return catalog.groupSnapshots().byName(name).map(this::withMembers);
-    }
-
     private GroupSnapshot create(String name, List<String> sourceVolumeIds, ObjectId id, FreezeHold held) {
         if (sourceVolumeIds.isEmpty()) throw CsiException.invalidArgument("source_volume_ids is REQUIRED");
         Set<String> sources = new HashSet<>(sourceVolumeIds);
