@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the class path, against the reference plugin: the whole suite passes, and a plugin that exits mid-run gives
  * exit code 3. Runs after {@code package} (failsafe), where the jar exists.
  */
-class TestkitJarIT {
+class SelfContainedJarIT {
 
     static SanityMainTest.Run jar(String... args) throws Exception {
         Path jar = Path.of(System.getProperty("csi4j.testkit.jar", "target/csi4j-testkit.jar"));
