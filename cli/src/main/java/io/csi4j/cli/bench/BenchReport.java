@@ -1,7 +1,7 @@
 package io.csi4j.cli.bench;
 
-import io.csi4j.cli.output.Json;
 import io.csi4j.cli.output.View;
+import io.csi4j.driver.json.Json;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -83,7 +83,7 @@ record BenchReport(String scenario, String endpoint, String plugin, String start
             samples.put(rpc, list);
         });
         m.put("samples_us", samples);
-        return Json.write(m) + "\n";
+        return Json.writePretty(m) + "\n";
     }
 
     static BenchReport fromJson(String text) {

@@ -1,6 +1,6 @@
 package io.csi4j.cli.call;
 
-import io.csi4j.cli.output.Json;
+import io.csi4j.driver.json.Json;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -3,7 +3,7 @@ package io.csi4j.cli.call;
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
 import io.csi4j.cli.ByteSize;
-import io.csi4j.cli.output.Json;
+import io.csi4j.driver.json.Json;
 import io.csi4j.cli.output.Output;
 import io.csi4j.cli.output.Yaml;
 import io.csi4j.proto.csi.BlockMetadata;

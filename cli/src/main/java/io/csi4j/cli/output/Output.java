@@ -3,6 +3,7 @@ package io.csi4j.cli.output;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
+import io.csi4j.driver.json.Json;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package io.csi4j.cli.output;
 
+import io.csi4j.driver.json.Json;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -67,7 +68,7 @@ public final class Yaml {
             case String s when PLAIN.matcher(s).matches() && !RESERVED.contains(s.toLowerCase()) -> s;
             default -> {
                 var sb = new StringBuilder();
-                Json.quote(sb, value.toString());
+                sb.append(Json.quote(value.toString()));
                 yield sb.toString();
             }
         };

@@ -3,6 +3,7 @@ package io.csi4j.driver.catalog;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.InstantSource;
+import io.csi4j.driver.json.Json;
 
 /** The group snapshots table; members are in {@link SnapshotTable} (insert them in the same transaction). */
 public final class GroupSnapshotTable extends ObjectTable<GroupSnapshotRecord> {
@@ -16,8 +17,8 @@ public final class GroupSnapshotTable extends ObjectTable<GroupSnapshotRecord> {
 
     /** @throws DuplicateNameException if a group snapshot with this name exists */
     public void insert(GroupSnapshotRecord g) {
-        insertRow(g.id(), g.name(), INSERT, g.id(), g.name(), Json.encodeList(g.sourceVolumeIds()),
-                Json.encodeMap(g.parameters()), g.state().name(), Rows.nanos(g.createdAt()),
+        insertRow(g.id(), g.name(), INSERT, g.id(), g.name(), Json.write(g.sourceVolumeIds()),
+                Json.writeSorted(g.parameters()), g.state().name(), Rows.nanos(g.createdAt()),
                 Rows.nanos(g.updatedAt()));
     }
 
@@ -26,8 +27,8 @@ public final class GroupSnapshotTable extends ObjectTable<GroupSnapshotRecord> {
         return new GroupSnapshotRecord(
                 row.getString("id"),
                 row.getString("name"),
-                Json.decodeList(row.getString("source_volume_ids")),
-                Json.decodeMap(row.getString("parameters")),
+                Json.parseStringList(row.getString("source_volume_ids")),
+                Json.parseStringMap(row.getString("parameters")),
                 Rows.state(row),
                 Rows.instant(row.getLong("created_at")),
                 Rows.instant(row.getLong("updated_at")));

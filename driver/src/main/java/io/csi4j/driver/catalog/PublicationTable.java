@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import io.csi4j.driver.json.Json;
 
 /** Controller publications, keyed by (volume, node). A volume with publications cannot be deleted. */
 public final class PublicationTable {
@@ -40,7 +41,7 @@ public final class PublicationTable {
         return session.write(c -> {
             try {
                 return Rows.update(c, INSERT, p.volumeId(), p.nodeId(), p.readOnly() ? 1 : 0, p.accessMode(),
-                        Json.encodeMap(p.publishContext()), Rows.nanos(p.createdAt())) == 1;
+                        Json.writeSorted(p.publishContext()), Rows.nanos(p.createdAt())) == 1;
             } catch (SQLException e) {
                 if (SqlErrors.isForeignKeyViolation(e)) {
                     throw new ReferenceException("volume " + p.volumeId() + " does not exist", e);
@@ -68,7 +69,7 @@ public final class PublicationTable {
      */
     public Map<String, List<String>> nodesOf(Collection<String> volumeIds) {
         if (volumeIds.isEmpty()) return Map.of();
-        String ids = Json.encodeList(List.copyOf(volumeIds));
+        String ids = Json.write(List.copyOf(volumeIds));
         return session.read(c -> {
             Map<String, List<String>> nodes = new HashMap<>();
             try (ResultSet row = Rows.bind(c, NODES_OF, ids).executeQuery()) {
@@ -101,7 +102,7 @@ public final class PublicationTable {
                 row.getString("node_id"),
                 row.getInt("read_only") != 0,
                 row.getString("access_mode"),
-                Json.decodeMap(row.getString("publish_context")),
+                Json.parseStringMap(row.getString("publish_context")),
                 Rows.instant(row.getLong("created_at")));
     }
 

@@ -6,6 +6,7 @@ import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import io.csi4j.driver.json.Json;
 
 /** The snapshots table, including the members of group snapshots. */
 public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
@@ -32,7 +33,7 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
      */
     public void insert(SnapshotRecord s) {
         insertRow(s.id(), s.name(), INSERT, s.id(), s.name(), s.sourceVolumeId(), s.sizeBytes(), s.groupSnapshotId(),
-                Json.encodeMap(s.parameters()), s.state().name(), Rows.nanos(s.createdAt()),
+                Json.writeSorted(s.parameters()), s.state().name(), Rows.nanos(s.createdAt()),
                 Rows.nanos(s.updatedAt()));
     }
 
@@ -71,7 +72,7 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
                 row.getString("source_volume_id"),
                 row.getLong("size_bytes"),
                 row.getString("group_snapshot_id"),
-                Json.decodeMap(row.getString("parameters")),
+                Json.parseStringMap(row.getString("parameters")),
                 Rows.state(row),
                 Rows.instant(row.getLong("created_at")),
                 Rows.instant(row.getLong("updated_at")));

@@ -6,6 +6,7 @@ import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import io.csi4j.driver.json.Json;
 
 /**
  * The CSI-Addons volume groups table and their memberships. Deleting a group or a volume removes its
@@ -29,7 +30,7 @@ public final class VolumeGroupTable extends ObjectTable<VolumeGroupRecord> {
 
     /** @throws DuplicateNameException if a volume group with this name exists */
     public void insert(VolumeGroupRecord g) {
-        insertRow(g.id(), g.name(), INSERT, g.id(), g.name(), Json.encodeMap(g.parameters()), g.state().name(),
+        insertRow(g.id(), g.name(), INSERT, g.id(), g.name(), Json.writeSorted(g.parameters()), g.state().name(),
                 Rows.nanos(g.createdAt()), Rows.nanos(g.updatedAt()));
     }
 
@@ -77,7 +78,7 @@ public final class VolumeGroupTable extends ObjectTable<VolumeGroupRecord> {
         return new VolumeGroupRecord(
                 row.getString("id"),
                 row.getString("name"),
-                Json.decodeMap(row.getString("parameters")),
+                Json.parseStringMap(row.getString("parameters")),
                 Rows.state(row),
                 Rows.instant(row.getLong("created_at")),
                 Rows.instant(row.getLong("updated_at")));

@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.Objects;
+import io.csi4j.driver.json.Json;
 
 /** The volumes table. */
 public final class VolumeTable extends ObjectTable<VolumeRecord> {
@@ -36,7 +37,7 @@ public final class VolumeTable extends ObjectTable<VolumeRecord> {
             case ContentSource.FromVolume s -> s.volumeId();
         };
         insertRow(v.id(), v.name(), INSERT, v.id(), v.name(), v.capacityBytes(), v.kind().name(), v.fsType(),
-                Json.encodeMap(v.parameters()), Json.encodeMap(v.mutableParameters()), sourceKind, sourceId,
+                Json.writeSorted(v.parameters()), Json.writeSorted(v.mutableParameters()), sourceKind, sourceId,
                 v.nodeId(), v.state().name(), Rows.nanos(v.createdAt()), Rows.nanos(v.updatedAt()));
     }
 
@@ -51,7 +52,7 @@ public final class VolumeTable extends ObjectTable<VolumeRecord> {
     /** Replaces the mutable parameters (ControllerModifyVolume); false if no such volume. */
     public boolean setMutableParameters(String id, Map<String, String> mutableParameters) {
         Objects.requireNonNull(id, "id");
-        String json = Json.encodeMap(mutableParameters);
+        String json = Json.writeSorted(mutableParameters);
         long now = Rows.nanos(clock.instant());
         return session.write(c -> Rows.update(c, SET_MUTABLE, json, now, id) == 1);
     }
@@ -86,8 +87,8 @@ public final class VolumeTable extends ObjectTable<VolumeRecord> {
                 row.getLong(4),
                 VolumeKind.valueOf(row.getString(5)),
                 row.getString(6),
-                Json.decodeMap(row.getString(7)),
-                Json.decodeMap(row.getString(8)),
+                Json.parseStringMap(row.getString(7)),
+                Json.parseStringMap(row.getString(8)),
                 source,
                 row.getString(11),
                 State.valueOf(row.getString(12)),

@@ -1,10 +1,10 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.json.Json;
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * What an artifact on disk is, as written in its sidecar ({@code <id>.meta}, one flat JSON object)
@@ -52,6 +52,7 @@ public record Artifact(String id, Kind kind, String engine, long sizeBytes, Acce
 
     public static String snapshotSource(String snapshotId) { return "snapshot:" + snapshotId; }
 
+    /** The sidecar's text: one line, fields in a fixed order, {@code name} and {@code group} only once set. */
     public String toJson() {
         Map<String, Object> fields = new LinkedHashMap<>();
         fields.put("id", id);
@@ -64,71 +65,42 @@ public record Artifact(String id, Kind kind, String engine, long sizeBytes, Acce
         fields.put("createdAt", createdAt.toString());
         if (!name.isEmpty()) fields.put("name", name);
         if (!group.isEmpty()) fields.put("group", group);
-        StringBuilder json = new StringBuilder("{");
-        fields.forEach((key, value) -> {
-            if (json.length() > 1) json.append(',');
-            json.append('"').append(key).append("\":");
-            if (value instanceof Long n) json.append(n); else json.append('"').append(escape((String) value)).append('"');
-        });
-        return json.append("}\n").toString();
+        return Json.write(fields) + "\n";
     }
-
-    private static final Pattern FIELD = Pattern.compile("\"(\\w+)\"\\s*:\\s*(?:\"((?:[^\"\\\\]|\\\\.)*)\"|(-?\\d+))");
 
     /** Parses what {@link #toJson()} wrote; IllegalArgumentException when a field is missing or bad. */
     public static Artifact parse(String json) {
-        Map<String, String> fields = new LinkedHashMap<>();
-        Matcher m = FIELD.matcher(json);
-        while (m.find()) fields.put(m.group(1), m.group(2) != null ? unescape(m.group(2)) : m.group(3));
         try {
-            String access = require(fields, "access");
-            return new Artifact(require(fields, "id"),
-                    Kind.valueOf(require(fields, "kind").toUpperCase()),
-                    require(fields, "engine"),
-                    Long.parseLong(require(fields, "sizeBytes")),
+            if (!(Json.parse(json) instanceof Map<?, ?> fields)) throw new IllegalArgumentException("not an object");
+            String access = text(fields, "access", null);
+            return new Artifact(text(fields, "id", null),
+                    Kind.valueOf(text(fields, "kind", null).toUpperCase()),
+                    text(fields, "engine", null),
+                    number(fields, "sizeBytes"),
                     switch (access) {
                         case "block" -> AccessType.BLOCK;
-                        case "mount" -> AccessType.mount(fields.getOrDefault("fsType", ""));
+                        case "mount" -> AccessType.mount(text(fields, "fsType", ""));
                         default -> throw new IllegalArgumentException("access: " + access);
                     },
-                    fields.getOrDefault("source", ""),
-                    Instant.parse(require(fields, "createdAt")),
-                    fields.getOrDefault("name", ""),
-                    fields.getOrDefault("group", ""));
+                    text(fields, "source", ""),
+                    Instant.parse(text(fields, "createdAt", null)),
+                    text(fields, "name", ""),
+                    text(fields, "group", ""));
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("bad artifact sidecar: " + e.getMessage() + ": " + json.strip(), e);
         }
     }
 
-    private static String require(Map<String, String> fields, String key) {
-        String value = fields.get(key);
-        if (value == null) throw new IllegalArgumentException("missing \"" + key + "\"");
-        return value;
+    /** A string field; {@code fallback} when it is absent, or null when it must be there. */
+    private static String text(Map<?, ?> fields, String key, String fallback) {
+        Object value = fields.get(key);
+        if (value == null && fallback != null) return fallback;
+        if (value instanceof String s) return s;
+        throw new IllegalArgumentException(value == null ? "missing \"" + key + "\"" : "\"" + key + "\" is not a string");
     }
 
-    private static String escape(String s) {
-        StringBuilder out = new StringBuilder();
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') out.append('\\').append(c);
-            else if (c < 0x20) out.append(String.format("\\u%04x", (int) c));
-            else out.append(c);
-        }
-        return out.toString();
-    }
-
-    private static String unescape(String s) {
-        StringBuilder out = new StringBuilder();
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c != '\\' || i + 1 >= s.length()) { out.append(c); continue; }
-            char next = s.charAt(++i);
-            if (next == 'u' && i + 4 < s.length()) {
-                out.append((char) Integer.parseInt(s.substring(i + 1, i + 5), 16));
-                i += 4;
-            } else {
-                out.append(next);
-            }
-        }
-        return out.toString();
+    private static long number(Map<?, ?> fields, String key) {
+        if (fields.get(key) instanceof BigDecimal n) return n.longValueExact();
+        throw new IllegalArgumentException("missing or bad \"" + key + "\"");
     }
 }

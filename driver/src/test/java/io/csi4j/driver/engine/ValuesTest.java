@@ -51,6 +51,16 @@ class ValuesTest {
             assertEquals(a, Artifact.parse(a.toJson()));
             assertTrue(a.toJson().endsWith("}\n") && !a.toJson().strip().contains("\n"), a.toJson());
         }
+        assertEquals(new Artifact("vol-abcdefghijklmnop-node-1", Artifact.Kind.VOLUME, "image", 1L << 40, AccessType.mount("xfs"),
+                        Artifact.snapshotSource("snap-abcdefghijklmnop-node-1"), created, "pvc-1", "gs-1"),
+                Artifact.parse("{\"id\":\"vol-abcdefghijklmnop-node-1\",\"kind\":\"volume\",\"engine\":\"image\","
+                        + "\"sizeBytes\":1099511627776,\"access\":\"mount\",\"fsType\":\"xfs\","
+                        + "\"source\":\"snapshot:snap-abcdefghijklmnop-node-1\",\"createdAt\":\"2025-01-02T03:04:05.678Z\","
+                        + "\"name\":\"pvc-1\",\"group\":\"gs-1\"}\n"),
+                "a sidecar as the hand-written codec wrote it");
+        assertEquals(new Artifact("q\"uo\\te", Artifact.Kind.SNAPSHOT, "dir", 5, AccessType.BLOCK, "a\nb", created),
+                Artifact.parse("{\"id\":\"q\\\"uo\\\\te\",\"kind\":\"snapshot\",\"engine\":\"dir\",\"sizeBytes\":5,"
+                        + "\"access\":\"block\",\"fsType\":\"\",\"source\":\"a\\u000ab\",\"createdAt\":\"2025-01-02T03:04:05.678Z\"}\n"));
         assertThrows(IllegalArgumentException.class, () -> Artifact.parse("{\"id\":\"x\"}"));
         assertThrows(IllegalArgumentException.class, () -> Artifact.parse("not json"));
     }
