@@ -248,12 +248,6 @@ public final class DirEngine extends PoolEngine {
         return volume.sizeBytes();
     }
 
-    @Override
-    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held) {
-        // nothing to freeze here: a member published writable is refused below, with or without a hold
-        return createGroupSnapshot(snapshotToVolume, label);
-    }
-
     /** A directory cannot be frozen: the hold only checks that no member is published writable. */
     @Override
     public FreezeHold holdFrozen(List<String> volumeIds) {
@@ -271,8 +265,9 @@ public final class DirEngine extends PoolEngine {
         });
     }
 
+    /** Nothing to freeze here, with or without a hold: a member published writable is refused. */
     @Override
-    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label) {
+    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held) {
         if (snapshotToVolume.isEmpty()) throw StorageException.invalid("no volumes to snapshot");
         Map<String, String> members = new TreeMap<>();
         snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));

@@ -432,12 +432,7 @@ public final class ImageEngine extends PoolEngine {
     public long createSnapshot(String snapshotId, String volumeId, Artifact.Label label) {
         PoolLayout.checkId("snapshot", snapshotId);
         PoolLayout.checkId("volume", volumeId);
-        return createGroupSnapshot(Map.of(snapshotId, volumeId), label).get(snapshotId);
-    }
-
-    @Override
-    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label) {
-        return createGroupSnapshot(snapshotToVolume, label, null);
+        return createGroupSnapshot(Map.of(snapshotId, volumeId), label, null).get(snapshotId);
     }
 
     @Override

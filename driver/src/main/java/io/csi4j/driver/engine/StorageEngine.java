@@ -49,26 +49,14 @@ public sealed interface StorageEngine extends AutoCloseable permits PoolEngine {
      */
     long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label);
 
-    default long createVolume(String volumeId, long capacityBytes, AccessType access) {
-        return createVolume(volumeId, capacityBytes, access, Artifact.Label.NONE);
-    }
-
     /**
      * Creates a volume holding the snapshot's content, grown to {@code capacityBytes} if larger
      * (0: the snapshot's size; smaller than the snapshot: OUT_OF_RANGE).
      */
     long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access, Artifact.Label label);
 
-    default long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access) {
-        return restoreSnapshot(volumeId, snapshotId, capacityBytes, access, Artifact.Label.NONE);
-    }
-
     /** Creates a volume holding the source volume's content (crash-consistent: frozen if mounted here). */
     long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access, Artifact.Label label);
-
-    default long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access) {
-        return cloneVolume(volumeId, sourceVolumeId, capacityBytes, access, Artifact.Label.NONE);
-    }
 
     /**
      * Removes the volume's artifact; OK if it is already gone; IN_USE while it is in use here.
@@ -102,21 +90,14 @@ public sealed interface StorageEngine extends AutoCloseable permits PoolEngine {
     /** Cuts a snapshot; a mounted filesystem volume is frozen around the cut. Returns its size. */
     long createSnapshot(String snapshotId, String volumeId, Artifact.Label label);
 
-    default long createSnapshot(String snapshotId, String volumeId) {
-        return createSnapshot(snapshotId, volumeId, Artifact.Label.NONE);
-    }
-
     /**
      * Cuts one snapshot per entry (snapshot id -> volume id), write-order consistent across all:
      * freeze every mounted member, cut all, thaw all (always, also on error). On failure no
      * member snapshot is left behind. Returns snapshot id -> size.
-     */
-    Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label);
-
-    /**
-     * The same, cut under {@code held} (when not null) instead of a freeze of its own: the members are frozen
-     * already, as part of a group snapshot that spans nodes. BUSY when the hold was released before the cut;
-     * INVALID when it does not cover every member.
+     *
+     * <p>With a {@code held} hold (null: none) the members are frozen already, as part of a group snapshot
+     * that spans nodes, and the cut takes no freeze of its own. BUSY when the hold was released before the
+     * cut; INVALID when it does not cover every member.
      */
     Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held);
 
@@ -126,10 +107,6 @@ public sealed interface StorageEngine extends AutoCloseable permits PoolEngine {
      * frozen already. The caller must close the hold, also when it fails.
      */
     FreezeHold holdFrozen(List<String> volumeIds);
-
-    default Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume) {
-        return createGroupSnapshot(snapshotToVolume, Artifact.Label.NONE);
-    }
 
     void deleteSnapshot(String snapshotId);
 

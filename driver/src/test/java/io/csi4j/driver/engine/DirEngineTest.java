@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.csi4j.driver.engine.Artifact.Label;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.testing.LeakCheck;
@@ -73,13 +74,13 @@ class DirEngineTest {
             String a = volumeId(), b = volumeId(), c = volumeId(), s = snapshotId();
             try (DirEngine engine = test.dirEngine()) {
                 long base = engine.pool().provisionedBytes();
-                engine.createVolume(a, 10 * MIB, AccessType.mount(""));
-                engine.createVolume(b, 20 * MIB, AccessType.mount(""));
-                engine.createVolume(b, 20 * MIB, AccessType.mount(""));      // a repeat counts once
+                engine.createVolume(a, 10 * MIB, AccessType.mount(""), Label.NONE);
+                engine.createVolume(b, 20 * MIB, AccessType.mount(""), Label.NONE);
+                engine.createVolume(b, 20 * MIB, AccessType.mount(""), Label.NONE);      // a repeat counts once
                 assertEquals(base + 30 * MIB, engine.pool().provisionedBytes());
                 engine.expandVolume(a, 15 * MIB);
-                engine.createSnapshot(s, b);
-                engine.restoreSnapshot(c, s, 25 * MIB, AccessType.mount(""));
+                engine.createSnapshot(s, b, Label.NONE);
+                engine.restoreSnapshot(c, s, 25 * MIB, AccessType.mount(""), Label.NONE);
                 assertEquals(base + 60 * MIB, engine.pool().provisionedBytes());
                 engine.deleteVolume(b);
                 engine.deleteVolume(b);                                        // a repeat frees nothing more
@@ -101,11 +102,11 @@ class DirEngineTest {
         try (TestPool test = TestPool.create(poolFs, 512 * MIB); DirEngine engine = test.dirEngine()) {
             assertEquals(poolFs.equals("xfs"), engine.pool().reflink());
             assertFalse(engine.supportsBlock());
-            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> engine.createVolume(volumeId(), MIB, AccessType.BLOCK)));
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> engine.createVolume(volumeId(), MIB, AccessType.BLOCK, Label.NONE)));
 
             String vol = volumeId();
-            assertEquals(1024 * MIB, engine.createVolume(vol, 1024 * MIB, AccessType.mount("")));
-            assertEquals(1024 * MIB, engine.createVolume(vol, 1024 * MIB, AccessType.mount("")));
+            assertEquals(1024 * MIB, engine.createVolume(vol, 1024 * MIB, AccessType.mount(""), Label.NONE));
+            assertEquals(1024 * MIB, engine.createVolume(vol, 1024 * MIB, AccessType.mount(""), Label.NONE));
             PoolInfo info = engine.pool();
             assertEquals(1024 * MIB, info.provisionedBytes(), "recorded");
             assertEquals(info.availableBytes(), info.allocatableBytes(), "not enforced: promises more than the pool holds");
@@ -136,21 +137,21 @@ class DirEngineTest {
             Map<String, String> tree = describe(target);
 
             Map<String, String> group = Map.of(snapshotId(), vol);
-            assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> engine.createGroupSnapshot(group)), "published writable");
+            assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> engine.createGroupSnapshot(group, Label.NONE, null)), "published writable");
             assertEquals(List.of(), List.copyOf(engine.snapshotArtifacts()));
 
             String snap = snapshotId();
             long before = test.pool.stats().availableBytes();
-            assertEquals(1024 * MIB, engine.createSnapshot(snap, vol));
-            assertEquals(1024 * MIB, engine.createSnapshot(snap, vol));
+            assertEquals(1024 * MIB, engine.createSnapshot(snap, vol, Label.NONE));
+            assertEquals(1024 * MIB, engine.createSnapshot(snap, vol, Label.NONE));
             long used = before - test.pool.stats().availableBytes();
             if (poolFs.equals("xfs")) assertTrue(used < 2 * MIB, "per-file reflink shares the data: " + used);
             else assertTrue(used >= 8 * MIB, "a copy allocates the data: " + used);
             assertEquals(tree, describe(test.pool.path().resolve("snapshots/" + snap + ".dir")));
 
             String restored = volumeId();
-            assertEquals(2048 * MIB, engine.restoreSnapshot(restored, snap, 2048 * MIB, AccessType.mount("")));
-            assertEquals(Status.Code.OUT_OF_RANGE, code(() -> engine.restoreSnapshot(volumeId(), snap, MIB, AccessType.mount(""))));
+            assertEquals(2048 * MIB, engine.restoreSnapshot(restored, snap, 2048 * MIB, AccessType.mount(""), Label.NONE));
+            assertEquals(Status.Code.OUT_OF_RANGE, code(() -> engine.restoreSnapshot(volumeId(), snap, MIB, AccessType.mount(""), Label.NONE)));
             Path restoredTarget = test.target(restored);
             engine.publish(restored, test.staging(restored), restoredTarget, RO);
             assertEquals(tree, describe(restoredTarget));
@@ -159,7 +160,7 @@ class DirEngineTest {
 
             Files.writeString(target.resolve("later"), "after the snapshot");
             String clone = volumeId();
-            engine.cloneVolume(clone, vol, 0, AccessType.mount(""));
+            engine.cloneVolume(clone, vol, 0, AccessType.mount(""), Label.NONE);
             assertEquals(describe(target), describe(test.pool.path().resolve("volumes/" + clone + ".dir")));
 
             assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> engine.deleteVolume(vol)), "published");
@@ -174,7 +175,7 @@ class DirEngineTest {
             Map<String, String> members = new LinkedHashMap<>();
             members.put(snapshotId(), vol);
             members.put(snapshotId(), restored);
-            assertEquals(2, engine.createGroupSnapshot(members).size());
+            assertEquals(2, engine.createGroupSnapshot(members, Label.NONE, null).size());
             assertEquals(2048 * MIB, engine.expandVolume(restored, 1024 * MIB), "never shrinks");
             assertEquals(4096 * MIB, engine.expandVolume(restored, 4096 * MIB));
             assertEquals(4096 * MIB, engine.nodeExpand(restored, restoredTarget));

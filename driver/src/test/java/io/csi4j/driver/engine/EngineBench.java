@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import io.csi4j.driver.engine.Artifact.Label;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.testing.ScratchFilesystem;
@@ -48,7 +49,7 @@ public final class EngineBench {
         for (int i = 0; i < rounds + 20; i++) {
             String id = ObjectId.generate(ObjectId.Kind.VOLUME, "bench").toString();
             long start = System.nanoTime();
-            engine.createVolume(id, GIB, AccessType.mount("ext4"));
+            engine.createVolume(id, GIB, AccessType.mount("ext4"), Label.NONE);
             engine.deleteVolume(id);
             if (i >= 20) ms[i - 20] = (System.nanoTime() - start) / 1e6; // the first 20 warm the JIT
         }
@@ -57,7 +58,7 @@ public final class EngineBench {
 
     private static void snapshot(ImageEngine engine, Pool pool, String fs, int rounds) throws IOException {
         String vol = ObjectId.generate(ObjectId.Kind.VOLUME, "bench").toString();
-        engine.createVolume(vol, GIB + 64 * MIB, AccessType.BLOCK);
+        engine.createVolume(vol, GIB + 64 * MIB, AccessType.BLOCK, Label.NONE);
         Path image = pool.path().resolve("volumes/" + vol + ".img");
         long start = System.nanoTime();
         fill(image, GIB);
@@ -68,7 +69,7 @@ public final class EngineBench {
             String snap = ObjectId.generate(ObjectId.Kind.SNAPSHOT, "bench").toString();
             long before = pool.stats().availableBytes();
             start = System.nanoTime();
-            engine.createSnapshot(snap, vol);
+            engine.createSnapshot(snap, vol, Label.NONE);
             ms[i] = (System.nanoTime() - start) / 1e6;
             System.out.printf("    snapshot %d: %.1f ms, pool space used %d MiB%n", i + 1, ms[i],
                     (before - pool.stats().availableBytes()) / MIB);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.csi4j.driver.engine.Artifact.Label;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.os.BlockDevice;
 import io.csi4j.driver.os.FsStats;
@@ -61,8 +62,8 @@ class ImageEngineLifecycleTest {
             StageOptions.Mount stageOptions = new StageOptions.Mount(volumeFs, List.of("noatime"), 256);
 
             String vol = volumeId();
-            assertEquals(size, engine.createVolume(vol, size - 12345, access), "rounded up to whole MiB");
-            assertEquals(size, engine.createVolume(vol, size, access), "a repeat converges");
+            assertEquals(size, engine.createVolume(vol, size - 12345, access, Label.NONE), "rounded up to whole MiB");
+            assertEquals(size, engine.createVolume(vol, size, access, Label.NONE), "a repeat converges");
             assertEquals(size, engine.artifact(Artifact.Kind.VOLUME, vol).orElseThrow().sizeBytes());
 
             Path staging = test.staging(vol);
@@ -92,8 +93,8 @@ class ImageEngineLifecycleTest {
 
             String snap = snapshotId();
             long before = test.pool.stats().availableBytes();
-            assertEquals(size, engine.createSnapshot(snap, vol), "snapshot of a mounted, frozen volume");
-            assertEquals(size, engine.createSnapshot(snap, vol), "a repeat converges");
+            assertEquals(size, engine.createSnapshot(snap, vol, Label.NONE), "snapshot of a mounted, frozen volume");
+            assertEquals(size, engine.createSnapshot(snap, vol, Label.NONE), "a repeat converges");
             long used = before - test.pool.stats().availableBytes();
             if (poolFs.equals("ext4")) {
                 assertTrue(used >= 4 * MIB, "a copy allocates the written data: " + used);
@@ -104,7 +105,7 @@ class ImageEngineLifecycleTest {
 
             String restored = volumeId();
             long restoredSize = size + 64 * MIB;
-            assertEquals(restoredSize, engine.restoreSnapshot(restored, snap, restoredSize, access));
+            assertEquals(restoredSize, engine.restoreSnapshot(restored, snap, restoredSize, access, Label.NONE));
             Path restoredStaging = test.staging(restored);
             Path restoredTarget = test.target(restored);
             engine.stage(restored, restoredStaging, stageOptions);
@@ -119,7 +120,7 @@ class ImageEngineLifecycleTest {
                     restoredTarget, new PublishOptions(false, false, List.of(), OptionalInt.empty()))).reason()), "read-only already");
 
             String clone = volumeId();
-            assertEquals(size, engine.cloneVolume(clone, vol, 0, access), "clone of a mounted volume");
+            assertEquals(size, engine.cloneVolume(clone, vol, 0, access, Label.NONE), "clone of a mounted volume");
             Path cloneStaging = test.staging(clone);
             engine.stage(clone, cloneStaging, stageOptions);
             byte[] expected = Pattern.bytes(42, 4 << 20);
@@ -185,7 +186,7 @@ class ImageEngineLifecycleTest {
     void blockVolumeRoundTrip(String poolFs) throws Exception {
         try (TestPool test = TestPool.create(poolFs, 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String vol = volumeId();
-            assertEquals(32 * MIB, engine.createVolume(vol, 32 * MIB, AccessType.BLOCK));
+            assertEquals(32 * MIB, engine.createVolume(vol, 32 * MIB, AccessType.BLOCK, Label.NONE));
             Path staging = test.staging(vol);
             engine.stage(vol, staging, new StageOptions.Block(0));
             engine.stage(vol, staging, new StageOptions.Block(0));
@@ -204,11 +205,11 @@ class ImageEngineLifecycleTest {
             Pattern.write(target, 0, 7, 1 << 20);
             Pattern.write(target, 20 * MIB, 8, 4096);
             String snap = snapshotId();
-            engine.createSnapshot(snap, vol);
+            engine.createSnapshot(snap, vol, Label.NONE);
             Pattern.write(target, 0, 9, 4096); // after the cut
 
             String restored = volumeId();
-            engine.restoreSnapshot(restored, snap, 0, AccessType.BLOCK);
+            engine.restoreSnapshot(restored, snap, 0, AccessType.BLOCK, Label.NONE);
             Path restoredStaging = test.staging(restored);
             Path restoredTarget = test.target(restored);
             engine.stage(restored, restoredStaging, new StageOptions.Block(0));

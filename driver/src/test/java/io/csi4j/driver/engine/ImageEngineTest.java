@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.csi4j.driver.engine.Artifact.Label;
 import io.csi4j.driver.os.BlockDevice;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountFlag;
@@ -64,7 +65,7 @@ class ImageEngineTest {
             AtomicLong written = new AtomicLong();
             try {
                 for (String vol : volumes) {
-                    engine.createVolume(vol, 64 * MIB, AccessType.mount("ext4"));
+                    engine.createVolume(vol, 64 * MIB, AccessType.mount("ext4"), Label.NONE);
                     engine.stage(vol, test.staging(vol), EXT4);
                     logs.add(FileChannel.open(test.staging(vol).resolve("log"), StandardOpenOption.CREATE,
                             StandardOpenOption.WRITE, StandardOpenOption.APPEND, StandardOpenOption.DSYNC));
@@ -84,7 +85,7 @@ class ImageEngineTest {
                 Map<String, String> group = new LinkedHashMap<>();
                 for (String vol : volumes) group.put(snapshotId(), vol);
                 long before = written.get();
-                engine.createGroupSnapshot(group);
+                engine.createGroupSnapshot(group, Label.NONE, null);
                 long after = written.get();
                 long target = after + 100;
                 while (written.get() < target) Thread.sleep(5);
@@ -94,7 +95,7 @@ class ImageEngineTest {
                 TreeSet<Long> present = new TreeSet<>();
                 for (Map.Entry<String, String> member : group.entrySet()) {
                     String restored = volumeId();
-                    engine.restoreSnapshot(restored, member.getKey(), 0, AccessType.mount("ext4"));
+                    engine.restoreSnapshot(restored, member.getKey(), 0, AccessType.mount("ext4"), Label.NONE);
                     engine.stage(restored, test.staging(restored), EXT4);
                     for (String line : Files.readAllLines(test.staging(restored).resolve("log"))) present.add(Long.parseLong(line));
                     engine.unstage(restored, test.staging(restored));
@@ -124,34 +125,34 @@ class ImageEngineTest {
     void aFailedGroupSnapshotLeavesNoMemberAndThaws() throws Exception {
         try (TestPool test = TestPool.create("xfs", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String a = volumeId();
-            engine.createVolume(a, 32 * MIB, AccessType.mount("ext4"));
+            engine.createVolume(a, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
             engine.stage(a, test.staging(a), EXT4);
             try {
                 Map<String, String> group = new LinkedHashMap<>();
                 group.put(snapshotId(), a);
                 group.put(snapshotId(), volumeId()); // does not exist
-                assertEquals(Status.Code.NOT_FOUND, code(() -> engine.createGroupSnapshot(group)));
+                assertEquals(Status.Code.NOT_FOUND, code(() -> engine.createGroupSnapshot(group, Label.NONE, null)));
                 assertEquals(List.of(), List.copyOf(engine.snapshotArtifacts()));
 
                 // frozen by someone else (another cut in flight): retry later, nothing left behind
                 try (io.csi4j.driver.os.Freeze.Frozen held = io.csi4j.driver.os.Freeze.freeze(test.staging(a))) {
-                    assertEquals(Status.Code.ABORTED, code(() -> engine.createSnapshot(snapshotId(), a)));
+                    assertEquals(Status.Code.ABORTED, code(() -> engine.createSnapshot(snapshotId(), a, Label.NONE)));
                 }
                 assertEquals(List.of(), List.copyOf(engine.snapshotArtifacts()));
                 assertEquals(List.of(), engine.removeTemporaryArtifacts());
 
                 // a snapshot cut alone of a member, left by an interrupted group cut: the retry cuts all again
                 String b = volumeId();
-                engine.createVolume(b, 32 * MIB, AccessType.mount("ext4"));
+                engine.createVolume(b, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
                 Map<String, String> retried = new LinkedHashMap<>();
                 retried.put(snapshotId(), a);
                 retried.put(snapshotId(), b);
                 String stale = retried.keySet().iterator().next();
-                engine.createSnapshot(stale, a);
+                engine.createSnapshot(stale, a, Label.NONE);
                 Files.writeString(test.staging(a).resolve("after"), "written after the stale cut");
-                engine.createGroupSnapshot(retried);
+                engine.createGroupSnapshot(retried, Label.NONE, null);
                 String restored = volumeId();
-                engine.restoreSnapshot(restored, stale, 0, AccessType.mount("ext4"));
+                engine.restoreSnapshot(restored, stale, 0, AccessType.mount("ext4"), Label.NONE);
                 engine.stage(restored, test.staging(restored), EXT4);
                 assertTrue(Files.exists(test.staging(restored).resolve("after")), "the member was cut again with the group");
                 engine.unstage(restored, test.staging(restored));
@@ -178,8 +179,8 @@ class ImageEngineTest {
         try (TestPool test = TestPool.create("ext4", 512 * MIB); ImageEngine engine = test.imageEngine(2.0)) {
             String small = volumeId();
             String big = volumeId();
-            engine.createVolume(small, 32 * MIB, AccessType.mount("ext4"));
-            engine.createVolume(big, 400 * MIB, AccessType.BLOCK);
+            engine.createVolume(small, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
+            engine.createVolume(big, 400 * MIB, AccessType.BLOCK, Label.NONE);
             Path bigImage = test.pool.path().resolve("volumes/" + big + ".img");
             for (int i = 0; i < 300; i++) Pattern.write(bigImage, i * MIB, i, (int) MIB); // 300 MiB of data to copy
             engine.stage(small, test.staging(small), EXT4);
@@ -187,7 +188,7 @@ class ImageEngineTest {
                 Map<String, String> group = new LinkedHashMap<>();
                 group.put(snapshotId(), small);
                 group.put(snapshotId(), big);
-                StorageException e = assertThrows(StorageException.class, () -> engine.createGroupSnapshot(group));
+                StorageException e = assertThrows(StorageException.class, () -> engine.createGroupSnapshot(group, Label.NONE, null));
                 assertEquals(Status.Code.RESOURCE_EXHAUSTED, StorageStatus.code(e.reason()), e.getMessage());
                 assertEquals(List.of(), List.copyOf(engine.snapshotArtifacts()));
                 assertEquals(List.of(), engine.removeTemporaryArtifacts(), "no temp file or sidecar left either");
@@ -209,21 +210,21 @@ class ImageEngineTest {
     void refusesWhatWouldDestroyData() throws Exception {
         try (TestPool test = TestPool.create("xfs", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String vol = volumeId();
-            engine.createVolume(vol, 32 * MIB, AccessType.mount("ext4"));
+            engine.createVolume(vol, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
             Path staging = test.staging(vol);
             engine.stage(vol, staging, EXT4);
             engine.unstage(vol, staging);
             assertEquals(Status.Code.FAILED_PRECONDITION,
                     code(() -> engine.stage(vol, staging, new StageOptions.Mount("xfs", List.of(), 0))), "holds ext4, not xfs");
             assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> engine.stage(vol, staging, new StageOptions.Mount("ntfs", List.of(), 0))));
-            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> engine.createVolume(volumeId(), MIB, AccessType.mount("btrfs"))));
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> engine.createVolume(volumeId(), MIB, AccessType.mount("btrfs"), Label.NONE)));
             assertEquals(Status.Code.INVALID_ARGUMENT,
                     code(() -> engine.stage(vol, staging, new StageOptions.Mount("ext4", List.of("bind"), 0))));
             assertEquals(List.of(), test.leftovers());
 
             // bytes without a filesystem (a block volume staged as a filesystem): never formatted over
             String raw = volumeId();
-            engine.createVolume(raw, 16 * MIB, AccessType.BLOCK);
+            engine.createVolume(raw, 16 * MIB, AccessType.BLOCK, Label.NONE);
             Path image = test.pool.path().resolve("volumes/" + raw + ".img");
             Pattern.write(image, 8 * MIB, 5, 4096);
             assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> engine.stage(raw, test.staging(raw), EXT4)));
@@ -231,15 +232,15 @@ class ImageEngineTest {
             assertEquals(List.of(), test.leftovers());
 
             assertEquals(Status.Code.NOT_FOUND, code(() -> engine.stage(volumeId(), staging, EXT4)));
-            assertEquals(Status.Code.NOT_FOUND, code(() -> engine.createSnapshot(snapshotId(), volumeId())));
-            assertEquals(Status.Code.NOT_FOUND, code(() -> engine.restoreSnapshot(volumeId(), snapshotId(), 0, AccessType.BLOCK)));
-            assertEquals(Status.Code.NOT_FOUND, code(() -> engine.cloneVolume(volumeId(), volumeId(), 0, AccessType.BLOCK)));
+            assertEquals(Status.Code.NOT_FOUND, code(() -> engine.createSnapshot(snapshotId(), volumeId(), Label.NONE)));
+            assertEquals(Status.Code.NOT_FOUND, code(() -> engine.restoreSnapshot(volumeId(), snapshotId(), 0, AccessType.BLOCK, Label.NONE)));
+            assertEquals(Status.Code.NOT_FOUND, code(() -> engine.cloneVolume(volumeId(), volumeId(), 0, AccessType.BLOCK, Label.NONE)));
             assertEquals(Status.Code.NOT_FOUND, code(() -> engine.expandVolume(volumeId(), MIB)));
-            assertEquals(Status.Code.ALREADY_EXISTS, code(() -> engine.createVolume(vol, 64 * MIB, AccessType.mount("ext4"))));
+            assertEquals(Status.Code.ALREADY_EXISTS, code(() -> engine.createVolume(vol, 64 * MIB, AccessType.mount("ext4"), Label.NONE)));
             String snap = snapshotId();
-            engine.createSnapshot(snap, vol);
-            assertEquals(Status.Code.ALREADY_EXISTS, code(() -> engine.createSnapshot(snap, raw)), "same id, other volume");
-            assertEquals(Status.Code.OUT_OF_RANGE, code(() -> engine.restoreSnapshot(volumeId(), snap, 16 * MIB, AccessType.mount(""))));
+            engine.createSnapshot(snap, vol, Label.NONE);
+            assertEquals(Status.Code.ALREADY_EXISTS, code(() -> engine.createSnapshot(snap, raw, Label.NONE)), "same id, other volume");
+            assertEquals(Status.Code.OUT_OF_RANGE, code(() -> engine.restoreSnapshot(volumeId(), snap, 16 * MIB, AccessType.mount(""), Label.NONE)));
             assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> engine.publish(vol, staging, test.target(vol),
                     new PublishOptions(false, false, List.of(), OptionalInt.empty()))), "not staged");
             // unpublish and unstage of what is not there converge
@@ -255,13 +256,13 @@ class ImageEngineTest {
             PoolInfo info = strict.pool();
             assertTrue(info.allocatableBytes() > 400 * MIB && info.allocatableBytes() <= info.availableBytes(), info.toString());
             String big = volumeId();
-            strict.createVolume(big, 400 * MIB, AccessType.BLOCK);
+            strict.createVolume(big, 400 * MIB, AccessType.BLOCK, Label.NONE);
             assertEquals(400 * MIB, strict.pool().provisionedBytes());
-            assertEquals(Status.Code.RESOURCE_EXHAUSTED, code(() -> strict.createVolume(volumeId(), 200 * MIB, AccessType.BLOCK)));
+            assertEquals(Status.Code.RESOURCE_EXHAUSTED, code(() -> strict.createVolume(volumeId(), 200 * MIB, AccessType.BLOCK, Label.NONE)));
             assertEquals(Status.Code.RESOURCE_EXHAUSTED, code(() -> strict.expandVolume(big, 600 * MIB)));
             ImageEngine thin = test.imageEngine(3.0);
             assertTrue(thin.pool().allocatableBytes() > 900 * MIB, thin.pool().toString());
-            thin.createVolume(volumeId(), 600 * MIB, AccessType.BLOCK);
+            thin.createVolume(volumeId(), 600 * MIB, AccessType.BLOCK, Label.NONE);
             assertTrue(test.pool.stats().availableBytes() > 400 * MIB, "thin: nothing allocated yet");
         }
     }
@@ -270,7 +271,7 @@ class ImageEngineTest {
     void modifyValidatesEverythingBeforeApplyingAnything() throws Exception {
         try (TestPool test = TestPool.create("btrfs", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String vol = volumeId();
-            engine.createVolume(vol, 32 * MIB, AccessType.BLOCK);
+            engine.createVolume(vol, 32 * MIB, AccessType.BLOCK, Label.NONE);
             engine.stage(vol, test.staging(vol), new StageOptions.Block(512));
             try {
                 Path node = LoopDevice.findByBackingFile(test.pool.path().resolve("volumes/" + vol + ".img")).getFirst().node();
@@ -298,7 +299,7 @@ class ImageEngineTest {
         }
         try (TestPool test = TestPool.create("xfs", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String vol = volumeId();
-            engine.createVolume(vol, 32 * MIB, AccessType.BLOCK);
+            engine.createVolume(vol, 32 * MIB, AccessType.BLOCK, Label.NONE);
             StorageException e = assertThrows(StorageException.class, () -> engine.modifyVolume(vol, Map.of("compression", "zstd")));
             assertEquals(Status.Code.INVALID_ARGUMENT, StorageStatus.code(e.reason()));
             assertTrue(e.getMessage().contains("btrfs"), e.getMessage());
@@ -309,7 +310,7 @@ class ImageEngineTest {
     void conditionsComeFromTheKernel() throws Exception {
         try (TestPool test = TestPool.create("xfs", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String vol = volumeId();
-            engine.createVolume(vol, 32 * MIB, AccessType.mount("ext4"));
+            engine.createVolume(vol, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
             Path staging = test.staging(vol);
             engine.stage(vol, staging, new StageOptions.Mount("ext4", List.of("errors=remount-ro"), 0));
             assertTrue(engine.volumeCondition(vol).isEmpty());
@@ -320,7 +321,7 @@ class ImageEngineTest {
             engine.unstage(vol, staging);
 
             String block = volumeId();
-            engine.createVolume(block, 16 * MIB, AccessType.BLOCK);
+            engine.createVolume(block, 16 * MIB, AccessType.BLOCK, Label.NONE);
             engine.stage(block, test.staging(block), new StageOptions.Block(0));
             Path target = test.target(block);
             engine.publish(block, test.staging(block), target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
@@ -341,14 +342,14 @@ class ImageEngineTest {
     void sidecarsDescribeArtifactsAndTheSweepRemovesInterruptedWork() throws Exception {
         try (TestPool test = TestPool.create("xfs", 512 * MIB); ImageEngine engine = test.imageEngine(2.0)) {
             String vol = volumeId();
-            engine.createVolume(vol, 20 * MIB, AccessType.mount("xfs"));
+            engine.createVolume(vol, 20 * MIB, AccessType.mount("xfs"), Label.NONE);
             Artifact volume = engine.artifact(Artifact.Kind.VOLUME, vol).orElseThrow();
             assertEquals(new Artifact(vol, Artifact.Kind.VOLUME, "image", ImageEngine.XFS_MINIMUM, AccessType.mount("xfs"), "",
                     volume.createdAt()), volume);
             String snap = snapshotId();
-            engine.createSnapshot(snap, vol);
+            engine.createSnapshot(snap, vol, Label.NONE);
             String restored = volumeId();
-            engine.restoreSnapshot(restored, snap, 0, AccessType.mount("xfs"));
+            engine.restoreSnapshot(restored, snap, 0, AccessType.mount("xfs"), Label.NONE);
             assertEquals(Artifact.volumeSource(vol), engine.artifact(Artifact.Kind.SNAPSHOT, snap).orElseThrow().source());
             assertEquals(Artifact.snapshotSource(snap), engine.artifact(Artifact.Kind.VOLUME, restored).orElseThrow().source());
             assertEquals(Artifact.parse(Files.readString(test.pool.path().resolve("volumes/" + vol + ".meta"))), volume);
@@ -376,7 +377,7 @@ class ImageEngineTest {
             Path staging = test.staging(vol);
             Path target = test.target(vol);
             try (ImageEngine first = test.imageEngine(1.0)) {
-                first.createVolume(vol, 32 * MIB, AccessType.mount("ext4"));
+                first.createVolume(vol, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
                 first.stage(vol, staging, EXT4);
                 first.publish(vol, staging, target, new PublishOptions(false, false, List.of(), OptionalInt.empty()));
                 Files.writeString(target.resolve("kept"), "across a restart");
@@ -406,14 +407,14 @@ class ImageEngineTest {
     void aSnapshotOfAnAttachedBlockVolumeHoldsWhatWasWrittenThroughTheDevice() throws Exception {
         try (TestPool test = TestPool.create("ext4", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String vol = volumeId();
-            engine.createVolume(vol, 16 * MIB, AccessType.BLOCK);
+            engine.createVolume(vol, 16 * MIB, AccessType.BLOCK, Label.NONE);
             engine.stage(vol, test.staging(vol), new StageOptions.Block(0));
             Path node = LoopDevice.findByBackingFile(test.pool.path().resolve("volumes/" + vol + ".img")).getFirst().node();
             try (FileChannel device = FileChannel.open(node, StandardOpenOption.WRITE)) {
                 device.write(ByteBuffer.wrap(Pattern.bytes(3, 65536)), 0); // buffered, not fsync'ed
             }
             String snap = snapshotId();
-            engine.createSnapshot(snap, vol);
+            engine.createSnapshot(snap, vol, Label.NONE);
             assertArrayEquals(Pattern.bytes(3, 65536),
                     Pattern.read(test.pool.path().resolve("snapshots/" + snap + ".img"), 0, 65536), "flushed before the cut");
             engine.unstage(vol, test.staging(vol));

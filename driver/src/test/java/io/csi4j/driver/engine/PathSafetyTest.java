@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.csi4j.driver.engine.Artifact.Label;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.testing.LeakCheck;
@@ -52,18 +53,18 @@ class PathSafetyTest {
         Path target = test.node.resolve("target/x");
         PublishOptions publish = new PublishOptions(false, false, List.of(), OptionalInt.empty());
         return List.of(
-                id -> e.createVolume(id, MIB, access),
+                id -> e.createVolume(id, MIB, access, Label.NONE),
                 id -> e.deleteVolume(id),
                 id -> e.expandVolume(id, 2 * MIB),
-                id -> e.createSnapshot(id, goodVolume),
-                id -> e.createSnapshot(goodSnapshot + "x", id),
-                id -> e.createGroupSnapshot(single(id, goodVolume)),
-                id -> e.createGroupSnapshot(single(goodSnapshot + "y", id)),
+                id -> e.createSnapshot(id, goodVolume, Label.NONE),
+                id -> e.createSnapshot(goodSnapshot + "x", id, Label.NONE),
+                id -> e.createGroupSnapshot(single(id, goodVolume), Label.NONE, null),
+                id -> e.createGroupSnapshot(single(goodSnapshot + "y", id), Label.NONE, null),
                 id -> e.deleteSnapshot(id),
-                id -> e.restoreSnapshot(id, goodSnapshot, 0, access),
-                id -> e.restoreSnapshot(goodVolume + "r", id, 0, access),
-                id -> e.cloneVolume(id, goodVolume, 0, access),
-                id -> e.cloneVolume(goodVolume + "c", id, 0, access),
+                id -> e.restoreSnapshot(id, goodSnapshot, 0, access, Label.NONE),
+                id -> e.restoreSnapshot(goodVolume + "r", id, 0, access, Label.NONE),
+                id -> e.cloneVolume(id, goodVolume, 0, access, Label.NONE),
+                id -> e.cloneVolume(goodVolume + "c", id, 0, access, Label.NONE),
                 id -> e.modifyVolume(id, Map.of()),
                 id -> e.volumeCondition(id),
                 id -> e.artifact(Artifact.Kind.VOLUME, id),
@@ -92,8 +93,8 @@ class PathSafetyTest {
         try (TestPool test = TestPool.create("xfs", 512 * MIB); StorageEngine engine = open(engineName, test)) {
             String goodVolume = volumeId();
             String goodSnapshot = snapshotId();
-            engine.createVolume(goodVolume, MIB, access(engineName));
-            engine.createSnapshot(goodSnapshot, goodVolume);
+            engine.createVolume(goodVolume, MIB, access(engineName), Label.NONE);
+            engine.createSnapshot(goodSnapshot, goodVolume, Label.NONE);
             List<String> poolBefore = tree(test.pool.dataDir());
             // Only mounts this test could cause: other processes on the machine may mount meanwhile.
             List<String> mountsBefore = mountsNear(test);
@@ -135,12 +136,12 @@ class PathSafetyTest {
 
             List<Runnable> refused = new ArrayList<>(List.of(
                     () -> engine.artifact(Artifact.Kind.VOLUME, vol),
-                    () -> engine.createVolume(vol, MIB, access),
+                    () -> engine.createVolume(vol, MIB, access, Label.NONE),
                     () -> engine.deleteVolume(vol),
                     () -> engine.expandVolume(vol, 64 * MIB),
-                    () -> engine.createSnapshot(snapshotId(), vol),
-                    () -> engine.cloneVolume(volumeId(), vol, 0, access),
-                    () -> engine.restoreSnapshot(volumeId(), snap, 0, access),
+                    () -> engine.createSnapshot(snapshotId(), vol, Label.NONE),
+                    () -> engine.cloneVolume(volumeId(), vol, 0, access, Label.NONE),
+                    () -> engine.restoreSnapshot(volumeId(), snap, 0, access, Label.NONE),
                     () -> engine.deleteSnapshot(snap),
                     () -> engine.modifyVolume(vol, Map.of()),
                     () -> engine.stage(vol, staging, image ? new StageOptions.Block(0) : new StageOptions.Mount("", List.of(), 0)),
@@ -164,7 +165,7 @@ class PathSafetyTest {
             Path sidecar = test.pool.path().resolve("volumes/" + other + ".meta");
             Path victimMeta = Files.writeString(outside.resolve("victim.meta"), "precious");
             Files.createSymbolicLink(sidecar, victimMeta);
-            engine.createVolume(other, MIB, access);
+            engine.createVolume(other, MIB, access, Label.NONE);
             assertEquals("precious", Files.readString(victimMeta));
             assertTrue(!Files.isSymbolicLink(sidecar) && Files.readString(sidecar).contains(other));
 
@@ -173,7 +174,7 @@ class PathSafetyTest {
             Files.move(volumes, test.pool.path().resolve("volumes.moved"));
             Files.createSymbolicLink(volumes, outside);
             List<String> outsideNow = tree(outside);
-            StorageException e = assertThrows(StorageException.class, () -> engine.createVolume(volumeId(), MIB, access));
+            StorageException e = assertThrows(StorageException.class, () -> engine.createVolume(volumeId(), MIB, access, Label.NONE));
             assertEquals(Status.Code.FAILED_PRECONDITION, StorageStatus.code(e.reason()), e.getMessage());
             assertEquals(Status.Code.FAILED_PRECONDITION,
                     StorageStatus.code(assertThrows(StorageException.class, () -> engine.deleteVolume(other)).reason()));
