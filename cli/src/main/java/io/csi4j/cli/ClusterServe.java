@@ -48,10 +48,7 @@ final class ClusterServe {
         Files.createDirectories(config.dataDir());  // only for the default socket paths
         byte[] key = flags.pageTokenKey == null ? null : Files.readAllBytes(flags.pageTokenKey);
         if (key != null && key.length < 16) throw usage("--page-token-key " + flags.pageTokenKey + " must hold at least 16 bytes");
-        String fromEnv = System.getenv("CSI_ENDPOINT");
-        Endpoint csi = flags.endpoint != null || (fromEnv != null && !fromEnv.isBlank())
-                ? Endpoint.resolve(java.util.Optional.ofNullable(flags.endpoint), System.getenv())
-                : Endpoint.parse(new io.csi4j.driver.storage.DataDir(config.dataDir()).csiEndpoint());
+        Endpoint csi = flags.csiEndpoint(config);
         Endpoint addons = flags.addonsEndpoint(config);
         var cluster = new ClusterController(new ClusterController.Config(entries, tls(), key, Duration.ofMinutes(2),
                 Duration.ofSeconds(30), config));

@@ -1,11 +1,11 @@
 package io.csi4j.cli;
 
-import io.csi4j.driver.DriverConfig.EngineKind;
-import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.reconcile.CatalogRebuild;
 import io.csi4j.driver.storage.DataDir;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -56,16 +56,14 @@ public final class FsckCommand implements Callable<Integer> {
             System.err.println("csi4j fsck: a plugin is serving on " + layout.csiSocket() + "; stop it first");
             return 2;
         }
-        Path image = layout.poolImage();
-        OptionalLong poolSize = OptionalLong.empty();
+        OptionalLong poolSize;
         try {
-            if (Files.isRegularFile(image)) poolSize = OptionalLong.of(Files.size(image));
-        } catch (IOException e) {
+            poolSize = layout.poolImageBytes();  // the pool as it is: an image at its own size, or the directory
+        } catch (UncheckedIOException e) {
             System.err.println("csi4j fsck: " + e.getMessage());
             return 2;
         }
-        Pool pool = Pool.open(dataDir, poolSize);
-        try (StorageEngine storage = engine.open(pool, 1.0)) {
+        try (StorageEngine storage = engine.open(layout, poolSize, 1.0)) {
             CatalogRebuild.Report report = rebuild
                     ? CatalogRebuild.rebuild(dataDir, storage, nodeId != null ? nodeId : hostName(), force, InstantSource.system())
                     : CatalogRebuild.check(dataDir, storage);

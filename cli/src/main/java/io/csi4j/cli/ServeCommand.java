@@ -2,9 +2,9 @@ package io.csi4j.cli;
 
 import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
-import io.csi4j.driver.DriverConfig.EngineKind;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.DriverConfig.Mode;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.PoolChoice;
 import io.csi4j.driver.storage.DataDir;
 import io.csi4j.sdk.PluginLogging;
@@ -134,10 +134,7 @@ public final class ServeCommand implements Callable<Integer> {
         // checked before the driver opens: a wrong flag must not cost a reconcile
         Endpoint agent = cluster.agentEndpoint();
         var agentTls = agent == null ? null : cluster.tls();
-        String fromEnv = System.getenv("CSI_ENDPOINT");
-        Endpoint csi = endpoint != null || (fromEnv != null && !fromEnv.isBlank())
-                ? Endpoint.resolve(java.util.Optional.ofNullable(endpoint), System.getenv())
-                : Endpoint.parse(new DataDir(config.dataDir()).csiEndpoint());
+        Endpoint csi = csiEndpoint(config);
         Endpoint addons = addonsEndpoint(config);
         if (addons != null && addons.uri().equals(csi.uri())) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
@@ -176,10 +173,18 @@ public final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** --endpoint, else $CSI_ENDPOINT, else the data directory's csi.sock. */
+    Endpoint csiEndpoint(DriverConfig config) {
+        String fromEnv = System.getenv("CSI_ENDPOINT");
+        return endpoint != null || (fromEnv != null && !fromEnv.isBlank())
+                ? Endpoint.resolve(java.util.Optional.ofNullable(endpoint), System.getenv())
+                : Endpoint.parse(config.layout().csiEndpoint());
+    }
+
     /** The CSI-Addons endpoint, or null for 'none'. */
     Endpoint addonsEndpoint(DriverConfig config) {
         if (addonsEndpoint == null || addonsEndpoint.isBlank()) {
-            return Endpoint.parse(new DataDir(config.dataDir()).addonsEndpoint());
+            return Endpoint.parse(config.layout().addonsEndpoint());
         }
         return addonsEndpoint.equals("none") ? null : Endpoint.parse(addonsEndpoint);
     }
@@ -187,7 +192,8 @@ public final class ServeCommand implements Callable<Integer> {
     /** What --pool-size says, with "auto" decided from the data directory (see {@link PoolChoice#decide}). */
     PoolChoice.Choice poolChoice() {
         String value = poolSize == null ? "auto" : poolSize.trim();
-        if (value.equalsIgnoreCase("auto")) return PoolChoice.decide(PoolChoice.Facts.of(dataDir.toAbsolutePath().normalize()));
+        DataDir layout = new DataDir(dataDir.toAbsolutePath().normalize());
+        if (value.equalsIgnoreCase("auto")) return PoolChoice.decide(PoolChoice.Facts.of(layout));
         long bytes;
         try {
             bytes = ByteSize.parse(value);
@@ -195,7 +201,7 @@ public final class ServeCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--pool-size must be auto, 0 or a size such as 20Gi, not '" + value + "'");
         }
-        Path image = new DataDir(dataDir.toAbsolutePath().normalize()).poolImage();
+        Path image = layout.poolImage();
         if (bytes == 0 && java.nio.file.Files.exists(image)) {
             // its pool image may be unmounted (after a reboot): the bare directory beneath would hide every volume
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--pool-size 0, but "

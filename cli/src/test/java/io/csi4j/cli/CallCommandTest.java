@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.csi4j.cli.testing.Cli;
 import io.csi4j.cli.testing.LivePlugin;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.proto.csi.CreateVolumeResponse;
 import io.csi4j.proto.csi.ListVolumesResponse;
 import java.nio.file.Path;
@@ -23,7 +24,7 @@ class CallCommandTest {
 
     @BeforeAll
     static void start() {
-        plugin = LivePlugin.start(dir, DriverConfig.EngineKind.DIR, false);
+        plugin = LivePlugin.start(dir, EngineKind.DIR, false);
         cli = Cli.against(plugin.endpoint());
     }
 

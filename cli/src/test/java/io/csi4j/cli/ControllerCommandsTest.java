@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.csi4j.cli.testing.Cli;
 import io.csi4j.cli.testing.LivePlugin;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.proto.csi.*;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,7 +29,7 @@ class ControllerCommandsTest {
 
     @BeforeAll
     static void start() {
-        plugin = LivePlugin.start(dir, DriverConfig.EngineKind.DIR, false);
+        plugin = LivePlugin.start(dir, EngineKind.DIR, false);
         cli = Cli.against(plugin.endpoint());
     }
 

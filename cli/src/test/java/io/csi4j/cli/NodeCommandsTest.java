@@ -6,6 +6,7 @@ import io.csi4j.cli.testing.Cli;
 import io.csi4j.cli.testing.LivePlugin;
 import io.csi4j.cli.testing.Privileged;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.proto.csi.*;
 import java.nio.file.Files;
@@ -25,7 +26,7 @@ class NodeCommandsTest {
     @BeforeEach
     void start() {
         Privileged.requireRoot();
-        plugin = LivePlugin.start(dir, DriverConfig.EngineKind.IMAGE, false);
+        plugin = LivePlugin.start(dir, EngineKind.IMAGE, false);
         cli = Cli.against(plugin.endpoint());
     }
 

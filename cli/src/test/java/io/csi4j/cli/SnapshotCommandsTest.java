@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.csi4j.cli.testing.Cli;
 import io.csi4j.cli.testing.LivePlugin;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.proto.csi.*;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -28,7 +29,7 @@ class SnapshotCommandsTest {
 
     @BeforeAll
     static void start() {
-        plugin = LivePlugin.start(dir, DriverConfig.EngineKind.IMAGE, false);
+        plugin = LivePlugin.start(dir, EngineKind.IMAGE, false);
         cli = Cli.against(plugin.endpoint());
     }
 
@@ -100,7 +101,7 @@ class SnapshotCommandsTest {
         var image = cli.json(GetPluginCapabilitiesResponse.getDefaultInstance(), "identity", "caps");
         assertTrue(image.getCapabilitiesList().stream()
                 .anyMatch(c -> c.getService().getType() == PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE));
-        try (var dirPlugin = LivePlugin.start(other, DriverConfig.EngineKind.DIR, false)) {
+        try (var dirPlugin = LivePlugin.start(other, EngineKind.DIR, false)) {
             var caps = Cli.against(dirPlugin.endpoint()).json(GetPluginCapabilitiesResponse.getDefaultInstance(), "identity", "caps");
             assertFalse(caps.getCapabilitiesList().stream()
                     .anyMatch(c -> c.getService().getType() == PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE));

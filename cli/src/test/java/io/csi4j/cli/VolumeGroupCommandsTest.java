@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.csi4j.cli.testing.Cli;
 import io.csi4j.cli.testing.LivePlugin;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.proto.addons.identity.Capability;
 import io.csi4j.proto.addons.identity.GetCapabilitiesResponse;
 import io.csi4j.proto.addons.identity.GetIdentityResponse;
@@ -29,7 +30,7 @@ class VolumeGroupCommandsTest {
 
     @BeforeAll
     static void start() {
-        plugin = LivePlugin.start(dir, DriverConfig.EngineKind.DIR, true);
+        plugin = LivePlugin.start(dir, EngineKind.DIR, true);
         csi = Cli.against(plugin.endpoint());
         addons = Cli.against(plugin.addonsEndpoint());
     }

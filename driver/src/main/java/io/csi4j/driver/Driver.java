@@ -12,7 +12,6 @@ import io.csi4j.driver.csi.IdentityService;
 import io.csi4j.driver.csi.NodeService;
 import io.csi4j.driver.csi.SnapshotMetadataService;
 import io.csi4j.driver.csi.StorageStatus;
-import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.group.VolumeGroups;
 import io.csi4j.driver.node.NodeVolumes;
@@ -45,7 +44,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class Driver implements AutoCloseable {
     private final DriverConfig config;
-    private final Pool pool;
     private final StorageEngine engine;
     private final Catalog catalog;
     private final Volumes volumes;
@@ -66,9 +64,8 @@ public final class Driver implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create data directory " + config.dataDir(), e);
         }
-        this.pool = Pool.open(config.dataDir(), config.poolSizeBytes());
-        this.engine = config.engine().open(pool, config.overcommitRatio());
-        requireCatalogIfPoolHoldsObjects(config.dataDir(), engine);
+        this.engine = config.engine().open(config.layout(), config.poolSizeBytes(), config.overcommitRatio());
+        requireCatalogIfPoolHoldsObjects(config.layout(), engine);
         this.catalog = Catalog.openIn(config.dataDir());
         InstantSource clock = InstantSource.system();
         this.volumes = new Volumes(catalog, engine, config, clock);
@@ -78,7 +75,7 @@ public final class Driver implements AutoCloseable {
         this.volumeGroups = new VolumeGroups(catalog, engine, volumes, config, clock);
         this.node = new NodeVolumes(catalog, engine, volumes, config);
         this.reconciler = new Reconciler(catalog, engine, volumes, snapshots, groupSnapshots);
-        this.tokens = new PageTokens(pageTokenKey(config.dataDir()));
+        this.tokens = new PageTokens(pageTokenKey(config.layout()));
         this.lastReport = reconciler.run(removeOrphans);
         ready.set(true);
     }
@@ -205,8 +202,8 @@ public final class Driver implements AutoCloseable {
      * A missing (or empty: SQLite takes a 0-byte file for a new database) catalog is only normal for a
      * new data directory. If the pool holds objects, refuse: an fsck rebuilds the catalog from them.
      */
-    private static void requireCatalogIfPoolHoldsObjects(Path dataDir, StorageEngine engine) {
-        Path file = dataDir.resolve(Catalog.FILE_NAME);
+    private static void requireCatalogIfPoolHoldsObjects(DataDir dataDir, StorageEngine engine) {
+        Path file = dataDir.catalog();
         try {
             if (Files.exists(file) && Files.size(file) > 0) return;
         } catch (IOException e) {
@@ -221,8 +218,8 @@ public final class Driver implements AutoCloseable {
     }
 
     /** Page tokens stay valid across restarts: the key is kept (0600) in the data directory. */
-    private static byte[] pageTokenKey(Path dataDir) {
-        Path file = new DataDir(dataDir).pageTokenKey();
+    private static byte[] pageTokenKey(DataDir dataDir) {
+        Path file = dataDir.pageTokenKey();
         try {
             if (Files.exists(file)) {
                 byte[] key = Files.readAllBytes(file);
@@ -230,7 +227,7 @@ public final class Driver implements AutoCloseable {
             }
             byte[] key = new byte[32];
             new SecureRandom().nextBytes(key);
-            Path tmp = dataDir.resolve("page-token.key.tmp");
+            Path tmp = file.resolveSibling(DataDir.PAGE_TOKEN_KEY + ".tmp");
             Files.deleteIfExists(tmp);
             Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             Files.write(tmp, key, StandardOpenOption.WRITE);

@@ -1,9 +1,7 @@
 package io.csi4j.driver;
 
-import io.csi4j.driver.engine.DirEngine;
-import io.csi4j.driver.engine.ImageEngine;
-import io.csi4j.driver.engine.Pool;
-import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.EngineKind;
+import io.csi4j.driver.storage.DataDir;
 import java.nio.file.Path;
 import java.util.OptionalLong;
 
@@ -23,18 +21,6 @@ public record DriverConfig(
         GroupDeletePolicy groupDeletePolicy,
         boolean oneGroupPerVolume,
         int maxGroupMembers) {
-
-    public enum EngineKind {
-        IMAGE, DIR;
-
-        /** The one way an engine is made (serve, fsck and the demo alike). */
-        public StorageEngine open(Pool pool, double overcommitRatio) {
-            return switch (this) {
-                case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(overcommitRatio, false));
-                case DIR -> DirEngine.open(pool);
-            };
-        }
-    }
 
     /** Which CSI services this process serves: a unified plugin, or the controller / node half. */
     public enum Mode { ALL, CONTROLLER, NODE;
@@ -67,6 +53,11 @@ public record DriverConfig(
     public static String topologyValue(String nodeId) {
         if (TOPOLOGY_VALUE.matcher(nodeId).matches()) return nodeId;
         return "node" + io.csi4j.driver.id.ObjectId.nodeTag(nodeId).replace("_", "-");
+    }
+
+    /** What lives in {@link #dataDir}, named once. */
+    public DataDir layout() {
+        return new DataDir(dataDir);
     }
 
     public String topologyValue() {

@@ -2,6 +2,7 @@ package io.csi4j.cli.demo;
 
 import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
@@ -44,15 +45,15 @@ final class DemoPlugin implements AutoCloseable {
     static DemoPlugin start(Path parent, long poolBytes) throws IOException {
         Files.createDirectories(parent);
         Path dir = Files.createTempDirectory(parent.toAbsolutePath(), "csi4j-demo-");
-        var config = new DriverConfig(dir.resolve("data"), NODE, DriverConfig.EngineKind.IMAGE, OptionalLong.of(poolBytes),
+        var config = new DriverConfig(dir.resolve("data"), NODE, EngineKind.IMAGE, OptionalLong.of(poolBytes),
                 DriverConfig.Mode.ALL, 0, 64L << 20, 1.0, DriverConfig.GroupDeletePolicy.DELETE_VOLUMES, true, 64);
         Driver driver = null;
         try {
             driver = Driver.open(config);
-            Endpoint csi = Endpoint.parse(new DataDir(config.dataDir()).csiEndpoint());
+            Endpoint csi = Endpoint.parse(config.layout().csiEndpoint());
             var builder = PluginServer.builder().listen(csi, driver.csiServices().toArray(BindableService[]::new));
             // the CSI-Addons services (volume groups) on their own socket, as csi4j serve does
-            Endpoint addons = Endpoint.parse(new DataDir(config.dataDir()).addonsEndpoint());
+            Endpoint addons = Endpoint.parse(config.layout().addonsEndpoint());
             builder.listen(addons, driver.addonsServices().toArray(BindableService[]::new));
             return new DemoPlugin(dir, config, driver, builder.build().start(), csi, addons);
         } catch (IOException | RuntimeException e) {
@@ -102,7 +103,7 @@ final class DemoPlugin implements AutoCloseable {
 
     private static void release(DriverConfig config) {
         // the pool mount outlives a driver by design; the demo is the one that uninstalls it
-        if (Files.exists(new DataDir(config.dataDir()).poolImage())) Pool.open(config.dataDir(), config.poolSizeBytes()).release();
+        Pool.uninstall(config.layout());
     }
 
     /** Removes the tree unless something is still mounted under it (then removing would reach into a volume). */

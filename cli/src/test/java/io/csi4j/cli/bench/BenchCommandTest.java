@@ -6,6 +6,7 @@ import io.csi4j.cli.testing.Cli;
 import io.csi4j.cli.testing.LivePlugin;
 import io.csi4j.cli.testing.Privileged;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.proto.csi.ListSnapshotsResponse;
 import io.csi4j.proto.csi.ListVolumesResponse;
@@ -26,7 +27,7 @@ class BenchCommandTest {
 
     @BeforeAll
     static void start() {
-        plugin = LivePlugin.start(dir.resolve("plugin"), DriverConfig.EngineKind.DIR, false);
+        plugin = LivePlugin.start(dir.resolve("plugin"), EngineKind.DIR, false);
         cli = Cli.against(plugin.endpoint());
     }
 
@@ -135,7 +136,7 @@ class BenchCommandTest {
     @Test
     void snapshotOfAFilledVolumeOnTheImageEngine(@TempDir Path own) throws Exception {
         Privileged.requireRoot();
-        try (var image = LivePlugin.start(own, DriverConfig.EngineKind.IMAGE, false)) {
+        try (var image = LivePlugin.start(own, EngineKind.IMAGE, false)) {
             var c = Cli.against(image.endpoint());
             var r = c.run("bench", "--scenario", "snapshot", "--requests", "3", "--size", "64Mi", "--fill", "8Mi");
             assertEquals(0, r.exit(), r::toString);
@@ -162,7 +163,7 @@ class BenchCommandTest {
     @Test
     void stagePublishOnTheImageEngine(@TempDir Path own) throws Exception {
         Privileged.requireRoot();
-        try (var image = LivePlugin.start(own, DriverConfig.EngineKind.IMAGE, false)) {
+        try (var image = LivePlugin.start(own, EngineKind.IMAGE, false)) {
             var c = Cli.against(image.endpoint());
             BenchReport report = run(c, own.resolve("sp.json"), "--scenario", "stage-publish", "--requests", "6", "--concurrency", "2");
             for (String rpc : List.of("NodeStageVolume", "NodePublishVolume", "NodeUnpublishVolume", "NodeUnstageVolume")) {

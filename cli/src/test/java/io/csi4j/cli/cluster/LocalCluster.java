@@ -4,6 +4,7 @@ import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.cluster.Agents;
 import io.csi4j.driver.cluster.ClusterController;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.MutualTls;
@@ -38,7 +39,7 @@ final class LocalCluster implements AutoCloseable {
     final PluginServer controllerServer;
     private final List<ManagedChannel> channels = new ArrayList<>();
 
-    private LocalCluster(Path dir, List<String> nodeIds, DriverConfig.EngineKind engine, OptionalLong poolSize) throws Exception {
+    private LocalCluster(Path dir, List<String> nodeIds, EngineKind engine, OptionalLong poolSize) throws Exception {
         this.dir = dir;
         this.ca = TestCertificates.authority(dir.resolve("pki"), "cluster");
         MutualTls agentTls = ca.issue("agent");
@@ -65,18 +66,18 @@ final class LocalCluster implements AutoCloseable {
     }
 
     static LocalCluster start(Path dir, List<String> nodeIds) throws Exception {
-        return new LocalCluster(dir, nodeIds, DriverConfig.EngineKind.DIR, OptionalLong.empty());
+        return new LocalCluster(dir, nodeIds, EngineKind.DIR, OptionalLong.empty());
     }
 
     /**
      * With a private pool of {@code poolSize} for the first node and half that for the others: the first node has
      * the most free capacity, so what is placed by capacity (an empty volume group) lands on it.
      */
-    static LocalCluster start(Path dir, List<String> nodeIds, DriverConfig.EngineKind engine, OptionalLong poolSize) throws Exception {
+    static LocalCluster start(Path dir, List<String> nodeIds, EngineKind engine, OptionalLong poolSize) throws Exception {
         return new LocalCluster(dir, nodeIds, engine, poolSize);
     }
 
-    private Node startNode(String id, DriverConfig.EngineKind engine, OptionalLong poolSize, MutualTls tls) throws Exception {
+    private Node startNode(String id, EngineKind engine, OptionalLong poolSize, MutualTls tls) throws Exception {
         Path data = Files.createDirectories(dir.resolve(id));
         var base = DriverConfig.defaults(data, id);
         var config = new DriverConfig(data, id, engine, poolSize, DriverConfig.Mode.NODE, 0, base.defaultVolumeBytes(),

@@ -2,6 +2,7 @@ package io.csi4j.cli.testing;
 
 import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.PluginServer;
@@ -36,7 +37,7 @@ public final class LivePlugin implements AutoCloseable {
         this.addons = addons;
     }
 
-    public static LivePlugin start(Path dir, DriverConfig.EngineKind engine, boolean addons) {
+    public static LivePlugin start(Path dir, EngineKind engine, boolean addons) {
         var config = DriverConfig.defaults(dir.resolve("data"), "node-1").withEngine(engine);
         Driver driver = Driver.open(config);
         try {

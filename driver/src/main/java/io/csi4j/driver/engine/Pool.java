@@ -58,26 +58,35 @@ public final class Pool {
      * directory. With it, the pool is an XFS image of that size: created and formatted once, adopted
      * when already mounted, re-attached when not, grown when the size became larger.
      */
-    public static Pool open(Path dataDir, OptionalLong poolSize) {
-        Path data;
+    public static Pool open(DataDir dataDir, OptionalLong poolSize) {
+        DataDir data;
         try {
-            Files.createDirectories(dataDir);
-            data = dataDir.toRealPath();
-            Files.createDirectories(new DataDir(data).pool());
+            Files.createDirectories(dataDir.root());
+            data = new DataDir(dataDir.root().toRealPath());
+            Files.createDirectories(data.pool());
         } catch (IOException e) {
-            throw new UncheckedIOException("data directory " + dataDir, e);
+            throw new UncheckedIOException("data directory " + dataDir.root(), e);
         }
-        Path poolDir = new DataDir(data).pool();
+        Path poolDir = data.pool();
         if (PoolLayout.type(poolDir) != PoolLayout.EntryType.DIRECTORY) {
             throw new IllegalStateException(poolDir + " must be a directory, not a symlink or a file");
         }
-        if (poolSize.isEmpty()) return new Pool(data, poolDir, Optional.empty(), "directory");
+        if (poolSize.isEmpty()) return new Pool(data.root(), poolDir, Optional.empty(), "directory");
         long size = poolSize.getAsLong();
         if (size < MIN_POOL_SIZE) throw new IllegalArgumentException("pool size " + size + " is below " + MIN_POOL_SIZE + " bytes");
-        Path image = new DataDir(data).poolImage();
-        String how = mountImage(data, poolDir, image, size);
+        Path image = data.poolImage();
+        String how = mountImage(data.root(), poolDir, image, size);
         grow(image, poolDir, size);
-        return new Pool(data, poolDir, Optional.of(image), how);
+        return new Pool(data.root(), poolDir, Optional.of(image), how);
+    }
+
+    /**
+     * Unmounts the data directory's pool image, if it has one, and detaches its loop device: the mount
+     * outlives a plugin by design, so whoever removes the data directory (the demo, a test) takes it down.
+     */
+    public static void uninstall(DataDir dataDir) {
+        OptionalLong size = dataDir.poolImageBytes();
+        if (size.isPresent()) open(dataDir, size).release();
     }
 
     private static String mountImage(Path data, Path poolDir, Path image, long size) {
@@ -131,7 +140,7 @@ public final class Pool {
 
     /** A sparse file, formatted XFS with reflink, then renamed into place: a crash leaves no half-made pool. */
     private static void create(Path image, long size) {
-        Path temp = image.resolveSibling("pool.img.tmp-" + UUID.randomUUID().toString().substring(0, 8));
+        Path temp = image.resolveSibling(DataDir.POOL_IMAGE + ".tmp-" + UUID.randomUUID().toString().substring(0, 8));
         try {
             try (RandomAccessFile file = new RandomAccessFile(temp.toFile(), "rw")) {
                 file.setLength(size);
@@ -147,7 +156,7 @@ public final class Pool {
     }
 
     private static void removeStaleImages(Path data) {
-        try (DirectoryStream<Path> stale = Files.newDirectoryStream(data, "pool.img.tmp-*")) {
+        try (DirectoryStream<Path> stale = Files.newDirectoryStream(data, DataDir.POOL_IMAGE + ".tmp-*")) {
             for (Path p : stale) Files.deleteIfExists(p);
         } catch (IOException e) {
             throw new UncheckedIOException("cleaning " + data, e);

@@ -56,23 +56,21 @@ public final class PoolChoice {
     public record Facts(OptionalLong imageBytes, String filesystem, boolean directoryReflinks, boolean poolHasEntries,
                         long freeBytes) {
 
-        public static Facts of(Path dataDir) {
-            Path pool = new DataDir(dataDir).pool();
-            Path image = new DataDir(dataDir).poolImage();
+        public static Facts of(DataDir dataDir) {
+            Path pool = dataDir.pool();
             try {
                 Files.createDirectories(pool);
-                OptionalLong imageBytes = PoolLayout.type(image) == PoolLayout.EntryType.FILE
-                        ? OptionalLong.of(Files.size(image)) : OptionalLong.empty();
+                OptionalLong imageBytes = dataDir.poolImageBytes();
                 boolean entries;
                 try (Stream<Path> list = Files.list(pool)) {
                     entries = list.findAny().isPresent();
                 }
-                FsStats stats = FsStats.of(dataDir);
+                FsStats stats = FsStats.of(dataDir.root());
                 // a pool image mounted on pool/ says nothing of the data directory's own filesystem
                 boolean reflinks = imageBytes.isEmpty() && Reflink.isSupported(pool);
                 return new Facts(imageBytes, stats.type(), reflinks, entries, stats.availableBytes());
             } catch (IOException e) {
-                throw new UncheckedIOException("reading data directory " + dataDir, e);
+                throw new UncheckedIOException("reading data directory " + dataDir.root(), e);
             }
         }
     }

@@ -29,6 +29,9 @@
  * adds how it makes, sizes, cuts and attaches its artifacts. {@link io.csi4j.driver.engine.FreezeHold} keeps
  * members frozen between calls for a group snapshot that spans nodes.
  *
+ * <p>{@link io.csi4j.driver.engine.EngineKind#open} is the one way an engine is opened: on the pool of a
+ * {@link io.csi4j.driver.storage.DataDir}, which names what lives in the data directory.
+ *
  * <p>{@link io.csi4j.driver.engine.ImageEngine} attaches images through loop devices
  * ({@link io.csi4j.driver.engine.LoopStaging}); {@link io.csi4j.driver.engine.DirEngine} bind-mounts
  * directories. Node operations read the kernel's mount table and loop devices every time, so they

@@ -1,7 +1,14 @@
 package io.csi4j.driver.storage;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Objects;
+import java.util.OptionalLong;
 
 /**
  * What lives in the plugin's data directory, named once: the sockets it serves on by default, the pool (a
@@ -35,4 +42,19 @@ public record DataDir(Path root) {
     public Path catalog() { return root.resolve(CATALOG); }
 
     public Path pageTokenKey() { return root.resolve(PAGE_TOKEN_KEY); }
+
+    /**
+     * The size of {@code pool.img} when there is one (a regular file, not followed through a link): the pool to
+     * open at its own size when no size is asked for (fsck, clean-up), or to keep when {@code auto} decides.
+     */
+    public OptionalLong poolImageBytes() {
+        try {
+            BasicFileAttributes attributes = Files.readAttributes(poolImage(), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return attributes.isRegularFile() ? OptionalLong.of(attributes.size()) : OptionalLong.empty();
+        } catch (NoSuchFileException e) {
+            return OptionalLong.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + poolImage(), e);
+        }
+    }
 }

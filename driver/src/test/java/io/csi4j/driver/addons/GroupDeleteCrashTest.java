@@ -11,6 +11,7 @@ import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.group.VolumeGroups.Step;
+import io.csi4j.driver.storage.DataDir;
 import io.csi4j.proto.addons.volumegroup.ControllerGetVolumeGroupRequest;
 import io.csi4j.proto.addons.volumegroup.DeleteVolumeGroupRequest;
 import io.grpc.Status.Code;
@@ -102,9 +103,7 @@ class GroupDeleteCrashTest {
             }
         } finally {
             // the child mounted the XFS pool and died with it mounted
-            if (setup.poolSize.isPresent() && Files.exists(data.resolve("pool.img"))) {
-                Pool.open(data, setup.poolSize).release();
-            }
+            Pool.uninstall(new DataDir(data));
         }
     }
 

@@ -2,9 +2,10 @@ package io.csi4j.driver.addons;
 
 import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
-import io.csi4j.driver.DriverConfig.EngineKind;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.addons.volumegroup.ControllerGrpc;
 import io.csi4j.proto.csi.ControllerGetVolumeRequest;
@@ -183,9 +184,7 @@ final class Plugin implements AutoCloseable {
         try {
             stop();
         } finally {
-            if (config.poolSizeBytes().isPresent() && Files.exists(dataDir.resolve("pool.img"))) {
-                Pool.open(dataDir, config.poolSizeBytes()).release();
-            }
+            Pool.uninstall(new DataDir(dataDir));
         }
     }
 }

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.DriverConfig.EngineKind;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.addons.Plugin.Setup;
 import io.csi4j.driver.catalog.SnapshotRecord;

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.Tools;
 import io.csi4j.driver.testing.LeakCheck;
@@ -49,7 +50,7 @@ class CompressionSocketTest {
         ScratchFilesystem.require("btrfs");
         btrfs = ScratchFilesystem.create("btrfs", 1L << 30);
         try {
-            served = ServedDriver.plainPool(btrfs.mountPoint().resolve("data"), DriverConfig.EngineKind.IMAGE);
+            served = ServedDriver.plainPool(btrfs.mountPoint().resolve("data"), EngineKind.IMAGE);
         } catch (RuntimeException e) {
             btrfs.close();
             throw e;

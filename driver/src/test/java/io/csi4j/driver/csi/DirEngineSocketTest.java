@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.testing.LeakCheck;
@@ -46,7 +47,7 @@ class DirEngineSocketTest {
     static void startPlugin() throws Exception {
         Privileged.requireRoot();
         dataRoot = Files.createTempDirectory("csi4j-dir-engine-");
-        served = ServedDriver.plainPool(dataRoot.resolve("data"), DriverConfig.EngineKind.DIR);
+        served = ServedDriver.plainPool(dataRoot.resolve("data"), EngineKind.DIR);
     }
 
     @AfterAll

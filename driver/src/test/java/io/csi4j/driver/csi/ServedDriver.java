@@ -6,6 +6,7 @@ import io.csi4j.driver.catalog.Page;
 import io.csi4j.driver.catalog.SnapshotFilter;
 import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.testing.LeakCheck;
@@ -67,7 +68,7 @@ final class ServedDriver implements AutoCloseable {
     }
 
     /** A plain-directory pool in {@code dataDir} (which may sit on a scratch filesystem). */
-    static ServedDriver plainPool(Path dataDir, DriverConfig.EngineKind engine) {
+    static ServedDriver plainPool(Path dataDir, EngineKind engine) {
         return start(tempRoot(), DriverConfig.defaults(dataDir, NODE_ID).withEngine(engine));
     }
 
@@ -207,7 +208,7 @@ final class ServedDriver implements AutoCloseable {
         }
         try {
             LeakCheck.release(Set.of(root.resolve("node")));
-            if (config.poolSizeBytes().isPresent()) Pool.open(config.dataDir(), config.poolSizeBytes()).release();
+            Pool.uninstall(config.layout());
             if (!MountTable.read().under(root).isEmpty()) throw new IllegalStateException("mounts left under " + root);
             deleteTree(root);
         } catch (RuntimeException e) {

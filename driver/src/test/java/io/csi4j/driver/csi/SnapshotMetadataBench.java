@@ -63,7 +63,7 @@ public final class SnapshotMetadataBench {
                 server.close();
             }
         } finally {
-            Pool.open(config.dataDir(), config.poolSizeBytes()).release();
+            Pool.uninstall(config.layout());
         }
     }
 

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.testing.LeakCheck;
 import io.csi4j.driver.testing.ScratchFilesystem;
@@ -64,7 +65,7 @@ class SnapshotMetadataSocketTest {
         ScratchFilesystem.require("ext4");
         reflinkPool = ServedDriver.imagePool(2L << 30);
         ext4 = ScratchFilesystem.create("ext4", 1L << 30);
-        copyPool = ServedDriver.plainPool(ext4.mountPoint().resolve("data"), DriverConfig.EngineKind.IMAGE);
+        copyPool = ServedDriver.plainPool(ext4.mountPoint().resolve("data"), EngineKind.IMAGE);
     }
 
     @AfterAll

@@ -3,6 +3,7 @@ package io.csi4j.driver.engine;
 import io.csi4j.driver.engine.Artifact.Label;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.os.Durable;
+import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.testing.ScratchFilesystem;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -34,7 +35,7 @@ public final class EngineBench {
                 createRounds, snapshotRounds, Runtime.getRuntime().availableProcessors());
         for (String fs : List.of("xfs", "ext4")) {
             try (ScratchFilesystem scratch = ScratchFilesystem.create(fs, 4 * GIB)) {
-                Pool pool = Pool.open(scratch.mountPoint().resolve("data"), OptionalLong.empty());
+                Pool pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
                 try (ImageEngine engine = ImageEngine.open(pool, new ImageEngine.Options(8.0, false))) {
                     System.out.println(pool.describe());
                     createDelete(engine, createRounds);

@@ -11,6 +11,7 @@ import io.csi4j.driver.os.MountFlag;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.os.Mounts;
+import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.testing.LeakCheck;
 import io.csi4j.driver.testing.ScratchFilesystem;
 import java.io.IOException;
@@ -55,7 +56,7 @@ class PoolTest {
 
     @Test
     void poolSizeCreatesAnXfsPoolThatIsAdoptedAndReattachedAfterAReboot() throws Exception {
-        Pool created = Pool.open(dataDir, OptionalLong.of(512 * MIB));
+        Pool created = Pool.open(new DataDir(dataDir), OptionalLong.of(512 * MIB));
         Path image = dataDir.resolve("pool.img");
         assertEquals(image, created.image().orElseThrow());
         assertEquals("xfs", created.filesystem());
@@ -69,7 +70,7 @@ class PoolTest {
         assertTrue(io.csi4j.driver.os.Fallocate.allocatedBytes(image) < 128 * MIB, "sparse");
         Files.writeString(created.path().resolve("kept"), "across a reboot");
 
-        Pool adopted = Pool.open(dataDir, OptionalLong.of(512 * MIB)); // a plugin restart
+        Pool adopted = Pool.open(new DataDir(dataDir), OptionalLong.of(512 * MIB)); // a plugin restart
         assertTrue(adopted.describe().contains("adopted"), adopted.describe());
         assertEquals(1, mountsAtPool().size(), "adopted, not mounted twice");
         assertEquals(1, LoopDevice.findByBackingFile(image).size());
@@ -79,13 +80,13 @@ class PoolTest {
         assertEquals(List.of(), LoopDevice.findByBackingFile(image));
         assertFalse(Files.exists(dataDir.resolve("pool/kept")));
 
-        Pool reattached = Pool.open(dataDir, OptionalLong.of(512 * MIB));
+        Pool reattached = Pool.open(new DataDir(dataDir), OptionalLong.of(512 * MIB));
         assertTrue(reattached.describe().contains("attached and mounted"), reattached.describe());
         assertEquals("across a reboot", Files.readString(reattached.path().resolve("kept")));
         assertTrue(LoopDevice.findByBackingFile(image).getFirst().autoclear(), "unmounting the pool frees its device");
 
         long before = FsStats.of(reattached.path()).totalBytes();
-        Pool grown = Pool.open(dataDir, OptionalLong.of(768 * MIB));
+        Pool grown = Pool.open(new DataDir(dataDir), OptionalLong.of(768 * MIB));
         long after = FsStats.of(grown.path()).totalBytes();
         assertTrue(after - before > 200 * MIB, "grew online from " + before + " to " + after);
         assertEquals(1, mountsAtPool().size());
@@ -95,7 +96,7 @@ class PoolTest {
 
     @Test
     void aPlainDirectoryPoolOnExt4SaysItHasNoReflink() {
-        Pool pool = Pool.open(dataDir, OptionalLong.empty());
+        Pool pool = Pool.open(new DataDir(dataDir), OptionalLong.empty());
         assertEquals(dataDir.resolve("pool"), pool.path());
         assertTrue(pool.image().isEmpty());
         if (!FsStats.of(dataDir).type().equals("ext4")) return; // the message is what matters on ext4 roots
@@ -110,7 +111,7 @@ class PoolTest {
         Files.createDirectories(dataDir.resolve("pool"));
         Files.writeString(dataDir.resolve("pool/volume-of-a-plain-pool"), "x");
         IllegalStateException notEmpty = assertThrows(IllegalStateException.class,
-                () -> Pool.open(dataDir, OptionalLong.of(512 * MIB)));
+                () -> Pool.open(new DataDir(dataDir), OptionalLong.of(512 * MIB)));
         assertTrue(notEmpty.getMessage().contains("not empty"), notEmpty.getMessage());
         assertEquals(List.of(), mountsAtPool());
         assertEquals(List.of(), LoopDevice.findByBackingFile(dataDir.resolve("pool.img")));
@@ -119,7 +120,7 @@ class PoolTest {
         Mounts.mount("tmpfs", dataDir.resolve("pool"), "tmpfs", Set.of(MountFlag.NODEV), "size=1m");
         try {
             IllegalStateException foreign = assertThrows(IllegalStateException.class,
-                    () -> Pool.open(dataDir, OptionalLong.of(512 * MIB)));
+                    () -> Pool.open(new DataDir(dataDir), OptionalLong.of(512 * MIB)));
             assertTrue(foreign.getMessage().contains("tmpfs"), foreign.getMessage());
         } finally {
             Mounts.unmount(dataDir.resolve("pool"));

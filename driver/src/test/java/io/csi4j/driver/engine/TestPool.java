@@ -3,6 +3,7 @@ package io.csi4j.driver.engine;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.testing.LeakCheck;
 import io.csi4j.driver.testing.ScratchFilesystem;
 import java.io.IOException;
@@ -29,7 +30,7 @@ final class TestPool implements AutoCloseable {
     private TestPool(ScratchFilesystem scratch, Path node) {
         this.scratch = scratch;
         this.node = node;
-        this.pool = Pool.open(scratch.mountPoint().resolve("data"), OptionalLong.empty());
+        this.pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
     }
 
     static TestPool create(String fsType, long sizeBytes) {

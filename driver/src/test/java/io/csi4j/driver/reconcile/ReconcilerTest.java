@@ -11,6 +11,7 @@ import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
+import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
@@ -172,7 +173,7 @@ class ReconcilerTest {
     @Test
     void aBlankDirectoryVolumeWhoseDirectoryAPowerCutLostIsMadeAgainFromItsRow() throws Exception {
         DriverConfig d = DriverConfig.defaults(dataDir, "node-r");
-        DriverConfig config = new DriverConfig(d.dataDir(), d.nodeId(), DriverConfig.EngineKind.DIR, d.poolSizeBytes(), d.mode(),
+        DriverConfig config = new DriverConfig(d.dataDir(), d.nodeId(), EngineKind.DIR, d.poolSizeBytes(), d.mode(),
                 d.maxVolumesPerNode(), d.defaultVolumeBytes(), d.overcommitRatio(), d.groupDeletePolicy(),
                 d.oneGroupPerVolume(), d.maxGroupMembers());
         VolumeRecord lost;
