@@ -1,5 +1,8 @@
 /**
- * Storage engines: where volume and snapshot bytes live, behind {@link io.csi4j.driver.engine.StorageEngine}.
+ * Storage engines: where volume and snapshot bytes live, behind {@link io.csi4j.driver.engine.StorageEngine}:
+ * its pool side ({@link io.csi4j.driver.engine.PoolStorage}, artifacts in the pool: all the controller's domain
+ * rules touch, so they can be tested against an engine held in memory) and its node side
+ * ({@link io.csi4j.driver.engine.NodeStorage}: attach, stage, publish).
  *
  * <p>{@link io.csi4j.driver.engine.Pool} is {@code <data-dir>/pool}: a plain directory, or an XFS image
  * ({@code <data-dir>/pool.img}, reflink on) that the plugin mounts there and that outlives it.

@@ -10,7 +10,7 @@ import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.catalog.VolumeGroupRecord;
 import io.csi4j.driver.catalog.VolumeRecord;
-import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.volume.Ownership;
@@ -67,17 +67,17 @@ public final class VolumeGroups {
     }
 
     private final Catalog catalog;
-    private final StorageEngine engine;
+    private final PoolStorage engine;
     private final Volumes volumes;
     private final DriverConfig config;
     private final InstantSource clock;
     private final StepListener steps;
 
-    public VolumeGroups(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config, InstantSource clock) {
+    public VolumeGroups(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock) {
         this(catalog, engine, volumes, config, clock, StepListener.NONE);
     }
 
-    public VolumeGroups(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config, InstantSource clock,
+    public VolumeGroups(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock,
                         StepListener steps) {
         this.catalog = catalog;
         this.engine = engine;

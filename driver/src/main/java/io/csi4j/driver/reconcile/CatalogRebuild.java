@@ -10,7 +10,7 @@ import io.csi4j.driver.catalog.VolumeKind;
 import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
-import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.PoolStorage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -83,7 +83,7 @@ public final class CatalogRebuild {
     private CatalogRebuild() {}
 
     /** Reads the catalog (if it opens) and the pool; changes nothing. */
-    public static Report check(Path dataDir, StorageEngine engine) {
+    public static Report check(Path dataDir, PoolStorage engine) {
         Scan scan = scan(engine, "");
         Path file = dataDir.resolve(Catalog.FILE_NAME);
         if (isMissing(file)) return scan.report(CatalogState.MISSING, "", Set.of(), Set.of(), Optional.empty(), false);
@@ -123,7 +123,7 @@ public final class CatalogRebuild {
      * holding every labelled artifact of the pool as a READY row owned by {@code nodeId}. Refuses a sound
      * catalog unless {@code force}: a rebuild loses what sidecars do not carry.
      */
-    public static Report rebuild(Path dataDir, StorageEngine engine, String nodeId, boolean force, InstantSource clock) {
+    public static Report rebuild(Path dataDir, PoolStorage engine, String nodeId, boolean force, InstantSource clock) {
         Report before = check(dataDir, engine);
         if (before.state() == CatalogState.SOUND && !force) {
             throw new IllegalStateException("the catalog is sound; a rebuild would lose volume groups, publications and "
@@ -210,7 +210,7 @@ public final class CatalogRebuild {
         }
     }
 
-    private static Scan scan(StorageEngine engine, String nodeId) {
+    private static Scan scan(PoolStorage engine, String nodeId) {
         Instant now = Instant.now();
         List<VolumeRecord> volumes = new ArrayList<>();
         List<SnapshotRecord> snapshots = new ArrayList<>();
@@ -249,7 +249,7 @@ public final class CatalogRebuild {
         return new Scan(volumes, snapshots, groups, unlabelled, unreadable);
     }
 
-    private static Optional<Artifact> read(StorageEngine engine, Artifact.Kind kind, String id, List<String> unreadable) {
+    private static Optional<Artifact> read(PoolStorage engine, Artifact.Kind kind, String id, List<String> unreadable) {
         try {
             Optional<Artifact> a = engine.artifact(kind, id);
             if (a.isEmpty()) unreadable.add(id + ": no sidecar");

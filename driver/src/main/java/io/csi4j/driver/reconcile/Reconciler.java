@@ -8,7 +8,7 @@ import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.catalog.VolumeGroupRecord;
 import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.Artifact;
-import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.volume.Volumes;
@@ -31,7 +31,7 @@ import java.util.TreeSet;
  */
 public final class Reconciler {
     private final Catalog catalog;
-    private final StorageEngine engine;
+    private final PoolStorage engine;
     private final Volumes volumes;
     private final Snapshots snapshots;
     private final GroupSnapshots groupSnapshots;
@@ -55,7 +55,7 @@ public final class Reconciler {
         }
     }
 
-    public Reconciler(Catalog catalog, StorageEngine engine, Volumes volumes, Snapshots snapshots, GroupSnapshots groupSnapshots) {
+    public Reconciler(Catalog catalog, PoolStorage engine, Volumes volumes, Snapshots snapshots, GroupSnapshots groupSnapshots) {
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;

@@ -6,7 +6,7 @@ import io.csi4j.driver.catalog.GroupSnapshotRecord;
 import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.engine.FreezeHold;
-import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.volume.Ownership;
@@ -27,7 +27,7 @@ import java.util.Set;
  */
 public final class GroupSnapshots {
     private final Catalog catalog;
-    private final StorageEngine engine;
+    private final PoolStorage engine;
     private final Volumes volumes;
     private final DriverConfig config;
     private final InstantSource clock;
@@ -35,7 +35,7 @@ public final class GroupSnapshots {
     /** A group snapshot with its member snapshots, in source order. */
     public record GroupSnapshot(GroupSnapshotRecord group, List<SnapshotRecord> members) {}
 
-    public GroupSnapshots(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config, InstantSource clock) {
+    public GroupSnapshots(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock) {
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;

@@ -2,7 +2,7 @@ package io.csi4j.driver.snapshot;
 
 import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.engine.RangeCursor;
-import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.sdk.CsiException;
 import java.util.EnumMap;
 import java.util.Map;
@@ -21,10 +21,10 @@ public final class SnapshotBlocks {
     public static final int MAX_RANGES_PER_MESSAGE = 4096;
 
     private final Snapshots snapshots;
-    private final StorageEngine engine;
+    private final PoolStorage engine;
     private final Map<RangeCursor.Method, LongAdder> calls = new EnumMap<>(RangeCursor.Method.class);
 
-    public SnapshotBlocks(Snapshots snapshots, StorageEngine engine) {
+    public SnapshotBlocks(Snapshots snapshots, PoolStorage engine) {
         this.snapshots = snapshots;
         this.engine = engine;
         for (RangeCursor.Method m : RangeCursor.Method.values()) calls.put(m, new LongAdder());

@@ -6,7 +6,7 @@ import io.csi4j.driver.catalog.Page;
 import io.csi4j.driver.catalog.SnapshotFilter;
 import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.catalog.State;
-import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.volume.Ownership;
@@ -19,12 +19,12 @@ import java.util.Optional;
 /** Single-volume snapshots: intent → effect (reflink or copy, frozen if mounted) → commit. */
 public final class Snapshots {
     private final Catalog catalog;
-    private final StorageEngine engine;
+    private final PoolStorage engine;
     private final Volumes volumes;
     private final DriverConfig config;
     private final InstantSource clock;
 
-    public Snapshots(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config, InstantSource clock) {
+    public Snapshots(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock) {
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;

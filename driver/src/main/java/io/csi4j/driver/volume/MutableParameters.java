@@ -1,6 +1,6 @@
 package io.csi4j.driver.volume;
 
-import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.sdk.CsiException;
 import java.util.Map;
 import java.util.Set;
@@ -14,7 +14,7 @@ public final class MutableParameters {
 
     private MutableParameters() {}
 
-    public static void validate(Map<String, String> parameters, StorageEngine engine) {
+    public static void validate(Map<String, String> parameters, PoolStorage engine) {
         var unknown = new TreeSet<>(parameters.keySet());
         unknown.removeAll(KNOWN);
         if (!unknown.isEmpty()) {

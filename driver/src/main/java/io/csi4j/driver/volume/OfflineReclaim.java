@@ -2,7 +2,7 @@ package io.csi4j.driver.volume;
 
 import io.csi4j.driver.catalog.VolumeKind;
 import io.csi4j.driver.catalog.VolumeRecord;
-import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.sdk.CsiException;
 
 /**
@@ -12,9 +12,9 @@ import io.csi4j.sdk.CsiException;
  */
 public final class OfflineReclaim {
     private final Volumes volumes;
-    private final StorageEngine engine;
+    private final PoolStorage engine;
 
-    public OfflineReclaim(Volumes volumes, StorageEngine engine) {
+    public OfflineReclaim(Volumes volumes, PoolStorage engine) {
         this.volumes = volumes;
         this.engine = engine;
     }

@@ -16,7 +16,7 @@ import io.csi4j.driver.catalog.VolumeKind;
 import io.csi4j.driver.catalog.VolumeListing;
 import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.Artifact;
-import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.storage.StorageException;
@@ -55,7 +55,7 @@ public final class Volumes {
     public static final String DEFAULT_FS_TYPE = "ext4";
 
     private final Catalog catalog;
-    private final StorageEngine engine;
+    private final PoolStorage engine;
     private final DriverConfig config;
     private final InstantSource clock;
     /** Volumes whose files are unlinked but not yet synced away: their tombstones go after the next directory sync. */
@@ -63,7 +63,7 @@ public final class Volumes {
     /** How many unlinks share one sync of the pool's directory (and one tombstone clean-up in a delete's commit). */
     static final int TOMBSTONE_BATCH = 256;
 
-    public Volumes(Catalog catalog, StorageEngine engine, DriverConfig config, InstantSource clock) {
+    public Volumes(Catalog catalog, PoolStorage engine, DriverConfig config, InstantSource clock) {
         this.catalog = catalog;
         this.engine = engine;
         this.config = config;

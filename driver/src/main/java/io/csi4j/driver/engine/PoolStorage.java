@@ -1,0 +1,196 @@
+package io.csi4j.driver.engine;
+
+import io.csi4j.driver.storage.StorageException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The pool side of storage: volumes and snapshots as artifacts in a pool, what the controller's domain rules
+ * ({@code Volumes}, {@code Snapshots}, groups) need and all they may touch. Open, so that the rules can be
+ * tested against an engine held in memory; {@link StorageEngine} is the real one, with its node side.
+ *
+ * <p>Contract, for every method: idempotent (a repeat after success, or after a crash at any
+ * instant, converges to the same end state), atomic from the outside (an artifact appears under
+ * its final name only when complete: temp name + rename + fsync of the directory, its sidecar
+ * written before; the two exceptions, a blank volume's create and a volume's delete, are durable
+ * through the caller's catalog commit instead, see there), and safe with any id: an id that is not a plain
+ * safe file name is refused with INVALID before it becomes a path, and nothing outside the pool is touched
+ * through a symlink. Errors are {@code StorageException}s with a reason (ENOSPC -> NO_SPACE, missing
+ * source -> NOT_FOUND, attached or mounted -> IN_USE, held by a concurrent call -> BUSY, else FAILED
+ * with the call and path); the CSI layer picks the status code.
+ */
+public interface PoolStorage extends AutoCloseable {
+
+    /** "image" or "dir". */
+    String name();
+
+    PoolInfo pool();
+
+    /** What the plugin should say at start-up about this engine and its pool (e.g. no reflink). */
+    List<String> notices();
+
+    boolean supportsBlock();
+
+    // ---- controller side: artifacts in the pool ----
+
+    /**
+     * Creates an empty volume of at least {@code capacityBytes} (rounded up to the engine's
+     * granularity and the filesystem's minimum; returned). Repeating with the same id and size is OK;
+     * another size is EXISTS; more than the pool can promise is NO_SPACE.
+     *
+     * <p>Nothing is synced: a blank volume is derivable from its catalog row, so the row's commit is the
+     * whole protocol. A crash before the commit leaves an artifact that holds no data and that no row owns
+     * (swept at start-up, {@link #holdsData}); a power cut after it may lose the artifact, which the start-up
+     * reconciler re-makes from the row ({@link #ensureBlankVolume}). The node side makes the artifact
+     * durable before anything is written into it (at stage or publish).
+     */
+    long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label);
+
+    /**
+     * Creates a volume holding the snapshot's content, grown to {@code capacityBytes} if larger
+     * (0: the snapshot's size; smaller than the snapshot: OUT_OF_RANGE).
+     */
+    long restoreSnapshot(String volumeId, String snapshotId, long capacityBytes, AccessType access, Artifact.Label label);
+
+    /** Creates a volume holding the source volume's content (crash-consistent: frozen if mounted here). */
+    long cloneVolume(String volumeId, String sourceVolumeId, long capacityBytes, AccessType access, Artifact.Label label);
+
+    /**
+     * Removes the volume's artifact; OK if it is already gone; IN_USE while it is in use here.
+     * Not synced: the caller commits a tombstone first (or owns the artifact through no row at all), and
+     * makes many deletes durable at once with {@link #syncDeletes}.
+     */
+    void deleteVolume(String volumeId);
+
+    /** Makes every {@link #deleteVolume} done so far durable (one sync of the pool's volume directory). */
+    void syncDeletes();
+
+    /**
+     * Makes a blank volume's artifact from its row, durably, if a power cut lost it (or its size or its
+     * sidecar) after an unsynced {@link #createVolume}; true if anything had to be made. A present artifact's
+     * content is kept.
+     */
+    boolean ensureBlankVolume(String volumeId, long sizeBytes, AccessType access, Artifact.Label label);
+
+    /**
+     * Whether anything was ever written into the artifact (allocated blocks, directory entries). One that
+     * holds nothing and that no row owns is what a create cut short leaves: sweeping it loses nothing.
+     */
+    boolean holdsData(Artifact.Kind kind, String id);
+
+    /** True while the volume is attached on this node (staged or published), so it must not be deleted. */
+    boolean inUse(String volumeId);
+
+    /** Grows the artifact (and, if attached, the loop capacity); never shrinks. Returns the new size. */
+    long expandVolume(String volumeId, long newCapacityBytes);
+
+    /** Cuts a snapshot; a mounted filesystem volume is frozen around the cut. Returns its size. */
+    long createSnapshot(String snapshotId, String volumeId, Artifact.Label label);
+
+    /**
+     * Cuts one snapshot per entry (snapshot id -> volume id), write-order consistent across all:
+     * freeze every mounted member, cut all, thaw all (always, also on error). On failure no
+     * member snapshot is left behind. Returns snapshot id -> size.
+     *
+     * <p>With a {@code held} hold (null: none) the members are frozen already, as part of a group snapshot
+     * that spans nodes, and the cut takes no freeze of its own. BUSY when the hold was released before the
+     * cut; INVALID when it does not cover every member.
+     */
+    Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held);
+
+    /**
+     * Freezes the mounted filesystems of these volumes until the returned hold is closed (flushing attached
+     * block devices, which cannot be frozen). NOT_FOUND for a volume that does not exist; BUSY when one is
+     * frozen already. The caller must close the hold, also when it fails.
+     */
+    FreezeHold holdFrozen(List<String> volumeIds);
+
+    void deleteSnapshot(String snapshotId);
+
+    /**
+     * Applies mutable parameters (ControllerModifyVolume): {@code readAheadKiB} to the attached
+     * device now (the caller keeps the value and passes it at every later stage), {@code compression}
+     * on btrfs pools. Validates every key first and applies nothing if one is unsupported
+     * (INVALID naming it and the known ones).
+     */
+    void modifyVolume(String volumeId, Map<String, String> mutableParameters);
+
+    /** Empty when healthy; else why not (artifact missing, filesystem read-only after errors ...). */
+    Optional<String> volumeCondition(String volumeId);
+
+    /**
+     * {@link #volumeCondition} of many volumes (a page of ListVolumes); an engine answers it with one look at
+     * what is shared (mount table, loop devices) instead of one per volume. Every id is in the result.
+     */
+    default Map<String, Optional<String>> volumeConditions(List<String> volumeIds) {
+        Map<String, Optional<String>> conditions = new java.util.HashMap<>();
+        for (String id : volumeIds) conditions.put(id, volumeCondition(id));
+        return conditions;
+    }
+
+    /** Ids of every volume artifact on disk (for the reconciler's orphan report). */
+    Set<String> volumeArtifacts();
+
+    Set<String> snapshotArtifacts();
+
+    /** What the artifact's sidecar says about it (for an fsck that rebuilds the catalog from disk). */
+    Optional<Artifact> artifact(Artifact.Kind kind, String id);
+
+    /**
+     * Removes leftovers of interrupted work (temp files, sidecars whose artifact never appeared);
+     * returns what was removed. Call at start-up, before serving.
+     */
+    List<Path> removeTemporaryArtifacts();
+
+    // ---- snapshot metadata: what a snapshot holds, what changed between two ----
+
+    /** Whether snapshots are block images whose ranges {@link #allocatedRanges} and {@link #changedRanges} map. */
+    default boolean mapsSnapshotBlocks() {
+        return false;
+    }
+
+    /**
+     * The allocated ranges of the snapshot's block image from {@code from} on, computed as they are pulled.
+     * NOT_FOUND without its image; UNSUPPORTED on an engine whose snapshots are no block images.
+     * {@code cancelled} is polled while scanning: a true answer ends the scan with a CancellationException.
+     */
+    default RangeCursor allocatedRanges(String snapshotId, long from, java.util.function.BooleanSupplier cancelled) {
+        throw StorageException.unsupported("the " + name() + " engine keeps no block images of snapshots");
+    }
+
+    /**
+     * The ranges whose content may differ between two snapshots of one volume, from {@code from} on, up to the
+     * target's size: from shared physical extents where the pool reflinks, else by comparing data.
+     */
+    default RangeCursor changedRanges(String baseSnapshotId, String targetSnapshotId, long from,
+                                      java.util.function.BooleanSupplier cancelled) {
+        throw StorageException.unsupported("the " + name() + " engine keeps no block images of snapshots");
+    }
+
+    // ---- space reclaim (CSI-Addons ReclaimSpace) ----
+
+    /** Whether {@link #trim} gives a volume's free space back to the pool. */
+    default boolean reclaimsSpace() {
+        return false;
+    }
+
+    /** Bytes the volume really takes in the pool (allocated blocks, not its size). */
+    default long allocatedBytes(String volumeId) {
+        throw StorageException.unsupported("the " + name() + " engine cannot tell what a volume takes");
+    }
+
+
+    /**
+     * Reclaims the free space of a filesystem volume that no workload uses, without showing its filesystem to
+     * anyone (ControllerReclaimSpace). IN_USE while it is attached as a block device.
+     */
+    default void trimOffline(String volumeId) {
+        throw StorageException.unsupported("the " + name() + " engine cannot reclaim space");
+    }
+
+    @Override
+    void close();
+}
