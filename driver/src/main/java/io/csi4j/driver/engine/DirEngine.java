@@ -34,13 +34,13 @@ public final class DirEngine extends PoolEngine {
      * The recorded sizes of the volumes, summed once at open and kept up to date by every change here: reading every
      * sidecar at each CreateVolume's space check made a create cost O(volumes) (60/s at 5,000 volumes).
      */
-    private final AtomicLong provisioned = new AtomicLong();
+    private final AtomicLong provisionedBytes = new AtomicLong();
 
     private DirEngine(Pool pool) {
-        super(pool, ".dir", EntryType.DIRECTORY);
+        super(pool, "dir", false, ".dir", EntryType.DIRECTORY);
         long sum = 0;
         for (String id : layout.ids(Artifact.Kind.VOLUME)) sum += recordedSize(Artifact.Kind.VOLUME, id);
-        provisioned.set(sum);
+        provisionedBytes.set(sum);
     }
 
     public static DirEngine open(Pool pool) {
@@ -48,19 +48,14 @@ public final class DirEngine extends PoolEngine {
     }
 
     @Override
-    public String name() { return "dir"; }
+    long provisioned() {
+        return provisionedBytes.get();
+    }
 
+    /** Capacity is not enforced: what a new volume can get is what the filesystem has free. */
     @Override
-    public boolean supportsBlock() { return false; }
-
-    @Override
-    public PoolInfo pool() {
-        return translate("reading pool " + pool.path(), () -> {
-            FsStats stats = pool.stats();
-            // capacity is not enforced: what a new volume can get is what the filesystem has free
-            return new PoolInfo(pool.path(), stats.type(), pool.reflink(), stats.totalBytes(), stats.availableBytes(),
-                    provisioned.get(), stats.availableBytes());
-        });
+    long allocatable(FsStats stats, long provisioned) {
+        return stats.availableBytes();
     }
 
     @Override
@@ -100,7 +95,7 @@ public final class DirEngine extends PoolEngine {
             PoolLayout.deleteQuietly(layout.sidecar(Artifact.Kind.VOLUME, volumeId));
             throw new UncheckedIOException("creating " + dir(volumeId), e);
         }
-        provisioned.addAndGet(capacityBytes);
+        provisionedBytes.addAndGet(capacityBytes);
     }
 
     @Override
@@ -152,7 +147,7 @@ public final class DirEngine extends PoolEngine {
         layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now())
                 .withLabel(label));
         copyInto(source, Artifact.Kind.VOLUME, volumeId);
-        provisioned.addAndGet(size);
+        provisionedBytes.addAndGet(size);
         return size;
     }
 
@@ -181,7 +176,7 @@ public final class DirEngine extends PoolEngine {
                 size = recordedSize(Artifact.Kind.VOLUME, volumeId);
             }
             layout.deleteUnsynced(Artifact.Kind.VOLUME, volumeId);  // durable by the caller's tombstone
-            provisioned.addAndGet(-size);
+            provisionedBytes.addAndGet(-size);
             return null;
         }));
     }
@@ -217,7 +212,7 @@ public final class DirEngine extends PoolEngine {
                     new Artifact(volumeId, Artifact.Kind.VOLUME, name(), 0, AccessType.mount(""), "", Instant.now()));
             if (newCapacityBytes <= artifact.sizeBytes()) return artifact.sizeBytes();
             layout.writeSidecar(artifact.withSize(newCapacityBytes));
-            provisioned.addAndGet(newCapacityBytes - artifact.sizeBytes());
+            provisionedBytes.addAndGet(newCapacityBytes - artifact.sizeBytes());
             return newCapacityBytes;
         }));
     }
@@ -267,32 +262,27 @@ public final class DirEngine extends PoolEngine {
 
     /** Nothing to freeze here, with or without a hold: a member published writable is refused. */
     @Override
-    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held) {
-        if (snapshotToVolume.isEmpty()) throw StorageException.invalid("no volumes to snapshot");
-        Map<String, String> members = new TreeMap<>();
-        snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));
-        return translate("snapshotting " + members, () -> {
-            MountTable table = MountTable.read();
-            for (String volumeId : members.values()) {
-                store.require(Artifact.Kind.VOLUME, volumeId);
-                List<Path> writable = mountsOf(table, volumeId).stream().filter(m -> !m.readOnly()).map(MountInfo::mountPoint).toList();
-                if (!writable.isEmpty()) {
-                    throw StorageException.inUse("volume " + volumeId + " is published writable at " + writable
-                            + "; a directory cannot be frozen, so a group snapshot could not be write-order consistent");
-                }
+    Map<String, Long> snapshotGroup(Map<String, String> members, Artifact.Label label, FreezeHold held) {
+        MountTable table = MountTable.read();
+        for (String volumeId : members.values()) {
+            store.require(Artifact.Kind.VOLUME, volumeId);
+            List<Path> writable = mountsOf(table, volumeId).stream().filter(m -> !m.readOnly()).map(MountInfo::mountPoint).toList();
+            if (!writable.isEmpty()) {
+                throw StorageException.inUse("volume " + volumeId + " is published writable at " + writable
+                        + "; a directory cannot be frozen, so a group snapshot could not be write-order consistent");
             }
-            Map<String, Long> sizes = new TreeMap<>();
-            try {
-                sourcesStayed(members.values(), () -> {
-                    members.forEach((snapshotId, volumeId) -> sizes.put(snapshotId, snapshot(snapshotId, volumeId, label)));
-                    return null;
-                });
-            } catch (RuntimeException e) {
-                deleteMembers(members.keySet(), e);
-                throw e;
-            }
-            return sizes;
-        });
+        }
+        Map<String, Long> sizes = new TreeMap<>();
+        try {
+            sourcesStayed(members.values(), () -> {
+                members.forEach((snapshotId, volumeId) -> sizes.put(snapshotId, snapshot(snapshotId, volumeId, label)));
+                return null;
+            });
+        } catch (RuntimeException e) {
+            deleteMembers(members.keySet(), e);
+            throw e;
+        }
+        return sizes;
     }
 
     /** Only {@code compression}, on btrfs pools: set on the directory, new files in it inherit it. */

@@ -78,7 +78,7 @@ public final class ImageEngine extends PoolEngine {
     private long reservedBytes;
 
     private ImageEngine(Pool pool, Options options) {
-        super(pool, ".img", EntryType.FILE);
+        super(pool, "image", true, ".img", EntryType.FILE);
         this.options = options;
         this.staging = new LoopStaging(options);
         this.provisionedBytes = countProvisioned();
@@ -88,20 +88,10 @@ public final class ImageEngine extends PoolEngine {
         return new ImageEngine(pool, options);
     }
 
+    /** Thin: bounded by the overcommitted share of the pool that is not promised yet. */
     @Override
-    public String name() { return "image"; }
-
-    @Override
-    public boolean supportsBlock() { return true; }
-
-    @Override
-    public PoolInfo pool() {
-        return translate("reading pool " + pool.path(), () -> {
-            FsStats stats = pool.stats();
-            long provisioned = provisioned();
-            return new PoolInfo(pool.path(), stats.type(), pool.reflink(), stats.totalBytes(), stats.availableBytes(),
-                    provisioned, PoolInfo.allocatable(stats.totalBytes(), stats.availableBytes(), provisioned, options.overcommitRatio()));
-        });
+    long allocatable(FsStats stats, long provisioned) {
+        return PoolInfo.allocatable(stats.totalBytes(), stats.availableBytes(), provisioned, options.overcommitRatio());
     }
 
     @Override
@@ -114,7 +104,8 @@ public final class ImageEngine extends PoolEngine {
         return notices;
     }
 
-    private long provisioned() {
+    @Override
+    long provisioned() {
         synchronized (provisioning) {
             return provisionedBytes + reservedBytes;
         }
@@ -436,23 +427,18 @@ public final class ImageEngine extends PoolEngine {
     }
 
     @Override
-    public Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held) {
-        if (snapshotToVolume.isEmpty()) throw StorageException.invalid("no volumes to snapshot");
-        Map<String, String> members = new TreeMap<>();
-        snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));
-        return translate("snapshotting " + members, () -> {
-            for (String volumeId : members.values()) {
-                store.require(Artifact.Kind.VOLUME, volumeId);
-            }
-            Map<String, Long> done = completedSnapshots(members);
-            if (done.size() == members.size()) {
-                done.keySet().forEach(id -> store.relabel(Artifact.Kind.SNAPSHOT, id, label));
-                return done;
-            }
-            // some but not all: left by an interrupted cut, not consistent with a new one; start over
-            done.keySet().forEach(id -> layout.delete(Artifact.Kind.SNAPSHOT, id));
-            return sourcesStayed(members.values(), () -> cutSnapshots(members, label, held));
-        });
+    Map<String, Long> snapshotGroup(Map<String, String> members, Artifact.Label label, FreezeHold held) {
+        for (String volumeId : members.values()) {
+            store.require(Artifact.Kind.VOLUME, volumeId);
+        }
+        Map<String, Long> done = completedSnapshots(members);
+        if (done.size() == members.size()) {
+            done.keySet().forEach(id -> store.relabel(Artifact.Kind.SNAPSHOT, id, label));
+            return done;
+        }
+        // some but not all: left by an interrupted cut, not consistent with a new one; start over
+        done.keySet().forEach(id -> layout.delete(Artifact.Kind.SNAPSHOT, id));
+        return sourcesStayed(members.values(), () -> cutSnapshots(members, label, held));
     }
 
     /** Snapshots of {@code members} that exist already; EXISTS if one exists of another volume. */

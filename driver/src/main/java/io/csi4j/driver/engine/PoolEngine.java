@@ -3,13 +3,16 @@ package io.csi4j.driver.engine;
 import static io.csi4j.driver.engine.EngineErrors.translate;
 
 import io.csi4j.driver.engine.PoolLayout.EntryType;
+import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.storage.StorageException;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 
 /**
@@ -22,11 +25,50 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
     protected final Pool pool;
     protected final PoolLayout layout;
     protected final ArtifactStore store;
+    private final String name;
+    private final boolean block;
 
-    PoolEngine(Pool pool, String suffix, EntryType type) {
+    PoolEngine(Pool pool, String name, boolean block, String suffix, EntryType type) {
         this.pool = pool;
+        this.name = name;
+        this.block = block;
         this.layout = PoolLayout.open(pool.path(), suffix);
         this.store = new ArtifactStore(layout, type);
+    }
+
+    @Override
+    public final String name() { return name; }
+
+    @Override
+    public final boolean supportsBlock() { return block; }
+
+    /** Checks every id before it becomes a path, then cuts ({@link #snapshotGroup}) with errors translated. */
+    @Override
+    public final Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label,
+                                                       FreezeHold held) {
+        if (snapshotToVolume.isEmpty()) throw StorageException.invalid("no volumes to snapshot");
+        Map<String, String> members = new TreeMap<>();
+        snapshotToVolume.forEach((snap, vol) -> members.put(PoolLayout.checkId("snapshot", snap), PoolLayout.checkId("volume", vol)));
+        return translate("snapshotting " + members, () -> snapshotGroup(members, label, held));
+    }
+
+    /** Cuts one snapshot per member (snapshot id -> volume id, in id order), consistent as this engine can make it. */
+    abstract Map<String, Long> snapshotGroup(Map<String, String> members, Artifact.Label label, FreezeHold held);
+
+    /** The sum of the volumes' nominal sizes, with those being made right now. */
+    abstract long provisioned();
+
+    /** The largest volume that can be made now, given what the pool's filesystem has and what is promised. */
+    abstract long allocatable(FsStats stats, long provisioned);
+
+    @Override
+    public final PoolInfo pool() {
+        return translate("reading pool " + pool.path(), () -> {
+            FsStats stats = pool.stats();
+            long provisioned = provisioned();
+            return new PoolInfo(pool.path(), stats.type(), pool.reflink(), stats.totalBytes(), stats.availableBytes(),
+                    provisioned, allocatable(stats, provisioned));
+        });
     }
 
     /** The bytes volume {@code volumeId} is sized to now; {@code recorded} when the engine keeps no size of its own. */
