@@ -39,6 +39,18 @@ class CatalogTablesTest {
         catalog.close();
     }
 
+    /** Rows the hand-written codec stored before Gson read back the same (escapes, raw UTF-8, unpaired surrogates). */
+    @Test
+    void readsRowsTheEarlierCodecStored() throws Exception {
+        catalog.volumes().insert(volume("v1"));
+        String stored = "{\"\":\"empty key\",\"controls\":\"\\u0000\\u0001\\b\\f\\n\\r\\t\\u001f\\u007f end\","
+                + "\"lone\":\"\\ud800 x \\udc00\",\"quote\\\"key\":\"a \\\"q\\\" C:\\\\dir\",\"unicode\":\"h\u00e9llo \u65e5\u672c \ud83d\ude80\"}";
+        RawSqlite.execute(dir.resolve(Catalog.FILE_NAME), "UPDATE volumes SET parameters = '" + stored + "' WHERE id = 'v1'");
+        assertEquals(Map.of("", "empty key", "controls", "\u0000\u0001\b\f\n\r\t\u001f\u007f end", "lone", "\ud800 x \udc00",
+                        "quote\"key", "a \"q\" C:\\dir", "unicode", "h\u00e9llo \u65e5\u672c \ud83d\ude80"),
+                catalog.volumes().byId("v1").orElseThrow().parameters());
+    }
+
     @Test
     void volumeCrud() {
         VolumeTable volumes = catalog.volumes();
