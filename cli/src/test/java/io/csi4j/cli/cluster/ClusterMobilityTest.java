@@ -228,4 +228,24 @@ class ClusterMobilityTest {
         controller.deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(snap).build());
         deleteVolume(source);
     }
+
+    @Test
+    void aPeerWithACertificateOfAnotherCaIsRefused() throws Exception {
+        String source = controller.createVolume(request("mob-guarded", "node-a", 64 * MIB, null).build()).getVolume().getVolumeId();
+        scribble(source, 6, 4, (int) MIB);
+        String snap = snapshot("mob-guarded", source);
+        var intruder = TestCertificates.authority(tmp.resolve("other-pki"), "other").issue("intruder");
+        var stub = io.csi4j.proto.cluster.NodeAgentGrpc.newBlockingStub(cluster.agentChannel("node-a", intruder));
+        var refused = assertThrows(StatusRuntimeException.class, () -> stub.withDeadlineAfter(20, java.util.concurrent.TimeUnit.SECONDS)
+                .readSource(io.csi4j.proto.cluster.ReadSourceRequest.newBuilder().setSnapshotId(snap).build()).forEachRemaining(c -> {}));
+        assertEquals(Status.Code.UNAVAILABLE, refused.getStatus().getCode(), "refused at the handshake: " + refused.getStatus());
+        // a peer of the cluster's CA is served (what node-b does)
+        var peer = io.csi4j.proto.cluster.NodeAgentGrpc.newBlockingStub(cluster.agentChannel("node-a", cluster.ca.issue("peer")));
+        var chunks = new java.util.ArrayList<io.csi4j.proto.cluster.SourceChunk>();
+        peer.readSource(io.csi4j.proto.cluster.ReadSourceRequest.newBuilder().setSnapshotId(snap).build()).forEachRemaining(chunks::add);
+        assertEquals(64 * MIB, chunks.getFirst().getHeader().getSizeBytes());
+        assertTrue(chunks.getLast().hasTrailer(), chunks.getLast().toString());
+        controller.deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(snap).build());
+        deleteVolume(source);
+    }
 }

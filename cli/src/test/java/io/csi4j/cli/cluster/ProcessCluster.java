@@ -159,6 +159,13 @@ final class ProcessCluster implements AutoCloseable {
                 }
             }
             agent.child.close();
+            // an agent with a pool image (--pool-size) that was killed left the pool mounted
+            Path pool = dir.resolve(agent.name).resolve("pool");
+            try {
+                if (io.csi4j.driver.os.MountTable.read().isMountPoint(pool)) io.csi4j.driver.os.Mounts.unmount(pool);
+            } catch (RuntimeException e) {
+                System.err.println("could not unmount " + pool + ": " + e);
+            }
         }
     }
 }
