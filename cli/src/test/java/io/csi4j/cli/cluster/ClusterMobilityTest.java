@@ -187,6 +187,13 @@ class ClusterMobilityTest {
         assertArrayEquals(digest(image(source)), digest(image(copy2.getVolumeId())), "the incremental copy holds s2's bytes");
         assertTrue(incremental > 0 && incremental <= changed + 2 * MIB, "only changed ranges travel: " + incremental + " for " + changed);
 
+        // the same snapshot once more: node-b's replica of it is the whole content, nothing travels
+        before = received();
+        Volume copy3 = controller.createVolume(request("mob-copy3", "node-b", 256 * MIB, fromSnapshot(s2)).build()).getVolume();
+        assertEquals(before, received(), "a restore of a snapshot node-b holds a replica of sends nothing");
+        assertArrayEquals(digest(image(source)), digest(image(copy3.getVolumeId())));
+        deleteVolume(copy3.getVolumeId());
+
         // a capacity below the source's size: OUT_OF_RANGE, and node-b keeps nothing of it
         var small = assertThrows(StatusRuntimeException.class, () -> controller.createVolume(request("mob-small", "node-b", 64 * MIB,
                 fromSnapshot(s2)).setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(64 * MIB).setLimitBytes(64 * MIB)).build()));

@@ -119,10 +119,14 @@ public final class SourceSender {
         }
     }
 
-    /** The newest of the receiver's replicas that is a ready snapshot of the same volume here, if any. */
+    /**
+     * The receiver's replica of the target itself (then nothing needs sending), else the newest of its replicas that is
+     * a ready snapshot of the same volume here, if any.
+     */
     private Optional<String> base(ReadSourceRequest req, String target, String sourceVolumeId) {
         if (!engine.mapsSnapshotBlocks()) return Optional.empty();
-        return req.getBaseSnapshotIdsList().stream().filter(b -> !b.equals(target))
+        if (req.getBaseSnapshotIdsList().contains(target)) return Optional.of(target);
+        return req.getBaseSnapshotIdsList().stream()
                 .map(b -> catalog.snapshots().byId(b)).flatMap(Optional::stream)
                 .filter(s -> s.state() == State.READY && s.sourceVolumeId().equals(sourceVolumeId))
                 .max(Comparator.comparing(SnapshotRecord::createdAt)).map(SnapshotRecord::id);
