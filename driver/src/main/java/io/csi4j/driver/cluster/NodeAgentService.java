@@ -83,7 +83,9 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
                     while (!call.isReady()) {
                         if (call.isCancelled()) return false;
                         try {
-                            ready.tryAcquire(50, java.util.concurrent.TimeUnit.MILLISECONDS);
+                            // onReady may come before this thread looks again (it is not the handler's thread):
+                            // the short wait bounds what a missed signal costs
+                            ready.tryAcquire(1, java.util.concurrent.TimeUnit.MILLISECONDS);
                         } catch (InterruptedException e) {
                             Thread.currentThread().interrupt();
                             return false;

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
  * certificate of the cluster's CA carrying the name the controller dials it by, and this agent shows its own.
  */
 public final class Peers implements AutoCloseable {
+    static final int WINDOW = 16 << 20;
     private final MutualTls tls;
     private final ConcurrentHashMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
 
@@ -30,7 +31,9 @@ public final class Peers implements AutoCloseable {
             if (colon <= 0) throw io.csi4j.sdk.CsiException.invalidArgument("source node address '" + peer.getAddress() + "' is not host:port");
             String host = peer.getAddress().substring(0, colon).replaceAll("^\\[|]$", "");
             int port = Integer.parseInt(peer.getAddress().substring(colon + 1));
-            return Channels.builder(new Endpoint.Tcp(host, port), tls, peer.getAuthority().isEmpty() ? host : peer.getAuthority()).build();
+            // a window of many chunks: the sender keeps writing while this side writes what arrived to disk
+            return Channels.builder(new Endpoint.Tcp(host, port), tls, peer.getAuthority().isEmpty() ? host : peer.getAuthority())
+                    .flowControlWindow(WINDOW).maxInboundMessageSize(4 * SourceSender.CHUNK).build();
         });
         return NodeAgentGrpc.newBlockingStub(channel);
     }

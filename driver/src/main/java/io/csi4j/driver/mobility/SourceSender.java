@@ -1,6 +1,6 @@
 package io.csi4j.driver.mobility;
 
-import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.catalog.SnapshotRecord;
 import io.csi4j.driver.catalog.State;
@@ -105,7 +105,8 @@ public final class SourceSender {
                             }
                             range.setZero(true).setCrc32C(crcOfZeros(length));
                         } else {
-                            range.setData(ByteString.copyFrom(bytes, 0, length)).setCrc32C(crc(bytes, length));
+                            // no copy: gRPC serializes the message inside onNext, before this buffer is reused
+                            range.setData(UnsafeByteOperations.unsafeWrap(bytes, 0, length)).setCrc32C(crc(bytes, length));
                             dataBytes += length;
                         }
                         if (!sink.send(SourceChunk.newBuilder().setRange(range).build())) return;
@@ -146,6 +147,12 @@ public final class SourceSender {
     }
 
     private static final byte[] ZEROS = new byte[CHUNK];
+
+    static int crc(ByteBuffer bytes) {
+        CRC32C crc = new CRC32C();
+        crc.update(bytes);
+        return (int) crc.getValue();
+    }
 
     static int crc(byte[] bytes, int length) {
         CRC32C crc = new CRC32C();

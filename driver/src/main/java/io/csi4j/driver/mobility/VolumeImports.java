@@ -147,10 +147,9 @@ public final class VolumeImports {
                         target.zero(r.getOffset(), r.getLength());
                     } else {
                         if (r.getData().size() != r.getLength()) throw mismatch(source, r, "length " + r.getData().size());
-                        byte[] bytes = r.getData().toByteArray();
-                        if (SourceSender.crc(bytes, bytes.length) != r.getCrc32C()) throw mismatch(source, r, "CRC32C");
-                        target.write(java.nio.ByteBuffer.wrap(bytes), r.getOffset());
-                        dataBytes += bytes.length;
+                        if (SourceSender.crc(r.getData().asReadOnlyByteBuffer()) != r.getCrc32C()) throw mismatch(source, r, "CRC32C");
+                        target.write(r.getData().asReadOnlyByteBuffer(), r.getOffset());
+                        dataBytes += r.getLength();
                     }
                     ranges++;
                     progress.moved(r.getLength());
