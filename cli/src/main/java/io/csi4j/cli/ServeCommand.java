@@ -106,6 +106,11 @@ public final class ServeCommand implements Callable<Integer> {
                     + "host:port. --agents is the same flag. The controller keeps no state of its own")
     String agents;
 
+    @Option(names = "--copy-bandwidth", paramLabel = "BYTES/S", defaultValue = "0",
+            description = "With --agent-endpoint: at most this many bytes per second (suffix k, M, G) for copies of volumes "
+                    + "between nodes through this agent, sent and received together; 0 is no limit. Default: ${DEFAULT-VALUE}")
+    String copyBandwidth;
+
     @Option(names = "--tls-cert", paramLabel = "PEM", description = "This process's certificate chain for the agent link")
     Path tlsCert;
 
@@ -145,7 +150,8 @@ public final class ServeCommand implements Callable<Integer> {
                     .listen(csi, driver.csiServices().toArray(io.grpc.BindableService[]::new))
                     .socketMode(Integer.parseInt(socketMode, 8));
             if (addons != null) builder.listen(addons, driver.addonsServices().toArray(io.grpc.BindableService[]::new));
-            if (agent != null) builder.listen(agent, agentTls, driver.agentServices().toArray(io.grpc.BindableService[]::new));
+            if (agent != null) builder.listen(agent, agentTls, driver.agentServices(agentTls,
+                    new io.csi4j.driver.mobility.Bandwidth(copyBandwidth())).toArray(io.grpc.BindableService[]::new));
             if (metricsAddress != null) {
                 var metrics = new io.csi4j.sdk.interceptor.CallMetrics();
                 // how SnapshotMetadata found its ranges (shared extents, or data read on a pool without reflink)
@@ -239,6 +245,14 @@ public final class ServeCommand implements Callable<Integer> {
             return InetAddress.getLocalHost().getHostName();
         } catch (Exception e) {
             return System.getenv().getOrDefault("HOSTNAME", "localhost");
+        }
+    }
+
+    private long copyBandwidth() {
+        try {
+            return io.csi4j.driver.mobility.Bandwidth.parse(copyBandwidth);
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--copy-bandwidth: " + e.getMessage());
         }
     }
 }

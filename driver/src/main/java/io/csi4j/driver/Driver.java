@@ -55,6 +55,9 @@ public final class Driver implements AutoCloseable {
     private final Reconciler reconciler;
     private final PageTokens tokens;
     private final AtomicBoolean ready = new AtomicBoolean();
+    /** Copies between nodes this agent makes or serves (progress for status and metrics). */
+    private final io.csi4j.driver.mobility.Copies copies = new io.csi4j.driver.mobility.Copies();
+    private volatile io.csi4j.driver.mobility.Peers peers;
     private Reconciler.Report lastReport;
 
     private Driver(DriverConfig config, boolean removeOrphans) {
@@ -127,6 +130,18 @@ public final class Driver implements AutoCloseable {
      * identities (GetPluginInfo's manifest names the node, which is how the controller learns who answers).
      */
     public List<BindableService> agentServices() {
+        return agentServices(null, io.csi4j.driver.mobility.Bandwidth.unlimited());
+    }
+
+    /**
+     * The same, able to copy volumes from other agents: {@code tls} is this agent's identity towards its peers (null:
+     * it cannot pull), {@code bandwidth} bounds what copies move through this agent.
+     */
+    public List<BindableService> agentServices(io.csi4j.sdk.server.MutualTls tls, io.csi4j.driver.mobility.Bandwidth bandwidth) {
+        if (tls != null && peers == null) peers = new io.csi4j.driver.mobility.Peers(tls);
+        var sender = new io.csi4j.driver.mobility.SourceSender(catalog, engine, volumes, bandwidth, copies);
+        var imports = new io.csi4j.driver.mobility.VolumeImports(volumes, engine, peers == null ? new io.csi4j.driver.mobility.Peers(null) : peers,
+                bandwidth, copies, config.nodeId());
         // storage speaks storage: the agent's services map StorageException to a status as the local ones do
         var services = new ArrayList<BindableService>(List.of(
                 StorageStatus.wrap(identity()),
@@ -135,7 +150,7 @@ public final class Driver implements AutoCloseable {
                 StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
                         AddonsIdentityService.capabilities(config, engine.reclaimsSpace()), ready::get)),
                 StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)),
-                StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(catalog, engine, volumes, groupSnapshots))));
+                StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(catalog, engine, volumes, groupSnapshots, sender, imports, copies))));
         if (snapshotBlocks.available()) services.add(StorageStatus.wrap(new SnapshotMetadataService(snapshotBlocks)));
         // the controller's ControllerReclaimSpace is this node's offline reclaim
         if (engine.reclaimsSpace()) services.add(StorageStatus.wrap(reclaimSpaceController()));
@@ -192,6 +207,7 @@ public final class Driver implements AutoCloseable {
     public VolumeGroups volumeGroups() { return volumeGroups; }
     public NodeVolumes node() { return node; }
     public PageTokens pageTokens() { return tokens; }
+    public io.csi4j.driver.mobility.Copies copies() { return copies; }
 
     public static String version() {
         String v = Driver.class.getPackage().getImplementationVersion();
@@ -241,6 +257,7 @@ public final class Driver implements AutoCloseable {
     @Override
     public void close() {
         ready.set(false);
+        if (peers != null) peers.close();
         try {
             try {
                 volumes.flushTombstones();   // a clean stop leaves none; after a crash the reconciler sweeps them

@@ -33,7 +33,17 @@ public final class ClusterCommand {
                     a.getState().name().toLowerCase(), a.getHasAvailableCapacity() ? Views.bytes(a.getAvailableCapacity()) : "-",
                     ago(a.getLastAnswerUnixMillis(), now), a.getReason().isEmpty() ? "-" : a.getReason());
         }
-        return View.stack(View.line("nodes: " + String.join(",", r.getDiscoveryList())), grid.build("no agents"));
+        var copies = View.grid("NODE", "COPY", "DIRECTION", "PEER", "SOURCE", "DONE", "OF");
+        boolean anyCopy = false;
+        for (AgentStatus a : r.getAgentsList()) {
+            for (var c : a.getCopiesList()) {
+                anyCopy = true;
+                copies.row(a.getNodeId(), c.getName(), c.getIncoming() ? "in" : "out", c.getPeerNodeId(), c.getSourceId(),
+                        Views.bytes(c.getBytesDone()), c.getBytesTotal() == 0 ? "-" : Views.bytes(c.getBytesTotal()));
+            }
+        }
+        var nodes = View.stack(View.line("nodes: " + String.join(",", r.getDiscoveryList())), grid.build("no agents"));
+        return anyCopy ? View.stack(nodes, copies.build("no copies")) : nodes;
     }
 
     static String ago(long millis, Instant now) {

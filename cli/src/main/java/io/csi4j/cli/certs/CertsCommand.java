@@ -87,7 +87,7 @@ public final class CertsCommand implements Callable<Integer> {
         CertificateAuthority ca;
         try {
             ca = caCert != null ? CertificateAuthority.load(caCert, caKey) : CertificateAuthority.create("csi4j cluster CA", validity);
-            agent = ca.issue("csi4j agent", List.copyOf(names), Usage.SERVER, validity);
+            agent = ca.issue("csi4j agent", List.copyOf(names), Usage.BOTH, validity);  // client too: agents pull copies from each other
             controller = ca.issue("csi4j controller", List.of(), Usage.CLIENT, validity);
             files.put("ca.pem", ca.certificate().certificatePem());
             if (caCert == null) files.put("ca-key.pem", ca.certificate().keyPem());

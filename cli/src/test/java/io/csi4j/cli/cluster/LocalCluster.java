@@ -39,8 +39,16 @@ final class LocalCluster implements AutoCloseable {
     final PluginServer controllerServer;
     private final List<ManagedChannel> channels = new ArrayList<>();
 
+    private final double overcommit;
+
     private LocalCluster(Path dir, List<String> nodeIds, EngineKind engine, OptionalLong poolSize) throws Exception {
+        this(dir, nodeIds, engine, poolSize, 1.0);
+    }
+
+    private LocalCluster(Path dir, List<String> nodeIds, EngineKind engine, OptionalLong poolSize, double overcommit)
+            throws Exception {
         this.dir = dir;
+        this.overcommit = overcommit;
         this.ca = TestCertificates.authority(dir.resolve("pki"), "cluster");
         MutualTls agentTls = ca.issue("agent");
         this.controllerTls = ca.issue("controller");
@@ -77,15 +85,21 @@ final class LocalCluster implements AutoCloseable {
         return new LocalCluster(dir, nodeIds, engine, poolSize);
     }
 
+    /** As {@link #start(Path, List, EngineKind, OptionalLong)}, pools promising {@code overcommit} times their size. */
+    static LocalCluster start(Path dir, List<String> nodeIds, EngineKind engine, OptionalLong poolSize, double overcommit)
+            throws Exception {
+        return new LocalCluster(dir, nodeIds, engine, poolSize, overcommit);
+    }
+
     private Node startNode(String id, EngineKind engine, OptionalLong poolSize, MutualTls tls) throws Exception {
         Path data = Files.createDirectories(dir.resolve(id));
         var base = DriverConfig.defaults(data, id);
         var config = new DriverConfig(data, id, engine, poolSize, DriverConfig.Mode.NODE, 0, base.defaultVolumeBytes(),
-                1.0, base.groupDeletePolicy(), true, 64);
+                overcommit, base.groupDeletePolicy(), true, 64);
         Driver driver = Driver.open(config);
         PluginServer server = PluginServer.builder()
                 .listen(Endpoint.parse("unix://" + data.resolve("csi.sock")), driver.csiServices().toArray(BindableService[]::new))
-                .listen(Endpoint.parse("tcp://127.0.0.1:0"), tls, driver.agentServices().toArray(BindableService[]::new))
+                .listen(Endpoint.parse("tcp://127.0.0.1:0"), tls, driver.agentServices(tls, io.csi4j.driver.mobility.Bandwidth.unlimited()).toArray(BindableService[]::new))
                 .shutdownGrace(Duration.ofSeconds(2))
                 .build().start();
         return new Node(id, data, driver, server, (Endpoint.Tcp) server.endpoints().get(1));

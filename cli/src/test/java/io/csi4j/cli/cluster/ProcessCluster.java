@@ -86,8 +86,9 @@ final class ProcessCluster implements AutoCloseable {
 
     AgentProcess addAgent(String name, String nodeId, List<String> extra, MutualTls tls) throws IOException {
         int port = freePort();
-        List<String> flags = new ArrayList<>(List.of("--mode", "node", "--node-id", nodeId, "--engine", "dir",
-                "--data-dir", dir.resolve(name).toString(), "--agent-endpoint", "tcp://127.0.0.1:" + port,
+        List<String> flags = new ArrayList<>(List.of("--mode", "node", "--node-id", nodeId));
+        if (!extra.contains("--engine")) flags.addAll(List.of("--engine", "dir"));
+        flags.addAll(List.of("--data-dir", dir.resolve(name).toString(), "--agent-endpoint", "tcp://127.0.0.1:" + port,
                 "--tls-cert", tls.certificate().toString(), "--tls-key", tls.privateKey().toString(), "--tls-ca", tls.ca().toString()));
         flags.addAll(extra);
         var agent = new AgentProcess(name, nodeId, port, flags);
@@ -158,6 +159,13 @@ final class ProcessCluster implements AutoCloseable {
                 }
             }
             agent.child.close();
+            // an agent with a pool image (--pool-size) that was killed left the pool mounted
+            Path pool = dir.resolve(agent.name).resolve("pool");
+            try {
+                if (io.csi4j.driver.os.MountTable.read().isMountPoint(pool)) io.csi4j.driver.os.Mounts.unmount(pool);
+            } catch (RuntimeException e) {
+                System.err.println("could not unmount " + pool + ": " + e);
+            }
         }
     }
 }

@@ -23,6 +23,7 @@ import java.util.function.Function;
  */
 public final class Agent implements AutoCloseable {
     private final String address;
+    private final String authority;
     private final ManagedChannel channel;
     private final Duration callTimeout;
     private volatile boolean snapshotMetadata;
@@ -46,6 +47,7 @@ public final class Agent implements AutoCloseable {
 
     Agent(Endpoint.Tcp endpoint, String authority, MutualTls tls, Duration callTimeout, Runnable onSilence) {
         this.address = endpoint.host() + ":" + endpoint.port();
+        this.authority = authority;
         this.channel = Channels.builder(endpoint, tls, authority).build();
         this.callTimeout = callTimeout;
         this.onSilence = onSilence;
@@ -53,6 +55,9 @@ public final class Agent implements AutoCloseable {
 
     /** host:port of the agent endpoint, as dialled. */
     public String address() { return address; }
+
+    /** The name its certificate carries (what the controller was told to dial). */
+    public String authority() { return authority; }
 
     /** The node this agent serves, or null while it has never answered. */
     public String nodeId() { return nodeId; }

@@ -31,12 +31,15 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
     public void getClusterStatus(GetClusterStatusRequest req, StreamObserver<GetClusterStatusResponse> out) {
         List<Agent> all = agents.all();
         Map<Agent, Long> capacity = new ConcurrentHashMap<>();
+        Map<Agent, List<io.csi4j.proto.cluster.Copy>> copies = new ConcurrentHashMap<>();
         Fanout.each(all.stream().filter(a -> a.nodeId() != null).toList(), agent -> {
             try {
                 var answer = agent.call(a -> a.controller().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS, TimeUnit.SECONDS)
                         .getCapacity(GetCapacityRequest.newBuilder().setAccessibleTopology(Topology.newBuilder()
                                 .putSegments(DriverConfig.TOPOLOGY_KEY, a.topologyValue())).build()));
                 capacity.put(agent, answer.getAvailableCapacity());
+                copies.put(agent, agent.call(a -> a.nodeAgent().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS, TimeUnit.SECONDS)
+                        .listCopies(io.csi4j.proto.cluster.ListCopiesRequest.getDefaultInstance())).getCopiesList());
             } catch (RuntimeException e) {
                 // silent (the agent now says so) or an error: no capacity this time
             }
@@ -45,7 +48,8 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
         var response = GetClusterStatusResponse.newBuilder()
                 .addAllDiscovery(agents.entries().stream().map(e -> e.host() + ":" + e.port()).toList());
         all.stream().sorted(Comparator.comparing((Agent a) -> a.nodeId() == null).thenComparing(a -> a.nodeId() == null ? "" : a.nodeId())
-                .thenComparing(Agent::address)).forEach(agent -> response.addAgents(status(agent, capacity.get(agent))));
+                .thenComparing(Agent::address)).forEach(agent -> response.addAgents(status(agent, capacity.get(agent)).toBuilder()
+                        .addAllCopies(copies.getOrDefault(agent, List.of()))));
         out.onNext(response.build());
         out.onCompleted();
     }

@@ -28,7 +28,17 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
     @Override
     public void createVolume(CreateVolumeRequest req, StreamObserver<CreateVolumeResponse> out) {
         // the agent fills accessible_topology with its own node: exactly where the volume is
-        reply(out, placement.forVolume(req).call(a -> a.controller().createVolume(req)));
+        Placement.Route route = placement.forVolume(req);
+        if (route.copyFrom() == null) {
+            reply(out, route.target().call(a -> a.controller().createVolume(req)));
+            return;
+        }
+        Agent source = route.copyFrom();
+        var copy = io.csi4j.proto.cluster.ImportVolumeRequest.newBuilder().setRequest(req)
+                .setSourceNode(io.csi4j.proto.cluster.PeerAgent.newBuilder().setNodeId(source.nodeId())
+                        .setAddress(source.address()).setAuthority(source.authority()))
+                .build();
+        reply(out, route.target().call(a -> a.nodeAgent().importVolume(copy)).getResponse());
     }
 
     @Override

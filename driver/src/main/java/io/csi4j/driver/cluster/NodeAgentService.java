@@ -4,7 +4,17 @@ import static io.csi4j.driver.cluster.ControllerRouter.reply;
 
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.catalog.State;
+import io.csi4j.driver.csi.ControllerService;
 import io.csi4j.driver.csi.GroupControllerService;
+import io.csi4j.driver.csi.StorageStatus;
+import io.csi4j.driver.csi.WireMapping;
+import io.csi4j.driver.mobility.Copies;
+import io.csi4j.driver.mobility.SourceSender;
+import io.csi4j.driver.mobility.VolumeImports;
+import io.csi4j.driver.storage.StorageException;
+import io.csi4j.proto.csi.CreateVolumeResponse;
+import io.csi4j.sdk.StatusMapping;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.csi4j.driver.engine.FreezeHold;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.id.ObjectId;
@@ -31,12 +41,77 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     private final Volumes volumes;
     private final GroupSnapshots groupSnapshots;
     private final FreezeHolds holds = new FreezeHolds();
+    private final SourceSender sender;
+    private final VolumeImports imports;
+    private final Copies copies;
 
-    public NodeAgentService(Catalog catalog, StorageEngine engine, Volumes volumes, GroupSnapshots groupSnapshots) {
+    public NodeAgentService(Catalog catalog, StorageEngine engine, Volumes volumes, GroupSnapshots groupSnapshots,
+                            SourceSender sender, VolumeImports imports, Copies copies) {
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;
         this.groupSnapshots = groupSnapshots;
+        this.sender = sender;
+        this.imports = imports;
+        this.copies = copies;
+    }
+
+    @Override
+    public void importVolume(ImportVolumeRequest req, StreamObserver<ImportVolumeResponse> out) {
+        if (!req.hasSourceNode() || req.getSourceNode().getAddress().isEmpty()) throw CsiException.invalidArgument("source_node is REQUIRED");
+        var result = imports.importVolume(ControllerService.newVolume(req.getRequest()), req.getSourceNode());
+        reply(out, ImportVolumeResponse.newBuilder()
+                .setResponse(CreateVolumeResponse.newBuilder().setVolume(WireMapping.volume(result.volume())))
+                .setBytesReceived(result.bytesReceived()).setBaseSnapshotId(result.baseSnapshotId()).build());
+    }
+
+    /**
+     * Sends on a thread of its own: gRPC tells a handler that the receiver can take more (onReady) only after the
+     * handler returned, so a sender that waits for that must not be the handler.
+     */
+    @Override
+    public void readSource(ReadSourceRequest req, StreamObserver<SourceChunk> out) {
+        var call = (ServerCallStreamObserver<SourceChunk>) out;
+        var ready = new java.util.concurrent.Semaphore(0);
+        call.setOnReadyHandler(ready::release);
+        call.setOnCancelHandler(ready::release);
+        String peer = req.getReaderNodeId().isEmpty() ? "a peer" : req.getReaderNodeId();
+        io.grpc.Context context = io.grpc.Context.current();
+        Thread.ofVirtual().name("csi4j-send").start(context.wrap(() -> {
+            try {
+                sender.send(req, peer, chunk -> {
+                    while (!call.isReady()) {
+                        if (call.isCancelled()) return false;
+                        try {
+                            // onReady may come before this thread looks again (it is not the handler's thread):
+                            // the short wait bounds what a missed signal costs
+                            ready.tryAcquire(1, java.util.concurrent.TimeUnit.MILLISECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return false;
+                        }
+                    }
+                    call.onNext(chunk);
+                    return true;
+                }, call::isCancelled);
+                if (!call.isCancelled()) call.onCompleted();
+            } catch (StorageException e) {
+                if (!call.isCancelled()) call.onError(StatusMapping.toException(StorageStatus.toCsi(e)));
+            } catch (RuntimeException e) {
+                if (!call.isCancelled()) call.onError(StatusMapping.isExpected(e) ? StatusMapping.toException(e)
+                        : io.grpc.Status.INTERNAL.withDescription("sending " + req.getSourceCase() + ": " + e).asRuntimeException());
+            }
+        }));
+    }
+
+    @Override
+    public void listCopies(ListCopiesRequest req, StreamObserver<ListCopiesResponse> out) {
+        var b = ListCopiesResponse.newBuilder();
+        for (var c : copies.now()) {
+            b.addCopies(Copy.newBuilder().setName(c.name).setIncoming(c.incoming).setPeerNodeId(c.peerNodeId)
+                    .setSourceId(c.sourceId).setBytesDone(c.done()).setBytesTotal(c.total()));
+        }
+        reply(out, b.build());
     }
 
     @Override

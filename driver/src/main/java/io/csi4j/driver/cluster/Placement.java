@@ -26,36 +26,35 @@ final class Placement {
         this.agents = agents;
     }
 
+    /** Where a new volume is made, and the other node its content comes from, if it lives on another (else null). */
+    record Route(Agent target, Agent copyFrom) {}
+
     /**
-     * A content source decides (a volume is made on its source's node), and must agree with the requisite
-     * topology; else the first preferred, then requisite, topology that names a node of the cluster; without
+     * A content source decides (a volume is made on its source's node) unless the requisite topology excludes that
+     * node: then the volume goes where the topology says and its content is copied there from the source's node.
+     * Without a source: the first preferred, then requisite, topology that names a node of the cluster; without
      * requirements, the node that already has a volume of that name, else the one with the most free capacity.
      */
-    Agent forVolume(CreateVolumeRequest req) {
+    Route forVolume(CreateVolumeRequest req) {
         Optional<Agent> source = source(req);
         List<String> preferred = nodeValues(req.getAccessibilityRequirements().getPreferredList());
         List<String> requisite = nodeValues(req.getAccessibilityRequirements().getRequisiteList());
-        if (source.isPresent()) {
-            Agent node = source.get();
-            if (!requisite.isEmpty() && !requisite.contains(node.topologyValue())) {
-                throw CsiException.failedPrecondition("the content source lives on node '" + node.nodeId()
-                        + "', but the accessibility requirements ask for node(s) " + requisite
-                        + "; a volume is made on its source's node (cross-node restore and clone are not supported yet)");
-            }
-            return node;
+        if (source.isPresent() && (requisite.isEmpty() || requisite.contains(source.get().topologyValue()))) {
+            return new Route(source.get(), null);
         }
         Set<String> candidates = new LinkedHashSet<>();
         preferred.stream().filter(v -> requisite.isEmpty() || requisite.contains(v)).forEach(candidates::add);
         candidates.addAll(requisite);
         for (String value : candidates) {
             Optional<Agent> node = agents.byTopologyValue(value);
-            if (node.isPresent()) return node.get();
+            if (node.isPresent()) return new Route(node.get(), source.orElse(null));
         }
         if (!requisite.isEmpty()) {
             throw CsiException.resourceExhausted("no node of this cluster is in the requisite topology " + requisite
                     + " (nodes: " + agents.nodes().stream().map(Agent::topologyValue).toList() + ")");
         }
-        return withName(req.getName()).orElseGet(() -> mostFreeCapacity(req.getVolumeCapabilitiesList(), req.getParametersMap()));
+        return new Route(withName(req.getName()).orElseGet(() -> mostFreeCapacity(req.getVolumeCapabilitiesList(),
+                req.getParametersMap())), null);
     }
 
     /**

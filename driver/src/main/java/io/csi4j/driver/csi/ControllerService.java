@@ -44,15 +44,19 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void createVolume(CreateVolumeRequest req, StreamObserver<CreateVolumeResponse> out) {
-        var request = new NewVolume(req.getName(), WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()),
+        VolumeRecord v = volumes.create(newVolume(req));
+        reply(out, CreateVolumeResponse.newBuilder().setVolume(WireMapping.volume(v)).build());
+    }
+
+    /** A CreateVolume request in domain terms (also how a node agent reads one it is to fill by copying). */
+    public static NewVolume newVolume(CreateVolumeRequest req) {
+        return new NewVolume(req.getName(), WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()),
                 WireMapping.capabilities(req.getVolumeCapabilitiesList()), req.getParametersMap(),
                 req.getMutableParametersMap(), WireMapping.source(req.hasVolumeContentSource(), req.getVolumeContentSource()),
                 req.hasAccessibilityRequirements()
                         ? WireMapping.allowedNodes(req.getAccessibilityRequirements().getRequisiteList(),
                                 req.getAccessibilityRequirements().getPreferredList())
                         : Optional.empty());
-        VolumeRecord v = volumes.create(request);
-        reply(out, CreateVolumeResponse.newBuilder().setVolume(WireMapping.volume(v)).build());
     }
 
     @Override

@@ -60,8 +60,9 @@ final class EngineErrors {
     static StorageException of(String doing, IOException e) {
         String message = doing + ": " + e;
         if (e instanceof NoSuchFileException) return new StorageException(Reason.NOT_FOUND, message, e);
-        if (e instanceof FileSystemException fs && fs.getReason() != null) {
-            String reason = fs.getReason();
+        // FileChannel.write reports ENOSPC as a plain IOException whose message is strerror's text
+        String reason = e instanceof FileSystemException fs ? fs.getReason() : e.getMessage();
+        if (reason != null) {
             if (reason.contains(Errno.describe(Errno.ENOSPC)) || reason.contains(Errno.describe(EDQUOT))) {
                 return new StorageException(Reason.NO_SPACE, message, e);
             }

@@ -560,6 +560,99 @@ public final class ImageEngine extends PoolEngine {
         }
     }
 
+    // ---- moving volumes between nodes ----
+
+    @Override
+    public boolean movesData() { return true; }
+
+    /** A snapshot's image as it is; a volume's cut now into .tmp (frozen if mounted), removed again at close. */
+    @Override
+    public SourceImage openSource(Artifact.Kind kind, String id) {
+        PoolLayout.checkId(PoolLayout.kindName(kind), id);
+        return translate("opening " + PoolLayout.kindName(kind) + " " + id + " to send", () -> {
+            store.require(kind, id);
+            if (kind == Artifact.Kind.SNAPSHOT) return new FileSourceImage(snapshotImage(id), false);
+            Path cut = layout.temporary(id, ".send");
+            try {
+                cut(List.of(id), () -> cloneOrCopy(image(id), cut));
+                return new FileSourceImage(cut, true);
+            } catch (RuntimeException e) {
+                PoolLayout.deleteQuietly(cut);
+                throw e;
+            }
+        });
+    }
+
+    /**
+     * A sparse temporary image of {@code sourceBytes} (a reflink of the replica of {@code baseSnapshotId} when given,
+     * cut to that size), its final size promised to the pool now. Commit syncs it, keeps it as the replica of
+     * {@code keepAs} (when given: the snapshot it now holds, replacing older replicas of that source volume), grows
+     * it to {@code capacityBytes} and reveals it.
+     */
+    @Override
+    public ImageImport beginImport(String volumeId, long sourceBytes, long capacityBytes, AccessType access, String sourceRef,
+                                   Artifact.Label label, Replica base, Replica keepAs) {
+        PoolLayout.checkId("volume", volumeId);
+        checkCapacity(capacityBytes);
+        long size = capacityBytes == 0 ? sourceBytes : Math.max(Math.ceilDiv(capacityBytes, MIB) * MIB, sourceBytes);
+        if (capacityBytes != 0 && capacityBytes < sourceBytes) {
+            throw StorageException.outOfRange(sourceRef + " holds " + sourceBytes + " bytes; " + capacityBytes + " cannot hold it");
+        }
+        String what = "volume " + volumeId + " (a copy of " + sourceRef + ")";
+        reserve(size, "volume " + volumeId);
+        Path temp = layout.temporary(volumeId, ".img");
+        try {
+            translate("starting " + what, () -> {
+                if (base != null) {
+                    Reflink.clone(replicaFile(base), temp);
+                    sized(temp, sourceBytes);
+                } else {
+                    SparseFile.create(temp, sourceBytes);
+                }
+                return null;
+            });
+        } catch (RuntimeException e) {
+            settle(size, 0);
+            PoolLayout.deleteQuietly(temp);
+            throw e;
+        }
+        return new FileImageImport(temp, what, t -> {
+            Durable.fsync(t);
+            if (keepAs != null && pool.reflink()) keepReplica(t, keepAs);
+            if (size > sourceBytes) sized(t, size);
+            layout.reveal(List.of(new PoolLayout.Finished(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access,
+                    sourceRef, Instant.now()).withLabel(label), t)));
+            return size;
+        }, provisioned -> settle(size, provisioned));
+    }
+
+    /** The replicas this pool keeps (source volume id -> snapshot id); none where the pool cannot reflink. */
+    @Override
+    public List<Replica> replicas() {
+        return translate("listing replicas", layout::replicas);
+    }
+
+    @Override
+    public void dropReplicas(String sourceVolumeId) {
+        run("dropping replicas of " + sourceVolumeId, () -> layout.dropReplicas(sourceVolumeId, null));
+    }
+
+    private Path replicaFile(Replica replica) {
+        return layout.replica(replica.sourceVolumeId(), replica.snapshotId());
+    }
+
+    /** A durable reflink of {@code image} under the replica's name; older replicas of that source volume go. */
+    private void keepReplica(Path image, Replica keep) {
+        Path temp = layout.temporary(keep.snapshotId(), ".replica");
+        try {
+            Reflink.clone(image, temp);
+            layout.commitReplica(temp, keep);
+            layout.dropReplicas(keep.sourceVolumeId(), keep.snapshotId());
+        } finally {
+            PoolLayout.deleteQuietly(temp);
+        }
+    }
+
     // ---- snapshot metadata ----
 
     @Override

@@ -29,7 +29,8 @@ import java.util.stream.Stream;
 /**
  * Where artifacts live inside a pool, and the only way an id from outside becomes a path:
  * {@code <pool>/volumes/<id><suffix>}, {@code <pool>/snapshots/<id><suffix>}, each with a sidecar
- * {@code <id>.meta}; work in progress sits in {@code <pool>/.tmp} until renamed into place.
+ * {@code <id>.meta}; work in progress sits in {@code <pool>/.tmp} until renamed into place; copies of other
+ * nodes' snapshots in {@code <pool>/replicas/<source volume id>@<snapshot id><suffix>}.
  * An id must be a plain file name of safe characters, and every path is checked without following
  * symlinks, so no id reaches outside the pool.
  */
@@ -42,6 +43,7 @@ final class PoolLayout {
     private final Path volumes;
     private final Path snapshots;
     private final Path tmp;
+    private final Path replicas;
     private final String artifactSuffix;
 
     private PoolLayout(Path root, String artifactSuffix) {
@@ -49,6 +51,7 @@ final class PoolLayout {
         this.volumes = root.resolve("volumes");
         this.snapshots = root.resolve("snapshots");
         this.tmp = root.resolve(".tmp");
+        this.replicas = root.resolve("replicas");
         this.artifactSuffix = artifactSuffix;
     }
 
@@ -119,6 +122,54 @@ final class PoolLayout {
 
     static String kindName(Artifact.Kind kind) {
         return kind == Artifact.Kind.VOLUME ? "volume" : "snapshot";
+    }
+
+    /** Where the replica of a snapshot of another node's volume lives. */
+    Path replica(String sourceVolumeId, String snapshotId) {
+        return contained(replicas, checkId("volume", sourceVolumeId) + "@" + checkId("snapshot", snapshotId) + artifactSuffix);
+    }
+
+    /** The replicas present (a name not of that shape is not ours and ignored). */
+    List<Replica> replicas() {
+        if (type(replicas) == EntryType.MISSING) return List.of();
+        List<Replica> found = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(replicas, "*@*" + artifactSuffix)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                String[] parts = name.substring(0, name.length() - artifactSuffix.length()).split("@", -1);
+                if (parts.length == 2 && isSafeId(parts[0]) && isSafeId(parts[1])) found.add(new Replica(parts[0], parts[1]));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("listing " + replicas, e);
+        }
+        return found;
+    }
+
+    /** Makes a synced temp file the replica, durably (the directory is made on first use). */
+    void commitReplica(Path temp, Replica replica) {
+        try {
+            Files.createDirectory(replicas);
+            Durable.fsyncDirectory(root);
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+            if (type(replicas) != EntryType.DIRECTORY) throw new IllegalStateException(replicas + " is not a directory; refusing it");
+        } catch (IOException e) {
+            throw new UncheckedIOException("creating " + replicas, e);
+        }
+        Durable.fsync(temp);
+        Durable.rename(temp, replica(replica.sourceVolumeId(), replica.snapshotId()));
+        Durable.fsyncDirectory(replicas);
+    }
+
+    /** Removes the replicas of a source volume, but {@code keep} (a snapshot id, or null for none). */
+    void dropReplicas(String sourceVolumeId, String keep) {
+        boolean any = false;
+        for (Replica r : replicas()) {
+            if (r.sourceVolumeId().equals(sourceVolumeId) && !r.snapshotId().equals(keep)) {
+                deleteQuietly(replica(r.sourceVolumeId(), r.snapshotId()));
+                any = true;
+            }
+        }
+        if (any) Durable.fsyncDirectory(replicas);
     }
 
     /** Resolves a name in one of our directories, re-checking that the directory is still ours. */

@@ -170,6 +170,41 @@ public interface PoolStorage extends AutoCloseable {
         throw StorageException.unsupported("the " + name() + " engine keeps no block images of snapshots");
     }
 
+    // ---- moving volumes between nodes ----
+
+    /** Whether volumes can be sent to another node ({@link #openSource}) and made from its bytes ({@link #beginImport}). */
+    default boolean movesData() {
+        return false;
+    }
+
+    /**
+     * A stable image of the snapshot, or of the volume cut now (frozen if mounted here), to send to another node.
+     * NOT_FOUND without the artifact; UNSUPPORTED unless {@link #movesData}.
+     */
+    default SourceImage openSource(Artifact.Kind kind, String id) {
+        throw StorageException.unsupported("the " + name() + " engine cannot send volumes to another node");
+    }
+
+    /**
+     * Starts a volume made of {@code sourceBytes} that arrive from another node, grown to {@code capacityBytes}
+     * (0: the source's size; smaller: OUT_OF_RANGE), its size promised to the pool now (NO_SPACE). It starts as
+     * the content of the replica {@code base} when given (then only changed ranges need writing), else as zeros.
+     * It is invisible until {@link ImageImport#commit}, which keeps it as replica {@code keepAs} when given.
+     */
+    default ImageImport beginImport(String volumeId, long sourceBytes, long capacityBytes, AccessType access, String sourceRef,
+                                    Artifact.Label label, Replica base, Replica keepAs) {
+        throw StorageException.unsupported("the " + name() + " engine cannot make volumes from another node's data");
+    }
+
+    /** The copies of other nodes' snapshots this pool keeps ({@link Replica}). */
+    default List<Replica> replicas() {
+        return List.of();
+    }
+
+    /** Removes the replicas of snapshots of that (other node's) volume. */
+    default void dropReplicas(String sourceVolumeId) {
+    }
+
     // ---- space reclaim (CSI-Addons ReclaimSpace) ----
 
     /** Whether {@link #trim} gives a volume's free space back to the pool. */

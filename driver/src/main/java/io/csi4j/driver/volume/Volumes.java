@@ -16,7 +16,9 @@ import io.csi4j.driver.catalog.VolumeKind;
 import io.csi4j.driver.catalog.VolumeListing;
 import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.Artifact;
+import io.csi4j.driver.engine.ImageImport;
 import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.storage.StorageException;
@@ -111,15 +113,92 @@ public final class Volumes {
             rollBackCreate(row.id());
             throw e;
         }
+        return commitCreated(row.id(), size, actual, groupId);
+    }
+
+    private VolumeRecord commitCreated(String volumeId, long size, long actual, String groupId) {
         catalog.inTransaction(tx -> {                                          // commit
-            if (actual != size) tx.volumes().setCapacity(row.id(), actual);
-            if (groupId != null) tx.volumeGroups().addMember(groupId, row.id());
-            if (!tx.volumes().setState(row.id(), State.CREATING, State.READY)) {
-                throw CsiException.aborted("volume " + row.id() + " changed state while being created");
+            if (actual != size) tx.volumes().setCapacity(volumeId, actual);
+            if (groupId != null) tx.volumeGroups().addMember(groupId, volumeId);
+            if (!tx.volumes().setState(volumeId, State.CREATING, State.READY)) {
+                throw CsiException.aborted("volume " + volumeId + " changed state while being created");
             }
             return null;
         });
-        return catalog.volumes().byId(row.id()).orElseThrow();
+        return catalog.volumes().byId(volumeId).orElseThrow();
+    }
+
+    // ---- CreateVolume of a copy of another node's snapshot or volume ----
+
+    /** The volume a repeat of this CreateVolume answers with, if one of its name exists (ALREADY_EXISTS if it differs). */
+    public Optional<VolumeRecord> existing(NewVolume request) {
+        validateParameters(request.parameters());
+        Shape shape = shapeOf(request.capabilities());
+        checkTopology(request);
+        return catalog.volumes().byName(request.name()).map(v -> existingIfCompatible(v, request, shape));
+    }
+
+    /** The data of another node's snapshot or volume, as it arrives. */
+    public interface Incoming {
+        /** The size of the source's image. */
+        long sourceBytes();
+
+        /** The replica the copy starts from (only changed ranges follow), or null for a full copy. */
+        Replica base();
+
+        /** The replica to keep of what arrived (a snapshot source), or null. */
+        Replica keepAs();
+
+        /** Writes everything that arrives into {@code target}, checked; throws when the copy breaks off. */
+        void fill(ImageImport target);
+    }
+
+    /**
+     * CreateVolume of a volume whose content source lives on another node, with every rule of {@link #create}: a
+     * CREATING row (the intent, listed nowhere), the copy into an image no one sees, then the commit. A crash
+     * before the commit leaves a CREATING row that the reconciler rolls back and a temporary file it sweeps.
+     */
+    public VolumeRecord createCopy(NewVolume request, Incoming incoming) {
+        validateParameters(request.parameters());
+        Shape shape = shapeOf(request.capabilities());
+        checkTopology(request);
+        Optional<VolumeRecord> existing = catalog.volumes().byName(request.name());
+        if (existing.isPresent()) return existingIfCompatible(existing.get(), request, shape);
+        if (request.source() instanceof ContentSource.None) throw new IllegalArgumentException("a copy needs a content source");
+
+        long size = request.range().resolve(config.defaultVolumeBytes(), incoming.sourceBytes());
+        checkSpace(size);
+        if (!request.mutableParameters().isEmpty()) MutableParameters.validate(request.mutableParameters(), engine);
+        String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
+        if (groupId != null) readyGroupWithRoom(groupId);
+
+        var now = clock.instant();
+        var row = new VolumeRecord(ObjectId.generate(Kind.VOLUME, config.nodeId()).toString(), request.name(), size,
+                shape.kind(), shape.fsType(), request.parameters(), request.mutableParameters(), request.source(),
+                config.nodeId(), State.CREATING, now, now);
+        try {
+            catalog.volumes().insert(row);                                     // intent
+        } catch (DuplicateNameException taken) {
+            return existingIfCompatible(catalog.volumes().byName(request.name()).orElseThrow(() ->
+                    CsiException.aborted("volume '" + request.name() + "' is being created and deleted; retry")), request, shape);
+        }
+        String sourceRef = switch (request.source()) {
+            case ContentSource.None none -> throw new IllegalStateException("checked above");
+            case ContentSource.FromSnapshot s -> Artifact.snapshotSource(s.snapshotId());
+            case ContentSource.FromVolume v -> Artifact.volumeSource(v.volumeId());
+        };
+        long actual;
+        try (var target = engine.beginImport(row.id(), incoming.sourceBytes(), size, shape.access(), sourceRef,
+                new Artifact.Label(row.name(), ""), incoming.base(), incoming.keepAs())) {
+            incoming.fill(target);                                             // effect
+            actual = target.commit();                                          // durable
+            checkLimit(request, shape, size, actual);
+            if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
+        } catch (RuntimeException e) {
+            rollBackCreate(row.id());
+            throw e;
+        }
+        return commitCreated(row.id(), size, actual, groupId);
     }
 
     /**

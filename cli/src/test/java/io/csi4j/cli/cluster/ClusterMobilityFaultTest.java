@@ -1,0 +1,216 @@
+package io.csi4j.cli.cluster;
+
+import static io.csi4j.cli.cluster.ClusterMobilityTest.MIB;
+import static io.csi4j.cli.cluster.ClusterMobilityTest.fromSnapshot;
+import static io.csi4j.cli.cluster.ClusterMobilityTest.fromVolume;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.csi4j.cli.testing.Privileged;
+import io.csi4j.proto.cluster.AgentStatus;
+import io.csi4j.proto.cluster.ClusterStatusGrpc;
+import io.csi4j.proto.cluster.GetClusterStatusRequest;
+import io.csi4j.proto.csi.ControllerGrpc;
+import io.csi4j.proto.csi.CreateSnapshotRequest;
+import io.csi4j.proto.csi.CreateVolumeRequest;
+import io.csi4j.proto.csi.ListVolumesRequest;
+import io.csi4j.proto.csi.ListVolumesResponse;
+import io.csi4j.proto.csi.Volume;
+import io.grpc.StatusRuntimeException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Copies between nodes under faults, with real processes: two image-engine agents whose copies are held to 16 MiB/s
+ * (so a copy of 64 MiB takes seconds and can be hit in the middle) and a controller. A retry of the name while a copy
+ * runs joins it; the source agent, the target agent or the controller SIGKILLed mid-copy: after restarts the CO's
+ * retry completes the volume with the right bytes, and neither node keeps a half-made image, a temporary file or a row.
+ */
+class ClusterMobilityFaultTest {
+    static final int DATA_MIB = 64;
+
+    @TempDir
+    static Path tmp;
+    static ProcessCluster cluster;
+    static String snapshot;
+    static String sourceVolume;
+    static byte[] expected;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Privileged.requireRoot();
+        cluster = ProcessCluster.start(tmp, List.of("node-a", "node-b"),
+                List.of("--engine", "image", "--pool-size", "1G", "--overcommit-ratio", "4", "--copy-bandwidth", "16M"), List.of());
+        var csi = controller();
+        sourceVolume = csi.createVolume(ClusterMobilityTest.request("fault-src", "node-a", 128 * MIB, null).build()).getVolume().getVolumeId();
+        byte[] data = new byte[(int) MIB];
+        var random = new Random(7);
+        try (var ch = FileChannel.open(image("node-a", sourceVolume), StandardOpenOption.WRITE)) {
+            for (int i = 0; i < DATA_MIB; i++) {
+                random.nextBytes(data);
+                ch.write(ByteBuffer.wrap(data), i * 2 * MIB);   // every other MiB: sparse
+            }
+            ch.force(true);
+        }
+        expected = ClusterMobilityTest.digest(image("node-a", sourceVolume));
+        snapshot = csi.createSnapshot(CreateSnapshotRequest.newBuilder().setName("fault-snap").setSourceVolumeId(sourceVolume).build())
+                .getSnapshot().getSnapshotId();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (cluster != null) cluster.close();
+    }
+
+    static ControllerGrpc.ControllerBlockingStub controller() {
+        return ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    static Path image(String node, String volumeId) {
+        return tmp.resolve(node).resolve("pool").resolve("volumes").resolve(volumeId + ".img");
+    }
+
+    static CreateVolumeRequest copyRequest(String name) {
+        return ClusterMobilityTest.request(name, "node-b", 128 * MIB, fromSnapshot(snapshot)).build();
+    }
+
+    static CompletableFuture<Volume> createAsync(CreateVolumeRequest request) {
+        return CompletableFuture.supplyAsync(() -> controller().createVolume(request).getVolume());
+    }
+
+    /** Waits until node-b reports an incoming copy of {@code name} that has moved some bytes, not all. */
+    static void awaitMidCopy(String name) throws InterruptedException {
+        var status = ClusterStatusGrpc.newBlockingStub(cluster.controllerChannel());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            for (AgentStatus a : status.withDeadlineAfter(10, TimeUnit.SECONDS).getClusterStatus(GetClusterStatusRequest.getDefaultInstance())
+                    .getAgentsList()) {
+                for (var c : a.getCopiesList()) {
+                    if (a.getNodeId().equals("node-b") && c.getIncoming() && c.getName().equals(name) && c.getBytesDone() > 8 * MIB
+                            && c.getBytesTotal() > c.getBytesDone()) {
+                        assertEquals("node-a", c.getPeerNodeId());
+                        assertEquals(DATA_MIB * MIB, c.getBytesTotal(), "the source's allocated bytes");
+                        return;
+                    }
+                }
+            }
+            Thread.sleep(100);
+        }
+        fail("no copy of " + name + " in progress on node-b");
+    }
+
+    /** Volume ids the cluster lists on a node, and the images that node's pool holds: the same, and nothing in .tmp. */
+    static void nothingLeaked() throws Exception {
+        cluster.awaitEveryNode();
+        Set<String> listed = new TreeSet<>();
+        String token = "";
+        do {
+            ListVolumesResponse page = controller().listVolumes(ListVolumesRequest.newBuilder().setStartingToken(token).build());
+            page.getEntriesList().forEach(e -> listed.add(e.getVolume().getVolumeId()));
+            token = page.getNextToken();
+        } while (!token.isEmpty());
+        for (String node : List.of("node-a", "node-b")) {
+            Path pool = tmp.resolve(node).resolve("pool");
+            try (Stream<Path> images = Files.list(pool.resolve("volumes"))) {
+                Set<String> onDisk = images.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".img"))
+                        .map(n -> n.substring(0, n.length() - 4)).collect(Collectors.toCollection(TreeSet::new));
+                assertEquals(listed.stream().filter(id -> id.endsWith("-" + node)).collect(Collectors.toCollection(TreeSet::new)), onDisk,
+                        node + ": every image is a listed volume");
+            }
+            try (Stream<Path> temp = Files.list(pool.resolve(".tmp"))) {
+                assertEquals(List.of(), temp.toList(), node + ": no temporary file");
+            }
+        }
+    }
+
+    static long copiesLogged(String volumeId) {
+        return Pattern.compile("copied \\S+ from node 'node-a' into volume " + Pattern.quote(volumeId))
+                .matcher(cluster.agent("node-b").child.stderr()).results().count();
+    }
+
+    static void assertCopied(Volume v) throws Exception {
+        assertTrue(v.getVolumeId().endsWith("-node-b"), v.toString());
+        assertArrayEquals(expected, ClusterMobilityTest.digest(image("node-b", v.getVolumeId())), "the copy holds the snapshot's bytes");
+    }
+
+    @Test
+    void aRetryWhileTheCopyRunsJoinsIt() throws Exception {
+        var first = createAsync(copyRequest("fault-join"));
+        awaitMidCopy("fault-join");
+        var second = createAsync(copyRequest("fault-join"));
+        Volume a = first.get(120, TimeUnit.SECONDS);
+        Volume b = second.get(120, TimeUnit.SECONDS);
+        assertEquals(a.getVolumeId(), b.getVolumeId());
+        assertEquals(1, copiesLogged(a.getVolumeId()), "one copy ran");
+        assertCopied(a);
+        nothingLeaked();
+    }
+
+    @Test
+    void theSourceAgentKilledMidCopy() throws Exception {
+        var attempt = createAsync(copyRequest("fault-src-kill"));
+        awaitMidCopy("fault-src-kill");
+        cluster.agent("node-a").child.kill();
+        assertFails(attempt);
+        cluster.agent("node-a").start();
+        cluster.awaitEveryNode();
+        assertCopied(controller().createVolume(copyRequest("fault-src-kill")).getVolume());
+        nothingLeaked();
+    }
+
+    @Test
+    void theTargetAgentKilledMidCopy() throws Exception {
+        var attempt = createAsync(copyRequest("fault-dst-kill"));
+        awaitMidCopy("fault-dst-kill");
+        cluster.agent("node-b").child.kill();
+        assertFails(attempt);
+        cluster.agent("node-b").start();
+        cluster.awaitEveryNode();
+        assertCopied(controller().createVolume(copyRequest("fault-dst-kill")).getVolume());
+        nothingLeaked();
+    }
+
+    @Test
+    void theControllerKilledMidCopyAndACloneAfterIt() throws Exception {
+        var attempt = createAsync(copyRequest("fault-ctl-kill"));
+        awaitMidCopy("fault-ctl-kill");
+        cluster.controller.kill();
+        assertFails(attempt);
+        cluster.restartController();
+        cluster.awaitEveryNode();
+        Volume v = controller().createVolume(copyRequest("fault-ctl-kill")).getVolume();   // joins the copy still running
+        assertCopied(v);
+        assertEquals(1, copiesLogged(v.getVolumeId()), "the retry joined the copy the kill left running");
+        Volume clone = controller().createVolume(ClusterMobilityTest.request("fault-clone", "node-b", 128 * MIB, fromVolume(sourceVolume))
+                .build()).getVolume();
+        assertCopied(clone);
+        nothingLeaked();
+    }
+
+    private static void assertFails(CompletableFuture<Volume> attempt) throws Exception {
+        try {
+            Volume v = attempt.get(120, TimeUnit.SECONDS);
+            fail("the create survived the kill: " + v);
+        } catch (java.util.concurrent.ExecutionException e) {
+            assertTrue(e.getCause() instanceof StatusRuntimeException, e.toString());
+        }
+    }
+}
