@@ -35,6 +35,8 @@ import java.util.List;
 public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     /** A controller asking for longer is capped here: a workload stays frozen at most this long. */
     static final Duration LONGEST_HOLD = Duration.ofSeconds(60);
+    /** How much of a copy may wait in the transport's queue before the sender waits (a few 1 MiB chunks). */
+    static final int SEND_QUEUE_BYTES = 4 << 20;
 
     private final Catalog catalog;
     private final StorageEngine engine;
@@ -75,6 +77,9 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         var ready = new java.util.concurrent.Semaphore(0);
         call.setOnReadyHandler(ready::release);
         call.setOnCancelHandler(ready::release);
+        // ready while a few chunks are queued, not only once the last one is nearly gone: this thread prepares the
+        // next chunk while the transport encrypts and writes the previous ones
+        call.setOnReadyThreshold(SEND_QUEUE_BYTES);
         String peer = req.getReaderNodeId().isEmpty() ? "a peer" : req.getReaderNodeId();
         io.grpc.Context context = io.grpc.Context.current();
         Thread.ofVirtual().name("csi4j-send").start(context.wrap(() -> {

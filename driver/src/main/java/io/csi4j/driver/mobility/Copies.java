@@ -17,6 +17,9 @@ public final class Copies {
         public final String peerNodeId;
         public final String sourceId;
         private final AtomicLong done = new AtomicLong();
+        /** Where an incoming copy's time went (its one thread's): waiting for the sender, writing to the pool. */
+        long waitedNanos;
+        long writingNanos;
         private volatile long total;
 
         private Copy(String name, boolean incoming, String peerNodeId, String sourceId) {

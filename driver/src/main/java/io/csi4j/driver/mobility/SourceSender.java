@@ -30,6 +30,7 @@ import java.util.zip.CRC32C;
 public final class SourceSender {
     /** Data per message: big enough that the per-message cost vanishes, far under gRPC's 4 MiB message limit. */
     static final int CHUNK = 1 << 20;
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(SourceSender.class.getName());
 
     private final Catalog catalog;
     private final PoolStorage engine;
@@ -81,42 +82,39 @@ public final class SourceSender {
                     .setSourceVolumeId(sourceVolumeId).setBaseSnapshotId(base.orElse("")).setBytesToSend(toSend)).build())) return;
             long ranges = 0;
             long dataBytes = 0;
-            ByteBuffer buffer = ByteBuffer.allocateDirect(CHUNK);
-            byte[] bytes = new byte[CHUNK];
-            try (RangeCursor cursor = ranges(image, base, id, cancelled)) {
-                for (RangeCursor.Range r = cursor.next(); r != null; r = cursor.next()) {
-                    for (long at = r.offset(); at < r.end(); ) {
-                        int length = (int) Math.min(CHUNK, r.end() - at);
-                        buffer.clear().limit(length);
-                        int read = image.read(buffer, at);
-                        if (read < length) {                        // past the image's end (a base larger than it): zeros
-                            buffer.limit(length);
-                            while (buffer.position() < length) buffer.put((byte) 0);
-                        }
-                        buffer.flip();
-                        buffer.get(bytes, 0, length);
-                        bandwidth.take(length);
-                        DataRange.Builder range = DataRange.newBuilder().setOffset(at).setLength(length);
-                        if (isZero(bytes, length)) {
-                            if (base.isEmpty()) {
-                                copy.moved(length);
-                                at += length;
-                                continue;                           // the receiver's image is zeros there already
-                            }
-                            range.setZero(true).setCrc32C(crcOfZeros(length));
+            long sendingNanos = 0;
+            long started = System.nanoTime();
+            try (RangeCursor cursor = ranges(image, base, id, cancelled); ChunkReader reader = new ChunkReader(image, cursor)) {
+                for (ChunkReader.Chunk chunk = reader.next(); chunk != null; chunk = reader.next()) {
+                    try {
+                        bandwidth.take(chunk.length());
+                        copy.moved(chunk.length());
+                        if (chunk.zero() && base.isEmpty()) continue;   // the receiver's image is zeros there already
+                        DataRange.Builder range = DataRange.newBuilder().setOffset(chunk.offset()).setLength(chunk.length())
+                                .setCrc32C(chunk.crc());
+                        if (chunk.zero()) {
+                            range.setZero(true);
                         } else {
-                            // no copy: gRPC serializes the message inside onNext, before this buffer is reused
-                            range.setData(UnsafeByteOperations.unsafeWrap(bytes, 0, length)).setCrc32C(crc(bytes, length));
-                            dataBytes += length;
+                            // no copy: gRPC serializes the message inside onNext, before the buffer is released
+                            range.setData(UnsafeByteOperations.unsafeWrap(chunk.data(), 0, chunk.length()));
+                            dataBytes += chunk.length();
                         }
+                        long sending = System.nanoTime();
                         if (!sink.send(SourceChunk.newBuilder().setRange(range).build())) return;
+                        sendingNanos += System.nanoTime() - sending;
                         ranges++;
-                        copy.moved(length);
-                        at += length;
+                    } finally {
+                        reader.release(chunk);
                     }
                 }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw CsiException.aborted("interrupted while sending " + id);
             }
             sink.send(SourceChunk.newBuilder().setTrailer(SourceTrailer.newBuilder().setRanges(ranges).setDataBytes(dataBytes)).build());
+            LOG.info("sent " + id + " to " + peer + ": " + ranges + " ranges in " + (System.nanoTime() - started) / 1_000_000
+                    + " ms (" + sendingNanos / 1_000_000 + " ms of it handing chunks to gRPC, while " + ChunkReader.READERS
+                    + " threads read ahead)");
         }
     }
 

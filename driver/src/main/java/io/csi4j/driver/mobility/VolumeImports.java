@@ -109,6 +109,7 @@ public final class VolumeImports {
                 Replica keepAs = request.source() instanceof ContentSource.FromSnapshot
                         ? new Replica(header.getSourceVolumeId(), sourceId) : null;
                 long[] received = {0};
+                long started = System.nanoTime();
                 VolumeRecord v = volumes.createCopy(request, new Volumes.Incoming() {
                     @Override public long sourceBytes() { return header.getSizeBytes(); }
                     @Override public Replica base() { return base; }
@@ -117,8 +118,11 @@ public final class VolumeImports {
                         received[0] = peer(source, () -> receive(chunks, target, header, source, progress));
                     }
                 });
+                long millis = (System.nanoTime() - started) / 1_000_000;
                 LOG.info(() -> "copied " + sourceId + " from node '" + source.getNodeId() + "' into volume " + v.id() + ": "
-                        + received[0] + " bytes" + (base == null ? "" : " changed since " + base.snapshotId()));
+                        + received[0] + " bytes" + (base == null ? "" : " changed since " + base.snapshotId()) + " in " + millis
+                        + " ms (waiting for data " + progress.waitedNanos / 1_000_000 + " ms, writing " + progress.writingNanos / 1_000_000
+                        + " ms, the rest checking, syncing and committing)");
                 return new Result(v, received[0], base == null ? "" : base.snapshotId());
             });
         } catch (RuntimeException e) {
@@ -134,7 +138,9 @@ public final class VolumeImports {
         long ranges = 0;
         long dataBytes = 0;
         while (true) {
+            long waited = System.nanoTime();
             SourceChunk chunk = next(chunks, source);
+            progress.waitedNanos += System.nanoTime() - waited;
             switch (chunk.getPartCase()) {
                 case RANGE -> {
                     DataRange r = chunk.getRange();
@@ -148,7 +154,9 @@ public final class VolumeImports {
                     } else {
                         if (r.getData().size() != r.getLength()) throw mismatch(source, r, "length " + r.getData().size());
                         if (SourceSender.crc(r.getData().asReadOnlyByteBuffer()) != r.getCrc32C()) throw mismatch(source, r, "CRC32C");
+                        long writing = System.nanoTime();
                         target.write(r.getData().asReadOnlyByteBuffer(), r.getOffset());
+                        progress.writingNanos += System.nanoTime() - writing;
                         dataBytes += r.getLength();
                     }
                     ranges++;
