@@ -92,6 +92,15 @@ class ClusterMobilityFaultTest {
         return ClusterMobilityTest.request(name, "node-b", 128 * MIB, fromSnapshot(snapshot)).build();
     }
 
+    /** Drops node-b's replicas (a cache): the next restore of the snapshot is a full copy again, slow enough to hit. */
+    static void forgetReplicas() throws java.io.IOException {
+        Path replicas = tmp.resolve("node-b").resolve("pool").resolve("replicas");
+        if (!Files.isDirectory(replicas)) return;
+        try (Stream<Path> files = Files.list(replicas)) {
+            for (Path p : files.toList()) Files.delete(p);
+        }
+    }
+
     static CompletableFuture<Volume> createAsync(CreateVolumeRequest request) {
         return CompletableFuture.supplyAsync(() -> controller().createVolume(request).getVolume());
     }
@@ -153,6 +162,7 @@ class ClusterMobilityFaultTest {
 
     @Test
     void aRetryWhileTheCopyRunsJoinsIt() throws Exception {
+        forgetReplicas();
         var first = createAsync(copyRequest("fault-join"));
         awaitMidCopy("fault-join");
         var second = createAsync(copyRequest("fault-join"));
@@ -166,6 +176,7 @@ class ClusterMobilityFaultTest {
 
     @Test
     void theSourceAgentKilledMidCopy() throws Exception {
+        forgetReplicas();
         var attempt = createAsync(copyRequest("fault-src-kill"));
         awaitMidCopy("fault-src-kill");
         cluster.agent("node-a").child.kill();
@@ -178,6 +189,7 @@ class ClusterMobilityFaultTest {
 
     @Test
     void theTargetAgentKilledMidCopy() throws Exception {
+        forgetReplicas();
         var attempt = createAsync(copyRequest("fault-dst-kill"));
         awaitMidCopy("fault-dst-kill");
         cluster.agent("node-b").child.kill();
@@ -190,6 +202,7 @@ class ClusterMobilityFaultTest {
 
     @Test
     void theControllerKilledMidCopyAndACloneAfterIt() throws Exception {
+        forgetReplicas();
         var attempt = createAsync(copyRequest("fault-ctl-kill"));
         awaitMidCopy("fault-ctl-kill");
         cluster.controller.kill();

@@ -58,7 +58,8 @@ public final class VolumeImports {
     public Result importVolume(NewVolume request, PeerAgent source) {
         if (request.source() instanceof ContentSource.None) throw CsiException.invalidArgument("volume_content_source is REQUIRED");
         if (!engine.movesData()) {
-            throw CsiException.failedPrecondition("the " + engine.name() + " engine of this node cannot make volumes from another node's data");
+            throw CsiException.failedPrecondition("the content source lives on node '" + source.getNodeId() + "', and the "
+                    + engine.name() + " engine of node '" + nodeId + "' cannot copy volumes between nodes (the image engine can)");
         }
         Optional<VolumeRecord> existing = running.containsKey(request.name()) ? Optional.empty() : volumes.existing(request);
         if (existing.isPresent()) return new Result(existing.get(), 0, "");
