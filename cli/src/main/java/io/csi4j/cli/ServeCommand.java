@@ -156,6 +156,8 @@ public final class ServeCommand implements Callable<Integer> {
                 var metrics = new io.csi4j.sdk.interceptor.CallMetrics();
                 // how SnapshotMetadata found its ranges (shared extents, or data read on a pool without reflink)
                 metrics.include(driver.snapshotBlocks()::prometheusText);
+                // copies of volumes between nodes, in and out, and their progress
+                metrics.include(driver.copies()::prometheusText);
                 builder.metrics(metrics).metricsAddress(metricsAddress);
             }
             PluginServer server = builder.build().start().stopOnSignals();

@@ -53,12 +53,20 @@ class ClusterMobilityFaultTest {
     static String snapshot;
     static String sourceVolume;
     static byte[] expected;
+    static int metricsPort;
 
     @BeforeAll
     static void start() throws Exception {
         Privileged.requireRoot();
-        cluster = ProcessCluster.start(tmp, List.of("node-a", "node-b"),
-                List.of("--engine", "image", "--pool-size", "1G", "--overcommit-ratio", "4", "--copy-bandwidth", "16M"), List.of());
+        var flags = List.of("--engine", "image", "--pool-size", "1G", "--overcommit-ratio", "4", "--copy-bandwidth", "16M");
+        metricsPort = ProcessCluster.freePort();
+        cluster = new ProcessCluster(tmp);
+        cluster.addAgent("node-a", "node-a", flags).start();
+        var withMetrics = new java.util.ArrayList<>(flags);
+        withMetrics.addAll(List.of("--metrics-address", "127.0.0.1:" + metricsPort));
+        cluster.addAgent("node-b", "node-b", withMetrics).start();
+        cluster.startController(List.of());
+        cluster.awaitEveryNode();
         var csi = controller();
         sourceVolume = csi.createVolume(ClusterMobilityTest.request("fault-src", "node-a", 128 * MIB, null).build()).getVolume().getVolumeId();
         byte[] data = new byte[(int) MIB];
@@ -150,6 +158,14 @@ class ClusterMobilityFaultTest {
         }
     }
 
+    /** node-b's metrics endpoint. */
+    static String metrics() throws Exception {
+        try (var client = java.net.http.HttpClient.newHttpClient()) {
+            return client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        }
+    }
+
     static long copiesLogged(String volumeId) {
         return Pattern.compile("copied \\S+ from node 'node-a' into volume " + Pattern.quote(volumeId))
                 .matcher(cluster.agent("node-b").child.stderr()).results().count();
@@ -165,11 +181,15 @@ class ClusterMobilityFaultTest {
         forgetReplicas();
         var first = createAsync(copyRequest("fault-join"));
         awaitMidCopy("fault-join");
+        String metrics = metrics();
+        assertTrue(metrics.contains("csi4j_copies_running{direction=\"in\"} 1"), metrics);
+        assertTrue(metrics.contains("csi4j_copy_incoming_bytes{of=\"total\"} " + DATA_MIB * MIB), metrics);
         var second = createAsync(copyRequest("fault-join"));
         Volume a = first.get(120, TimeUnit.SECONDS);
         Volume b = second.get(120, TimeUnit.SECONDS);
         assertEquals(a.getVolumeId(), b.getVolumeId());
         assertEquals(1, copiesLogged(a.getVolumeId()), "one copy ran");
+        assertTrue(metrics().contains("csi4j_copies_running{direction=\"in\"} 0"));
         assertCopied(a);
         nothingLeaked();
     }

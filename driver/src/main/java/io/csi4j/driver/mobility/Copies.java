@@ -59,4 +59,30 @@ public final class Copies {
     public long bytesSent() { return bytesSent.get(); }
 
     public long bytesReceived() { return bytesReceived.get(); }
+
+    /** Copy progress for the metrics endpoint (Prometheus text). */
+    public String prometheusText() {
+        long in = 0, out = 0, inDone = 0, inTotal = 0;
+        for (Copy c : now()) {
+            if (c.incoming) {
+                in++;
+                inDone += c.done();
+                inTotal += c.total();
+            } else {
+                out++;
+            }
+        }
+        return "# HELP csi4j_copies_running Copies of volumes between nodes running now, by direction.\n"
+                + "# TYPE csi4j_copies_running gauge\n"
+                + "csi4j_copies_running{direction=\"in\"} " + in + "\n"
+                + "csi4j_copies_running{direction=\"out\"} " + out + "\n"
+                + "# HELP csi4j_copy_incoming_bytes Bytes done and to do of the incoming copies running now.\n"
+                + "# TYPE csi4j_copy_incoming_bytes gauge\n"
+                + "csi4j_copy_incoming_bytes{of=\"done\"} " + inDone + "\n"
+                + "csi4j_copy_incoming_bytes{of=\"total\"} " + inTotal + "\n"
+                + "# HELP csi4j_copy_bytes_total Bytes moved by copies between nodes since start, by direction.\n"
+                + "# TYPE csi4j_copy_bytes_total counter\n"
+                + "csi4j_copy_bytes_total{direction=\"received\"} " + bytesReceived() + "\n"
+                + "csi4j_copy_bytes_total{direction=\"sent\"} " + bytesSent() + "\n";
+    }
 }
