@@ -88,15 +88,8 @@ public final class Volumes {
             case ContentSource.FromVolume v -> readyVolume(v.volumeId(), "source volume").capacityBytes();
         };
         long size = request.range().resolve(config.defaultVolumeBytes(), floor);
-        checkSpace(size);
-        if (!request.mutableParameters().isEmpty()) MutableParameters.validate(request.mutableParameters(), engine);
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
-        if (groupId != null) readyGroupWithRoom(groupId);
-
-        var now = clock.instant();
-        var row = new VolumeRecord(ObjectId.generate(Kind.VOLUME, config.nodeId()).toString(), request.name(), size,
-                shape.kind(), shape.fsType(), request.parameters(), request.mutableParameters(), request.source(),
-                config.nodeId(), State.CREATING, now, now);
+        var row = intendedRow(request, shape, size, groupId);
         var label = new Artifact.Label(row.name(), "");                        // in the sidecar, for fsck --rebuild
         if (request.source() instanceof ContentSource.None) return createBlank(request, row, shape, label, groupId);
         catalog.volumes().insert(row);                                         // intent
@@ -114,6 +107,17 @@ public final class Volumes {
             throw e;
         }
         return commitCreated(row.id(), size, actual, groupId);
+    }
+
+    /** The rules checked before anything is written (room, mutable parameters, the group), and the CREATING row. */
+    private VolumeRecord intendedRow(NewVolume request, Shape shape, long size, String groupId) {
+        checkSpace(size);
+        if (!request.mutableParameters().isEmpty()) MutableParameters.validate(request.mutableParameters(), engine);
+        if (groupId != null) readyGroupWithRoom(groupId);
+        var now = clock.instant();
+        return new VolumeRecord(ObjectId.generate(Kind.VOLUME, config.nodeId()).toString(), request.name(), size,
+                shape.kind(), shape.fsType(), request.parameters(), request.mutableParameters(), request.source(),
+                config.nodeId(), State.CREATING, now, now);
     }
 
     private VolumeRecord commitCreated(String volumeId, long size, long actual, String groupId) {
@@ -167,15 +171,8 @@ public final class Volumes {
         if (request.source() instanceof ContentSource.None) throw new IllegalArgumentException("a copy needs a content source");
 
         long size = request.range().resolve(config.defaultVolumeBytes(), incoming.sourceBytes());
-        checkSpace(size);
-        if (!request.mutableParameters().isEmpty()) MutableParameters.validate(request.mutableParameters(), engine);
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
-        if (groupId != null) readyGroupWithRoom(groupId);
-
-        var now = clock.instant();
-        var row = new VolumeRecord(ObjectId.generate(Kind.VOLUME, config.nodeId()).toString(), request.name(), size,
-                shape.kind(), shape.fsType(), request.parameters(), request.mutableParameters(), request.source(),
-                config.nodeId(), State.CREATING, now, now);
+        var row = intendedRow(request, shape, size, groupId);
         try {
             catalog.volumes().insert(row);                                     // intent
         } catch (DuplicateNameException taken) {
