@@ -246,4 +246,62 @@ class ClusterMobilityFaultTest {
             assertTrue(e.getCause() instanceof StatusRuntimeException, e.toString());
         }
     }
+
+    @Test
+    void anIncrementalRestoreSendsOnlyTheChangedRanges() throws Exception {
+        var csi = controller();
+        String volume = csi.createVolume(ClusterMobilityTest.request("inc-src", "node-a", 64 * MIB, null).build()).getVolume().getVolumeId();
+        byte[] data = new byte[(int) MIB];
+        var random = new Random(11);
+        try (var ch = FileChannel.open(image("node-a", volume), StandardOpenOption.WRITE)) {
+            for (int i = 0; i < 16; i++) {
+                random.nextBytes(data);
+                ch.write(ByteBuffer.wrap(data), i * 4 * MIB);
+            }
+            ch.force(true);
+        }
+        String first = csi.createSnapshot(CreateSnapshotRequest.newBuilder().setName("inc-1").setSourceVolumeId(volume).build())
+                .getSnapshot().getSnapshotId();
+        Volume full = csi.createVolume(ClusterMobilityTest.request("inc-copy-1", "node-b", 64 * MIB, fromSnapshot(first)).build()).getVolume();
+        assertEquals(16 * MIB, bytesLogged(full.getVolumeId(), ""), "the first restore sends the allocated data");
+        try (var ch = FileChannel.open(image("node-a", volume), StandardOpenOption.WRITE)) {
+            random.nextBytes(data);
+            ch.write(ByteBuffer.wrap(data), 2 * MIB);        // a new range
+            ch.write(ByteBuffer.wrap(data), 8 * MIB);        // over an old one
+            ch.force(true);
+        }
+        byte[] second = ClusterMobilityTest.digest(image("node-a", volume));
+        String next = csi.createSnapshot(CreateSnapshotRequest.newBuilder().setName("inc-2").setSourceVolumeId(volume).build())
+                .getSnapshot().getSnapshotId();
+        Volume incremental = csi.createVolume(ClusterMobilityTest.request("inc-copy-2", "node-b", 64 * MIB, fromSnapshot(next)).build())
+                .getVolume();
+        long sent = bytesLogged(incremental.getVolumeId(), " changed since " + first);
+        assertTrue(sent >= 2 * MIB && sent <= 4 * MIB, "only about the two changed MiB travel, not 18: " + sent);
+        assertArrayEquals(second, ClusterMobilityTest.digest(image("node-b", incremental.getVolumeId())), "byte for byte");
+        nothingLeaked();
+    }
+
+    @Test
+    void aPeerOfAnotherCaIsRefusedTheData() throws Exception {
+        var intruder = TestCertificates.authority(tmp.resolve("other-pki"), "other").issue("intruder");
+        var channel = io.csi4j.sdk.server.Channels.builder(new io.csi4j.sdk.server.Endpoint.Tcp("127.0.0.1", cluster.agent("node-a").port),
+                intruder, "127.0.0.1").build();
+        try {
+            var e = org.junit.jupiter.api.Assertions.assertThrows(StatusRuntimeException.class, () ->
+                    io.csi4j.proto.cluster.NodeAgentGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS)
+                            .readSource(io.csi4j.proto.cluster.ReadSourceRequest.newBuilder().setSnapshotId(snapshot).build())
+                            .forEachRemaining(c -> {}));
+            assertEquals(io.grpc.Status.Code.UNAVAILABLE, e.getStatus().getCode(), "refused at the handshake: " + e.getStatus());
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    /** The data bytes node-b's log says the copy into {@code volumeId} received ({@code suffix}: what follows the count). */
+    static long bytesLogged(String volumeId, String suffix) {
+        var m = Pattern.compile("into volume " + Pattern.quote(volumeId) + ": (\\d+) bytes" + Pattern.quote(suffix) + " in ")
+                .matcher(cluster.agent("node-b").child.stderr());
+        assertTrue(m.find(), "no copy into " + volumeId + " logged");
+        return Long.parseLong(m.group(1));
+    }
 }
