@@ -60,6 +60,7 @@ final class LocalCluster implements AutoCloseable {
         this.controllerServer = PluginServer.builder()
                 .listen(Endpoint.parse(controllerSocket()), controller.csiServices().toArray(BindableService[]::new))
                 .listen(Endpoint.parse(controllerAddonsSocket()), controller.addonsServices().toArray(BindableService[]::new))
+                .onTransportThread(ClusterController.onTransportThread())
                 .shutdownGrace(Duration.ofSeconds(2))
                 .build().start();
     }

@@ -9,9 +9,14 @@ import io.csi4j.sdk.CsiException;
 import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.MutualTls;
+import com.google.common.util.concurrent.MoreExecutors;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -129,6 +134,7 @@ public final class Agent implements AutoCloseable {
 
     /** Calls {@code rpc} on this agent; its errors come back as they are, a silence as UNAVAILABLE naming the node. */
     public <T> T call(Function<Agent, T> rpc) {
+        TransportThread.mayWait();
         try {
             T result = rpc.apply(this);
             answered();
@@ -136,6 +142,35 @@ public final class Agent implements AutoCloseable {
         } catch (StatusRuntimeException e) {
             throw translate(e);
         }
+    }
+
+    /**
+     * Sends one unary call to this agent and returns at once: its answer, or its error translated as by
+     * {@link #call}, completes {@code out} on the thread that reads the agent's reply (no hand-off to another
+     * thread). Started within the server call's context, the agent call carries the CO's deadline and is cancelled
+     * with it.
+     */
+    public <Req, Resp> void forward(MethodDescriptor<Req, Resp> method, Req request, StreamObserver<Resp> out) {
+        CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS)
+                .withExecutor(MoreExecutors.directExecutor());
+        ClientCalls.asyncUnaryCall(channel.newCall(method, options), request, new StreamObserver<>() {
+            @Override
+            public void onNext(Resp response) {
+                answered();
+                out.onNext(response);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                out.onError(t instanceof StatusRuntimeException e ? translate(e)
+                        : translate(Status.fromThrowable(t).asRuntimeException()));
+            }
+
+            @Override
+            public void onCompleted() {
+                out.onCompleted();
+            }
+        });
     }
 
     CsiException translate(StatusRuntimeException e) {

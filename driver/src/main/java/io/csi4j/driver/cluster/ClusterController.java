@@ -53,6 +53,36 @@ public final class ClusterController implements AutoCloseable {
                 new VolumeGroupRouter(agents, tokens), new ReclaimSpaceRouter(agents));
     }
 
+    /**
+     * The calls the routers answer on the transport thread (for {@code PluginServer.Builder.onTransportThread}): those
+     * that go to one agent, forwarded asynchronously; a branch that has to wait moves to a virtual thread itself
+     * ({@link TransportThread}). Listings, Identity, status and streams run on virtual threads as usual.
+     */
+    public static java.util.Set<String> onTransportThread() {
+        return java.util.stream.Stream.of(
+                io.csi4j.proto.csi.ControllerGrpc.getCreateVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getDeleteVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getControllerPublishVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getControllerUnpublishVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getValidateVolumeCapabilitiesMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getControllerGetVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getControllerModifyVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getControllerExpandVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getGetCapacityMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getCreateSnapshotMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getDeleteSnapshotMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getGetSnapshotMethod(),
+                io.csi4j.proto.csi.GroupControllerGrpc.getCreateVolumeGroupSnapshotMethod(),
+                io.csi4j.proto.csi.GroupControllerGrpc.getDeleteVolumeGroupSnapshotMethod(),
+                io.csi4j.proto.csi.GroupControllerGrpc.getGetVolumeGroupSnapshotMethod(),
+                io.csi4j.proto.addons.volumegroup.ControllerGrpc.getCreateVolumeGroupMethod(),
+                io.csi4j.proto.addons.volumegroup.ControllerGrpc.getModifyVolumeGroupMembershipMethod(),
+                io.csi4j.proto.addons.volumegroup.ControllerGrpc.getDeleteVolumeGroupMethod(),
+                io.csi4j.proto.addons.volumegroup.ControllerGrpc.getControllerGetVolumeGroupMethod(),
+                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.getControllerReclaimSpaceMethod())
+                .map(io.grpc.MethodDescriptor::getFullMethodName).collect(java.util.stream.Collectors.toUnmodifiableSet());
+    }
+
     public Agents agents() {
         return agents;
     }

@@ -6,7 +6,10 @@ import io.csi4j.sdk.interceptor.Interceptors;
 import io.csi4j.sdk.interceptor.MetricsEndpoint;
 import io.csi4j.sdk.interceptor.ValidationInterceptor;
 import io.grpc.BindableService;
+import io.grpc.Metadata;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallExecutorSupplier;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
@@ -30,6 +33,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -61,6 +65,7 @@ public final class PluginServer implements AutoCloseable {
     private final Duration shutdownGrace;
     private final CallMetrics metrics;
     private final InetSocketAddress metricsAddress;
+    private final Set<String> onTransportThread;
 
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final AtomicInteger state = new AtomicInteger(NEW);
@@ -85,6 +90,7 @@ public final class PluginServer implements AutoCloseable {
         this.shutdownGrace = b.shutdownGrace;
         this.metrics = b.metrics;
         this.metricsAddress = b.metricsAddress;
+        this.onTransportThread = Set.copyOf(b.onTransportThread);
         this.interceptors = b.interceptors != null ? List.copyOf(b.interceptors)
                 : Interceptors.standard().metrics(b.metrics).guard(b.guard).validation(b.validation).build();
     }
@@ -151,8 +157,19 @@ public final class PluginServer implements AutoCloseable {
         builder.bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
                 // Netty sets SO_KEEPALIVE on accepted channels by default; domain sockets have no such option
-                .withChildOption(ChannelOption.SO_KEEPALIVE, null)
-                .executor(executor);
+                .withChildOption(ChannelOption.SO_KEEPALIVE, null);
+        if (onTransportThread.isEmpty()) {
+            builder.executor(executor);
+        } else {
+            // gRPC looks the method up on the transport thread, then hands the call to the executor chosen here;
+            // null keeps it on the transport thread: no hand-off for a call whose handler never waits
+            builder.directExecutor().callExecutor(new ServerCallExecutorSupplier() {
+                @Override
+                public <ReqT, RespT> Executor getExecutor(ServerCall<ReqT, RespT> call, Metadata headers) {
+                    return onTransportThread.contains(call.getMethodDescriptor().getFullMethodName()) ? null : executor;
+                }
+            });
+        }
         for (ServerServiceDefinition service : listener.services()) {
             builder.addService(io.csi4j.sdk.interceptor.MalformedRequests.reject(ServerInterceptors.interceptForward(service, interceptors)));
         }
@@ -295,6 +312,7 @@ public final class PluginServer implements AutoCloseable {
         private InetSocketAddress metricsAddress;
         private InFlightGuard guard = InFlightGuard.forCsi();
         private ValidationInterceptor validation = ValidationInterceptor.forCsi();
+        private Set<String> onTransportThread = Set.of();
 
         private Builder() {}
 
@@ -340,6 +358,17 @@ public final class PluginServer implements AutoCloseable {
         /** The validation of the standard chain (default {@link ValidationInterceptor#forCsi()}). */
         public Builder validation(ValidationInterceptor validation) {
             this.validation = Objects.requireNonNull(validation);
+            return this;
+        }
+
+        /**
+         * Methods (full names, {@code csi.v1.Controller/ControllerGetVolume}) whose handlers, interceptors included,
+         * never wait: they run on the transport's event loop thread instead of being handed to a virtual thread.
+         * A handler that may have to wait must move that part to a thread of its own. Every other method runs on
+         * a virtual thread as usual.
+         */
+        public Builder onTransportThread(Set<String> fullMethodNames) {
+            this.onTransportThread = Set.copyOf(fullMethodNames);
             return this;
         }
 
