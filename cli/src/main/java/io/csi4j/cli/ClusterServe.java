@@ -59,7 +59,8 @@ final class ClusterServe {
             var builder = PluginServer.builder()
                     .listen(csi, cluster.csiServices().toArray(io.grpc.BindableService[]::new))
                     .socketMode(Integer.parseInt(flags.socketMode, 8))
-                    .onTransportThread(ClusterController.onTransportThread());
+                    .onTransportThread(ClusterController.onTransportThread())
+                    .eventLoops(cluster.eventLoops());
             if (addons != null) builder.listen(addons, cluster.addonsServices().toArray(io.grpc.BindableService[]::new));
             if (flags.metricsAddress != null) builder.metricsAddress(flags.metricsAddress);
             PluginServer server = builder.build().start().stopOnSignals();

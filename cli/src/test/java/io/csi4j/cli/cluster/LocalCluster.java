@@ -61,6 +61,7 @@ final class LocalCluster implements AutoCloseable {
                 .listen(Endpoint.parse(controllerSocket()), controller.csiServices().toArray(BindableService[]::new))
                 .listen(Endpoint.parse(controllerAddonsSocket()), controller.addonsServices().toArray(BindableService[]::new))
                 .onTransportThread(ClusterController.onTransportThread())
+                .eventLoops(controller.eventLoops())
                 .shutdownGrace(Duration.ofSeconds(2))
                 .build().start();
     }

@@ -29,6 +29,7 @@ import java.util.function.Function;
 public final class Agent implements AutoCloseable {
     private final String address;
     private final ManagedChannel channel;
+    private final LoopChannels channels;
     private final Duration callTimeout;
     private volatile boolean snapshotMetadata;
     private volatile boolean reclaimsSpace;
@@ -52,6 +53,7 @@ public final class Agent implements AutoCloseable {
     Agent(Endpoint.Tcp endpoint, String authority, MutualTls tls, Duration callTimeout, Runnable onSilence) {
         this.address = endpoint.host() + ":" + endpoint.port();
         this.channel = Channels.builder(endpoint, tls, authority).build();
+        this.channels = new LoopChannels(channel, loop -> Channels.builder(endpoint, tls, authority).eventLoopGroup(loop).build());
         this.callTimeout = callTimeout;
         this.onSilence = onSilence;
     }
@@ -127,7 +129,7 @@ public final class Agent implements AutoCloseable {
             return true;
         } catch (StatusRuntimeException e) {
             problem = describeFailure(e);
-            channel.resetConnectBackoff();  // so the next call tries at once, not after gRPC's backoff
+            channels.resetConnectBackoff();  // so the next call tries at once, not after gRPC's backoff
             return false;
         }
     }
@@ -147,13 +149,13 @@ public final class Agent implements AutoCloseable {
     /**
      * Sends one unary call to this agent and returns at once: its answer, or its error translated as by
      * {@link #call}, completes {@code out} on the thread that reads the agent's reply (no hand-off to another
-     * thread). Started within the server call's context, the agent call carries the CO's deadline and is cancelled
-     * with it.
+     * thread; from an event loop, that loop's own channel: see {@link LoopChannels}). Started within the server
+     * call's context, the agent call carries the CO's deadline and is cancelled with it.
      */
     public <Req, Resp> void forward(MethodDescriptor<Req, Resp> method, Req request, StreamObserver<Resp> out) {
         CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS)
                 .withExecutor(MoreExecutors.directExecutor());
-        ClientCalls.asyncUnaryCall(channel.newCall(method, options), request, new StreamObserver<>() {
+        ClientCalls.asyncUnaryCall(channels.current().newCall(method, options), request, new StreamObserver<>() {
             @Override
             public void onNext(Resp response) {
                 answered();
@@ -176,7 +178,7 @@ public final class Agent implements AutoCloseable {
     CsiException translate(StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
         if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
-            channel.resetConnectBackoff();
+            channels.resetConnectBackoff();
             problem = describeFailure(e);
             onSilence.run();
             return CsiException.unavailable(describe() + " did not answer: " + problem);
@@ -221,6 +223,7 @@ public final class Agent implements AutoCloseable {
     public void close() {
         channel.shutdownNow();
         try {
+            channels.closeLoopChannels();
             channel.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -28,6 +28,8 @@ public final class ClusterController implements AutoCloseable {
     private final Config config;
     private final Agents agents;
     private final ClusterPageToken tokens;
+    /** The server's event loops, shared with the agents' per-loop channels ({@link LoopChannels}); closed after the agents. */
+    private final io.netty.channel.EventLoopGroup eventLoops = io.csi4j.sdk.server.PluginServer.eventLoops();
 
     public ClusterController(Config config) {
         this.config = config;
@@ -83,6 +85,11 @@ public final class ClusterController implements AutoCloseable {
                 .map(io.grpc.MethodDescriptor::getFullMethodName).collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
+    /** The event loops the controller's server must run on ({@code PluginServer.Builder.eventLoops}). */
+    public io.netty.channel.EventLoopGroup eventLoops() {
+        return eventLoops;
+    }
+
     public Agents agents() {
         return agents;
     }
@@ -105,5 +112,6 @@ public final class ClusterController implements AutoCloseable {
     @Override
     public void close() {
         agents.close();
+        eventLoops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly(5, java.util.concurrent.TimeUnit.SECONDS);
     }
 }

@@ -66,6 +66,8 @@ public final class PluginServer implements AutoCloseable {
     private final CallMetrics metrics;
     private final InetSocketAddress metricsAddress;
     private final Set<String> onTransportThread;
+    /** Event loops the caller owns (not shut down with the server), or null for the server's own. */
+    private final EventLoopGroup givenWorkers;
 
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final AtomicInteger state = new AtomicInteger(NEW);
@@ -91,6 +93,7 @@ public final class PluginServer implements AutoCloseable {
         this.metrics = b.metrics;
         this.metricsAddress = b.metricsAddress;
         this.onTransportThread = Set.copyOf(b.onTransportThread);
+        this.givenWorkers = b.workers;
         this.interceptors = b.interceptors != null ? List.copyOf(b.interceptors)
                 : Interceptors.standard().metrics(b.metrics).guard(b.guard).validation(b.validation).build();
     }
@@ -103,8 +106,7 @@ public final class PluginServer implements AutoCloseable {
     public PluginServer start() throws IOException {
         if (!state.compareAndSet(NEW, RUNNING)) throw new IllegalStateException("already started");
         boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("csi4j-accept"), NioIoHandler.newFactory());
-        workers = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
-                new DefaultThreadFactory("csi4j-io"), NioIoHandler.newFactory());
+        workers = givenWorkers != null ? givenWorkers : eventLoops();
         executor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("csi4j-call-", 0).factory());
         try {
             for (Listener listener : listeners) running.add(bind(listener));
@@ -266,9 +268,9 @@ public final class PluginServer implements AutoCloseable {
             }
             if (metricsEndpoint != null) metricsEndpoint.stop();
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            if (givenWorkers == null) workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             boss.terminationFuture().await(5, TimeUnit.SECONDS);
-            workers.terminationFuture().await(5, TimeUnit.SECONDS);
+            if (givenWorkers == null) workers.terminationFuture().await(5, TimeUnit.SECONDS);
             executor.shutdown();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -279,6 +281,15 @@ public final class PluginServer implements AutoCloseable {
             terminated.countDown();
             LOG.info("stopped");
         }
+    }
+
+    /**
+     * Event loops as the server makes its own (NIO, one per core, at least two), for a caller that shares them with
+     * its client channels ({@link Builder#eventLoops}) and shuts them down itself after the server.
+     */
+    public static EventLoopGroup eventLoops() {
+        return new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                new DefaultThreadFactory("csi4j-io"), NioIoHandler.newFactory());
     }
 
     private static String hostPort(InetSocketAddress a) {
@@ -313,6 +324,7 @@ public final class PluginServer implements AutoCloseable {
         private InFlightGuard guard = InFlightGuard.forCsi();
         private ValidationInterceptor validation = ValidationInterceptor.forCsi();
         private Set<String> onTransportThread = Set.of();
+        private EventLoopGroup workers;
 
         private Builder() {}
 
@@ -369,6 +381,16 @@ public final class PluginServer implements AutoCloseable {
          */
         public Builder onTransportThread(Set<String> fullMethodNames) {
             this.onTransportThread = Set.copyOf(fullMethodNames);
+            return this;
+        }
+
+        /**
+         * Serves on these event loops (see {@link PluginServer#eventLoops()}) instead of its own: a caller that also
+         * dials from them (the cluster controller's channels to its agents) keeps its calls on one thread. The caller
+         * shuts them down, after the server.
+         */
+        public Builder eventLoops(EventLoopGroup workers) {
+            this.workers = Objects.requireNonNull(workers);
             return this;
         }
 
