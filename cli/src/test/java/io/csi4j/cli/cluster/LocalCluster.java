@@ -37,6 +37,8 @@ final class LocalCluster implements AutoCloseable {
     final ClusterController controller;
     final PluginServer controllerServer;
     private final List<ManagedChannel> channels = new ArrayList<>();
+    /** The deadline the agents' last call of each method (full name) arrived with, as the controller's call carried it. */
+    final Map<String, io.grpc.Deadline> agentDeadlines = new java.util.concurrent.ConcurrentHashMap<>();
 
     private LocalCluster(Path dir, List<String> nodeIds, DriverConfig.EngineKind engine, OptionalLong poolSize) throws Exception {
         this.dir = dir;
@@ -66,6 +68,22 @@ final class LocalCluster implements AutoCloseable {
                 .build().start();
     }
 
+    /** The standard chain behind an interceptor that notes each call's deadline in {@link #agentDeadlines}. */
+    private List<io.grpc.ServerInterceptor> withDeadlineRecorder() {
+        io.grpc.ServerInterceptor recorder = new io.grpc.ServerInterceptor() {
+            @Override
+            public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, R> call, io.grpc.Metadata headers,
+                                                                      io.grpc.ServerCallHandler<Q, R> next) {
+                io.grpc.Deadline deadline = io.grpc.Context.current().getDeadline();
+                if (deadline != null) agentDeadlines.put(call.getMethodDescriptor().getFullMethodName(), deadline);
+                return next.startCall(call, headers);
+            }
+        };
+        List<io.grpc.ServerInterceptor> chain = new ArrayList<>(List.of(recorder));
+        chain.addAll(io.csi4j.sdk.interceptor.Interceptors.standard().build());
+        return chain;
+    }
+
     static LocalCluster start(Path dir, List<String> nodeIds) throws Exception {
         return new LocalCluster(dir, nodeIds, DriverConfig.EngineKind.DIR, OptionalLong.empty());
     }
@@ -87,6 +105,7 @@ final class LocalCluster implements AutoCloseable {
         PluginServer server = PluginServer.builder()
                 .listen(Endpoint.parse("unix://" + data.resolve("csi.sock")), driver.csiServices().toArray(BindableService[]::new))
                 .listen(Endpoint.parse("tcp://127.0.0.1:0"), tls, driver.agentServices().toArray(BindableService[]::new))
+                .interceptors(withDeadlineRecorder())
                 .shutdownGrace(Duration.ofSeconds(2))
                 .build().start();
         return new Node(id, data, driver, server, (Endpoint.Tcp) server.endpoints().get(1));
