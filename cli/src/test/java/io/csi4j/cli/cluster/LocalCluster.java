@@ -39,6 +39,8 @@ final class LocalCluster implements AutoCloseable {
     private final List<ManagedChannel> channels = new ArrayList<>();
     /** The deadline the agents' last call of each method (full name) arrived with, as the controller's call carried it. */
     final Map<String, io.grpc.Deadline> agentDeadlines = new java.util.concurrent.ConcurrentHashMap<>();
+    /** What the agents' servers count (their chain is built here, around the deadline recorder). */
+    private final io.csi4j.sdk.interceptor.CallMetrics agentMetrics = new io.csi4j.sdk.interceptor.CallMetrics();
 
     private LocalCluster(Path dir, List<String> nodeIds, DriverConfig.EngineKind engine, OptionalLong poolSize) throws Exception {
         this.dir = dir;
@@ -80,7 +82,7 @@ final class LocalCluster implements AutoCloseable {
             }
         };
         List<io.grpc.ServerInterceptor> chain = new ArrayList<>(List.of(recorder));
-        chain.addAll(io.csi4j.sdk.interceptor.Interceptors.standard().build());
+        chain.addAll(io.csi4j.sdk.interceptor.Interceptors.standard().metrics(agentMetrics).build());
         return chain;
     }
 
@@ -105,6 +107,7 @@ final class LocalCluster implements AutoCloseable {
         PluginServer server = PluginServer.builder()
                 .listen(Endpoint.parse("unix://" + data.resolve("csi.sock")), driver.csiServices().toArray(BindableService[]::new))
                 .listen(Endpoint.parse("tcp://127.0.0.1:0"), tls, driver.agentServices().toArray(BindableService[]::new))
+                .metrics(agentMetrics)
                 .interceptors(withDeadlineRecorder())
                 .shutdownGrace(Duration.ofSeconds(2))
                 .build().start();
