@@ -15,6 +15,8 @@ fi
 cp "$ROOT/scripts/bench-cluster" "$ROOT/scripts/ClusterBench.java" "$BASE/scripts/"
 OUT="$ROOT/bench/results/cluster/forward"
 for i in $(seq 1 "$RUNS"); do
-  (cd "$ROOT" && PHASES=overhead scripts/bench-cluster "/tmp/$TAG-after-$i" "$PAIRS") && cp "/tmp/$TAG-after-$i/overhead.txt" "$OUT/$TAG-after-$i.txt"
-  (cd "$BASE" && PHASES=overhead scripts/bench-cluster "/tmp/$TAG-before-$i" "$PAIRS") && cp "/tmp/$TAG-before-$i/overhead.txt" "$OUT/$TAG-before-$i.txt"
+  (cd "$ROOT" && PHASES=overhead scripts/bench-cluster "/tmp/$TAG-after-$i" "$PAIRS")
+  { echo "# after: this branch (pass-through calls forwarded asynchronously on the event loop)"; cat "/tmp/$TAG-after-$i/overhead.txt"; } > "$OUT/$TAG-after-$i.txt"
+  (cd "$BASE" && PHASES=overhead scripts/bench-cluster "/tmp/$TAG-before-$i" "$PAIRS")
+  { echo "# before: commit f3d1f9c (blocking stubs on virtual threads), built from a copy (see alternate.sh)"; cat "/tmp/$TAG-before-$i/overhead.txt"; } > "$OUT/$TAG-before-$i.txt"
 done
