@@ -35,7 +35,9 @@ final class TransportThread {
 
     /**
      * Runs {@code routing} here; if it has to wait, again on a virtual thread within the call's context (deadline and
-     * cancellation), where a failure goes to {@code out} as the handler's own exception would.
+     * cancellation), where a failure goes to {@code out} as the handler's own exception would. The handler has then
+     * returned, so a CO's cancellation releases the in-flight guard's keys at once; what the routing still asks of
+     * an agent runs in that cancelled context and fails without reaching it, as a blocked handler's calls did.
      */
     static void route(StreamObserver<?> out, Runnable routing) {
         try {
