@@ -79,6 +79,8 @@ public class ClusterBench {
                 System.out.printf("straight to the agent (mTLS):                 p50 %.3f ms  p99 %.3f ms%n", pct(d, 50), pct(d, 99));
                 System.out.printf("routing overhead per pair:                     p50 %+.3f ms  p99 %+.3f ms (two calls: %+.3f ms p50 per call)%n",
                         pct(r, 50) - pct(d, 50), pct(r, 99) - pct(d, 99), (pct(r, 50) - pct(d, 50)) / 2);
+                int warm = Math.min(n, 1000);
+                System.out.printf("calls through the controller: %d%n", 2 * warm + 2 * n + 1 + Math.min(m, 2000) + m);
                 System.out.printf("ControllerGetVolume, %d each: through the controller p50 %.3f ms p99 %.3f ms; straight p50 %.3f ms p99 %.3f ms; overhead p50 %+.3f ms p99 %+.3f ms%n",
                         m, pct(gr, 50), pct(gr, 99), pct(gd, 50), pct(gd, 99), pct(gr, 50) - pct(gd, 50), pct(gr, 99) - pct(gd, 99));
             }

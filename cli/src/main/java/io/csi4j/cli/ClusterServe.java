@@ -55,7 +55,9 @@ final class ClusterServe {
         try (cluster) {
             var builder = PluginServer.builder()
                     .listen(csi, cluster.csiServices().toArray(io.grpc.BindableService[]::new))
-                    .socketMode(Integer.parseInt(flags.socketMode, 8));
+                    .socketMode(Integer.parseInt(flags.socketMode, 8))
+                    .onTransportThread(ClusterController.onTransportThread())
+                    .eventLoops(cluster.eventLoops());
             if (addons != null) builder.listen(addons, cluster.addonsServices().toArray(io.grpc.BindableService[]::new));
             if (flags.metricsAddress != null) builder.metricsAddress(flags.metricsAddress);
             PluginServer server = builder.build().start().stopOnSignals();

@@ -68,6 +68,20 @@ class ClusterRoutingTest {
         return e;
     }
 
+    /** A forwarded call carries the CO's deadline to the agent (the controller's own 60 s here when the CO has none). */
+    @Test
+    void theCosDeadlineReachesTheAgent() {
+        Volume v = createOn("deadline", "node-b");
+        var get = io.csi4j.proto.csi.ControllerGetVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build();
+        String method = ControllerGrpc.getControllerGetVolumeMethod().getFullMethodName();
+        controller.withDeadlineAfter(7, java.util.concurrent.TimeUnit.SECONDS).controllerGetVolume(get);
+        long left = cluster.agentDeadlines.get(method).timeRemaining(java.util.concurrent.TimeUnit.MILLISECONDS);
+        assertTrue(left > 0 && left <= 7000, "the agent's deadline, ms left: " + left);
+        controller.controllerGetVolume(get);
+        left = cluster.agentDeadlines.get(method).timeRemaining(java.util.concurrent.TimeUnit.MILLISECONDS);
+        assertTrue(left > 7000 && left <= 60_000, "without the CO's deadline the controller's call timeout, ms left: " + left);
+    }
+
     @Test
     void createGoesToTheNodeTheTopologyNames() {
         Volume v = controller.createVolume(volume("by-topology").setAccessibilityRequirements(TopologyRequirement.newBuilder()

@@ -38,6 +38,10 @@ final class LocalCluster implements AutoCloseable {
     final ClusterController controller;
     final PluginServer controllerServer;
     private final List<ManagedChannel> channels = new ArrayList<>();
+    /** The deadline the agents' last call of each method (full name) arrived with, as the controller's call carried it. */
+    final Map<String, io.grpc.Deadline> agentDeadlines = new java.util.concurrent.ConcurrentHashMap<>();
+    /** What the agents' servers count (their chain is built here, around the deadline recorder). */
+    private final io.csi4j.sdk.interceptor.CallMetrics agentMetrics = new io.csi4j.sdk.interceptor.CallMetrics();
 
     private final double overcommit;
 
@@ -69,8 +73,26 @@ final class LocalCluster implements AutoCloseable {
         this.controllerServer = PluginServer.builder()
                 .listen(Endpoint.parse(controllerSocket()), controller.csiServices().toArray(BindableService[]::new))
                 .listen(Endpoint.parse(controllerAddonsSocket()), controller.addonsServices().toArray(BindableService[]::new))
+                .onTransportThread(ClusterController.onTransportThread())
+                .eventLoops(controller.eventLoops())
                 .shutdownGrace(Duration.ofSeconds(2))
                 .build().start();
+    }
+
+    /** The standard chain behind an interceptor that notes each call's deadline in {@link #agentDeadlines}. */
+    private List<io.grpc.ServerInterceptor> withDeadlineRecorder() {
+        io.grpc.ServerInterceptor recorder = new io.grpc.ServerInterceptor() {
+            @Override
+            public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, R> call, io.grpc.Metadata headers,
+                                                                      io.grpc.ServerCallHandler<Q, R> next) {
+                io.grpc.Deadline deadline = io.grpc.Context.current().getDeadline();
+                if (deadline != null) agentDeadlines.put(call.getMethodDescriptor().getFullMethodName(), deadline);
+                return next.startCall(call, headers);
+            }
+        };
+        List<io.grpc.ServerInterceptor> chain = new ArrayList<>(List.of(recorder));
+        chain.addAll(io.csi4j.sdk.interceptor.Interceptors.standard().metrics(agentMetrics).build());
+        return chain;
     }
 
     static LocalCluster start(Path dir, List<String> nodeIds) throws Exception {
@@ -99,7 +121,10 @@ final class LocalCluster implements AutoCloseable {
         Driver driver = Driver.open(config);
         PluginServer server = PluginServer.builder()
                 .listen(Endpoint.parse("unix://" + data.resolve("csi.sock")), driver.csiServices().toArray(BindableService[]::new))
-                .listen(Endpoint.parse("tcp://127.0.0.1:0"), tls, driver.agentServices(tls, io.csi4j.driver.mobility.Bandwidth.unlimited()).toArray(BindableService[]::new))
+                .listen(Endpoint.parse("tcp://127.0.0.1:0"), tls,
+                        driver.agentServices(tls, io.csi4j.driver.mobility.Bandwidth.unlimited()).toArray(BindableService[]::new))
+                .metrics(agentMetrics)
+                .interceptors(withDeadlineRecorder())
                 .shutdownGrace(Duration.ofSeconds(2))
                 .build().start();
         return new Node(id, data, driver, server, (Endpoint.Tcp) server.endpoints().get(1));

@@ -9,9 +9,14 @@ import io.csi4j.sdk.CsiException;
 import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.MutualTls;
+import com.google.common.util.concurrent.MoreExecutors;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -25,6 +30,7 @@ public final class Agent implements AutoCloseable {
     private final String address;
     private final String authority;
     private final ManagedChannel channel;
+    private final LoopChannels channels;
     private final Duration callTimeout;
     private volatile boolean snapshotMetadata;
     private volatile boolean reclaimsSpace;
@@ -49,6 +55,7 @@ public final class Agent implements AutoCloseable {
         this.address = endpoint.host() + ":" + endpoint.port();
         this.authority = authority;
         this.channel = Channels.builder(endpoint, tls, authority).build();
+        this.channels = new LoopChannels(channel, loop -> Channels.builder(endpoint, tls, authority).eventLoopGroup(loop).build());
         this.callTimeout = callTimeout;
         this.onSilence = onSilence;
     }
@@ -127,13 +134,14 @@ public final class Agent implements AutoCloseable {
             return true;
         } catch (StatusRuntimeException e) {
             problem = describeFailure(e);
-            channel.resetConnectBackoff();  // so the next call tries at once, not after gRPC's backoff
+            channels.resetConnectBackoff();  // so the next call tries at once, not after gRPC's backoff
             return false;
         }
     }
 
     /** Calls {@code rpc} on this agent; its errors come back as they are, a silence as UNAVAILABLE naming the node. */
     public <T> T call(Function<Agent, T> rpc) {
+        TransportThread.mayWait();
         try {
             T result = rpc.apply(this);
             answered();
@@ -143,10 +151,39 @@ public final class Agent implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends one unary call to this agent and returns at once: its answer, or its error translated as by
+     * {@link #call}, completes {@code out} on the thread that reads the agent's reply (no hand-off to another
+     * thread; from an event loop, that loop's own channel: see {@link LoopChannels}). Started within the server
+     * call's context, the agent call carries the CO's deadline and is cancelled with it.
+     */
+    public <Req, Resp> void forward(MethodDescriptor<Req, Resp> method, Req request, StreamObserver<Resp> out) {
+        CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS)
+                .withExecutor(MoreExecutors.directExecutor());
+        ClientCalls.asyncUnaryCall(channels.current().newCall(method, options), request, new StreamObserver<>() {
+            @Override
+            public void onNext(Resp response) {
+                answered();
+                out.onNext(response);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                out.onError(t instanceof StatusRuntimeException e ? translate(e)
+                        : translate(Status.fromThrowable(t).asRuntimeException()));
+            }
+
+            @Override
+            public void onCompleted() {
+                out.onCompleted();
+            }
+        });
+    }
+
     CsiException translate(StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
         if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
-            channel.resetConnectBackoff();
+            channels.resetConnectBackoff();
             problem = describeFailure(e);
             onSilence.run();
             return CsiException.unavailable(describe() + " did not answer: " + problem);
@@ -191,6 +228,7 @@ public final class Agent implements AutoCloseable {
     public void close() {
         channel.shutdownNow();
         try {
+            channels.closeLoopChannels();
             channel.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

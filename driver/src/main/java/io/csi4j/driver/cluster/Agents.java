@@ -241,7 +241,12 @@ public final class Agents implements AutoCloseable {
     }
 
     /** Under the lock: of many requests for an unknown node at once, one refreshes and the others use its result. */
-    private synchronized void refreshIfStale() {
+    private void refreshIfStale() {
+        TransportThread.mayWait();  // before the lock: a refresh may hold it for seconds
+        refreshIfStaleLocked();
+    }
+
+    private synchronized void refreshIfStaleLocked() {
         if (System.nanoTime() - lastRefresh >= ON_DEMAND_REFRESH.toNanos()) refresh();
     }
 

@@ -28,6 +28,8 @@ public final class ClusterController implements AutoCloseable {
     private final Config config;
     private final Agents agents;
     private final ClusterPageToken tokens;
+    /** The server's event loops, shared with the agents' per-loop channels ({@link LoopChannels}); closed after the agents. */
+    private final io.netty.channel.EventLoopGroup eventLoops = io.csi4j.sdk.server.PluginServer.eventLoops();
 
     public ClusterController(Config config) {
         this.config = config;
@@ -53,6 +55,41 @@ public final class ClusterController implements AutoCloseable {
                 new VolumeGroupRouter(agents, tokens), new ReclaimSpaceRouter(agents));
     }
 
+    /**
+     * The calls the routers answer on the transport thread (for {@code PluginServer.Builder.onTransportThread}): those
+     * that go to one agent, forwarded asynchronously; a branch that has to wait moves to a virtual thread itself
+     * ({@link TransportThread}). Listings, Identity, status and streams run on virtual threads as usual.
+     */
+    public static java.util.Set<String> onTransportThread() {
+        return java.util.stream.Stream.of(
+                io.csi4j.proto.csi.ControllerGrpc.getCreateVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getDeleteVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getControllerPublishVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getControllerUnpublishVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getValidateVolumeCapabilitiesMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getControllerGetVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getControllerModifyVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getControllerExpandVolumeMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getGetCapacityMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getCreateSnapshotMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getDeleteSnapshotMethod(),
+                io.csi4j.proto.csi.ControllerGrpc.getGetSnapshotMethod(),
+                io.csi4j.proto.csi.GroupControllerGrpc.getCreateVolumeGroupSnapshotMethod(),
+                io.csi4j.proto.csi.GroupControllerGrpc.getDeleteVolumeGroupSnapshotMethod(),
+                io.csi4j.proto.csi.GroupControllerGrpc.getGetVolumeGroupSnapshotMethod(),
+                io.csi4j.proto.addons.volumegroup.ControllerGrpc.getCreateVolumeGroupMethod(),
+                io.csi4j.proto.addons.volumegroup.ControllerGrpc.getModifyVolumeGroupMembershipMethod(),
+                io.csi4j.proto.addons.volumegroup.ControllerGrpc.getDeleteVolumeGroupMethod(),
+                io.csi4j.proto.addons.volumegroup.ControllerGrpc.getControllerGetVolumeGroupMethod(),
+                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.getControllerReclaimSpaceMethod())
+                .map(io.grpc.MethodDescriptor::getFullMethodName).collect(java.util.stream.Collectors.toUnmodifiableSet());
+    }
+
+    /** The event loops the controller's server must run on ({@code PluginServer.Builder.eventLoops}). */
+    public io.netty.channel.EventLoopGroup eventLoops() {
+        return eventLoops;
+    }
+
     public Agents agents() {
         return agents;
     }
@@ -75,5 +112,6 @@ public final class ClusterController implements AutoCloseable {
     @Override
     public void close() {
         agents.close();
+        eventLoops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly(5, java.util.concurrent.TimeUnit.SECONDS);
     }
 }

@@ -28,26 +28,33 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
     @Override
     public void createVolume(CreateVolumeRequest req, StreamObserver<CreateVolumeResponse> out) {
         // the agent fills accessible_topology with its own node: exactly where the volume is
-        Placement.Route route = placement.forVolume(req);
-        if (route.copyFrom() == null) {
-            reply(out, route.target().call(a -> a.controller().createVolume(req)));
-            return;
-        }
-        Agent source = route.copyFrom();
-        var copy = io.csi4j.proto.cluster.ImportVolumeRequest.newBuilder().setRequest(req)
-                .setSourceNode(io.csi4j.proto.cluster.PeerAgent.newBuilder().setNodeId(source.nodeId())
-                        .setAddress(source.address()).setAuthority(source.authority()))
-                .build();
-        reply(out, route.target().call(a -> a.nodeAgent().importVolume(copy)).getResponse());
+        TransportThread.route(out, () -> {
+            Placement.Route route = placement.forVolume(req);
+            if (route.copyFrom() == null) {
+                route.target().forward(ControllerGrpc.getCreateVolumeMethod(), req, out);
+                return;
+            }
+            // a copy between nodes: the target agent pulls the data from the source's (call() waits, off the loop)
+            Agent source = route.copyFrom();
+            var copy = io.csi4j.proto.cluster.ImportVolumeRequest.newBuilder().setRequest(req)
+                    .setSourceNode(io.csi4j.proto.cluster.PeerAgent.newBuilder().setNodeId(source.nodeId())
+                            .setAddress(source.address()).setAuthority(source.authority()))
+                    .build();
+            reply(out, route.target().call(a -> a.nodeAgent().importVolume(copy)).getResponse());
+        });
     }
 
     @Override
     public void deleteVolume(DeleteVolumeRequest req, StreamObserver<DeleteVolumeResponse> out) {
-        reply(out, volume(req.getVolumeId()).call(a -> a.controller().deleteVolume(req)));
+        TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getDeleteVolumeMethod(), req, out));
     }
 
     @Override
     public void controllerPublishVolume(ControllerPublishVolumeRequest req, StreamObserver<ControllerPublishVolumeResponse> out) {
+        TransportThread.route(out, () -> publish(req, out));
+    }
+
+    private void publish(ControllerPublishVolumeRequest req, StreamObserver<ControllerPublishVolumeResponse> out) {
         Agent owner = volume(req.getVolumeId());
         boolean ours = io.csi4j.driver.id.ObjectId.parse(Kind.VOLUME, req.getVolumeId()).isPresent();
         // a local volume is reachable from its own node only; its agent would not know the other node at all
@@ -56,17 +63,17 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
                     + "' and is accessible from that node only (its accessible_topology); it cannot be published to node '"
                     + req.getNodeId() + "'");
         }
-        reply(out, owner.call(a -> a.controller().controllerPublishVolume(req)));
+        owner.forward(ControllerGrpc.getControllerPublishVolumeMethod(), req, out);
     }
 
     @Override
     public void controllerUnpublishVolume(ControllerUnpublishVolumeRequest req, StreamObserver<ControllerUnpublishVolumeResponse> out) {
-        reply(out, volume(req.getVolumeId()).call(a -> a.controller().controllerUnpublishVolume(req)));
+        TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getControllerUnpublishVolumeMethod(), req, out));
     }
 
     @Override
     public void validateVolumeCapabilities(ValidateVolumeCapabilitiesRequest req, StreamObserver<ValidateVolumeCapabilitiesResponse> out) {
-        reply(out, volume(req.getVolumeId()).call(a -> a.controller().validateVolumeCapabilities(req)));
+        TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getValidateVolumeCapabilitiesMethod(), req, out));
     }
 
     @Override
@@ -82,26 +89,31 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void controllerGetVolume(ControllerGetVolumeRequest req, StreamObserver<ControllerGetVolumeResponse> out) {
-        reply(out, volume(req.getVolumeId()).call(a -> a.controller().controllerGetVolume(req)));
+        TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getControllerGetVolumeMethod(), req, out));
     }
 
     @Override
     public void controllerModifyVolume(ControllerModifyVolumeRequest req, StreamObserver<ControllerModifyVolumeResponse> out) {
-        reply(out, volume(req.getVolumeId()).call(a -> a.controller().controllerModifyVolume(req)));
+        TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getControllerModifyVolumeMethod(), req, out));
     }
 
     @Override
     public void controllerExpandVolume(ControllerExpandVolumeRequest req, StreamObserver<ControllerExpandVolumeResponse> out) {
-        reply(out, volume(req.getVolumeId()).call(a -> a.controller().controllerExpandVolume(req)));
+        TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getControllerExpandVolumeMethod(), req, out));
     }
 
     /** For a node's segment: that node's answer (0 for a segment of no node); without one: the sum of all nodes. */
     @Override
     public void getCapacity(GetCapacityRequest req, StreamObserver<GetCapacityResponse> out) {
+        TransportThread.route(out, () -> capacity(req, out));
+    }
+
+    private void capacity(GetCapacityRequest req, StreamObserver<GetCapacityResponse> out) {
         String segment = req.hasAccessibleTopology() ? req.getAccessibleTopology().getSegmentsMap().get(DriverConfig.TOPOLOGY_KEY) : null;
         if (segment != null) {
             Optional<Agent> node = agents.byTopologyValue(segment);
-            reply(out, node.isPresent() ? node.get().call(a -> a.controller().getCapacity(req)) : GetCapacityResponse.getDefaultInstance());
+            if (node.isPresent()) node.get().forward(ControllerGrpc.getGetCapacityMethod(), req, out);
+            else reply(out, GetCapacityResponse.getDefaultInstance());
             return;
         }
         agents.requireAllIdentified("GetCapacity of the whole cluster");
@@ -125,17 +137,17 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void createSnapshot(CreateSnapshotRequest req, StreamObserver<CreateSnapshotResponse> out) {
-        reply(out, volume(req.getSourceVolumeId()).call(a -> a.controller().createSnapshot(req)));
+        TransportThread.route(out, () -> volume(req.getSourceVolumeId()).forward(ControllerGrpc.getCreateSnapshotMethod(), req, out));
     }
 
     @Override
     public void deleteSnapshot(DeleteSnapshotRequest req, StreamObserver<DeleteSnapshotResponse> out) {
-        reply(out, snapshot(req.getSnapshotId()).call(a -> a.controller().deleteSnapshot(req)));
+        TransportThread.route(out, () -> snapshot(req.getSnapshotId()).forward(ControllerGrpc.getDeleteSnapshotMethod(), req, out));
     }
 
     @Override
     public void getSnapshot(GetSnapshotRequest req, StreamObserver<GetSnapshotResponse> out) {
-        reply(out, snapshot(req.getSnapshotId()).call(a -> a.controller().getSnapshot(req)));
+        TransportThread.route(out, () -> snapshot(req.getSnapshotId()).forward(ControllerGrpc.getGetSnapshotMethod(), req, out));
     }
 
     /** Filtered by snapshot or source volume: that one node (an id of no node matches nothing); else every node. */

@@ -30,6 +30,7 @@ final class Fanout {
 
     /** Results in the order of {@code agents}; a failure other than silence is thrown as it is. */
     static <T> Answers<T> all(List<Agent> agents, Function<Agent, T> call) {
+        TransportThread.mayWait();
         Map<Agent, Future<T>> futures = new LinkedHashMap<>();
         try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
             Context context = Context.current();
@@ -54,6 +55,7 @@ final class Fanout {
 
     /** Runs {@code task} on every agent and waits; failures are the task's business. */
     static void each(List<Agent> agents, Function<Agent, Void> task) {
+        TransportThread.mayWait();
         try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
             for (Agent agent : agents) executor.submit(() -> task.apply(agent));
         }

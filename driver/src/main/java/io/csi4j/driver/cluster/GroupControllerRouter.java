@@ -35,13 +35,18 @@ public final class GroupControllerRouter extends GroupControllerGrpc.GroupContro
 
     @Override
     public void createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest req, StreamObserver<CreateVolumeGroupSnapshotResponse> out) {
+        TransportThread.route(out, () -> create(req, out));
+    }
+
+    private void create(CreateVolumeGroupSnapshotRequest req, StreamObserver<CreateVolumeGroupSnapshotResponse> out) {
         Map<Agent, List<String>> byNode = owners.byNode(Kind.VOLUME, req.getSourceVolumeIdsList(), "source volume");
         if (byNode.size() <= 1 || new HashSet<>(req.getSourceVolumeIdsList()).size() != req.getSourceVolumeIdsCount()) {
             // one node (or a request that node refuses as it stands, e.g. duplicate ids): that node answers
             Agent node = byNode.isEmpty() ? owners.of(Kind.VOLUME, "", "source volume") : byNode.keySet().iterator().next();
-            reply(out, node.call(a -> a.groupController().createVolumeGroupSnapshot(req)));
+            node.forward(GroupControllerGrpc.getCreateVolumeGroupSnapshotMethod(), req, out);
             return;
         }
+        TransportThread.mayWait();  // freeze all, cut all, thaw all: on a thread of its own
         if (!req.getParametersMap().isEmpty()) {
             throw CsiException.invalidArgument("unknown group snapshot parameters " + req.getParametersMap().keySet() + "; this driver takes none");
         }
@@ -51,22 +56,32 @@ public final class GroupControllerRouter extends GroupControllerGrpc.GroupContro
 
     @Override
     public void deleteVolumeGroupSnapshot(DeleteVolumeGroupSnapshotRequest req, StreamObserver<DeleteVolumeGroupSnapshotResponse> out) {
+        TransportThread.route(out, () -> delete(req, out));
+    }
+
+    private void delete(DeleteVolumeGroupSnapshotRequest req, StreamObserver<DeleteVolumeGroupSnapshotResponse> out) {
         if (clusterWide(req.getGroupSnapshotId())) {
+            TransportThread.mayWait();  // every node is asked
             crossNode.delete(req.getGroupSnapshotId(), req.getSnapshotIdsList());
             reply(out, DeleteVolumeGroupSnapshotResponse.getDefaultInstance());
             return;
         }
-        reply(out, group(req.getGroupSnapshotId()).call(a -> a.groupController().deleteVolumeGroupSnapshot(req)));
+        group(req.getGroupSnapshotId()).forward(GroupControllerGrpc.getDeleteVolumeGroupSnapshotMethod(), req, out);
     }
 
     @Override
     public void getVolumeGroupSnapshot(GetVolumeGroupSnapshotRequest req, StreamObserver<GetVolumeGroupSnapshotResponse> out) {
+        TransportThread.route(out, () -> get(req, out));
+    }
+
+    private void get(GetVolumeGroupSnapshotRequest req, StreamObserver<GetVolumeGroupSnapshotResponse> out) {
         if (clusterWide(req.getGroupSnapshotId())) {
+            TransportThread.mayWait();  // every node is asked
             reply(out, GetVolumeGroupSnapshotResponse.newBuilder()
                     .setGroupSnapshot(crossNode.get(req.getGroupSnapshotId(), req.getSnapshotIdsList())).build());
             return;
         }
-        reply(out, group(req.getGroupSnapshotId()).call(a -> a.groupController().getVolumeGroupSnapshot(req)));
+        group(req.getGroupSnapshotId()).forward(GroupControllerGrpc.getGetVolumeGroupSnapshotMethod(), req, out);
     }
 
     private static boolean clusterWide(String id) {

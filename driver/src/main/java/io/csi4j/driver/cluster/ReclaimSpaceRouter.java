@@ -1,7 +1,5 @@
 package io.csi4j.driver.cluster;
 
-import static io.csi4j.driver.cluster.ControllerRouter.reply;
-
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.proto.addons.reclaimspace.ControllerReclaimSpaceRequest;
 import io.csi4j.proto.addons.reclaimspace.ControllerReclaimSpaceResponse;
@@ -18,6 +16,7 @@ public final class ReclaimSpaceRouter extends ReclaimSpaceControllerGrpc.Reclaim
 
     @Override
     public void controllerReclaimSpace(ControllerReclaimSpaceRequest req, StreamObserver<ControllerReclaimSpaceResponse> out) {
-        reply(out, owners.of(Kind.VOLUME, req.getVolumeId(), "volume").call(a -> a.reclaimSpace().controllerReclaimSpace(req)));
+        TransportThread.route(out, () -> owners.of(Kind.VOLUME, req.getVolumeId(), "volume")
+                .forward(ReclaimSpaceControllerGrpc.getControllerReclaimSpaceMethod(), req, out));
     }
 }

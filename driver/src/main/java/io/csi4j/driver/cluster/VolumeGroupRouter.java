@@ -28,14 +28,22 @@ public final class VolumeGroupRouter extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void createVolumeGroup(CreateVolumeGroupRequest req, StreamObserver<CreateVolumeGroupResponse> out) {
+        TransportThread.route(out, () -> create(req, out));
+    }
+
+    private void create(CreateVolumeGroupRequest req, StreamObserver<CreateVolumeGroupResponse> out) {
         Agent node = req.getVolumeIdsCount() > 0 ? owners.common(Kind.VOLUME, req.getVolumeIdsList(), "volume", "volume group")
                 : withName(req.getName()).orElseGet(() -> placement.mostFreeCapacity(List.of(), Map.of()));
-        reply(out, node.call(a -> a.volumeGroups().createVolumeGroup(req)));
+        node.forward(ControllerGrpc.getCreateVolumeGroupMethod(), req, out);
     }
 
     @Override
     public void modifyVolumeGroupMembership(ModifyVolumeGroupMembershipRequest req,
                                             StreamObserver<ModifyVolumeGroupMembershipResponse> out) {
+        TransportThread.route(out, () -> modify(req, out));
+    }
+
+    private void modify(ModifyVolumeGroupMembershipRequest req, StreamObserver<ModifyVolumeGroupMembershipResponse> out) {
         Agent node = group(req.getVolumeGroupId());
         if (req.getVolumeIdsCount() > 0) {
             // ids not of our shape exist nowhere: the group's node answers NOT_FOUND for them
@@ -45,17 +53,17 @@ public final class VolumeGroupRouter extends ControllerGrpc.ControllerImplBase {
                         + node.nodeId() + "', the volumes on node '" + members.nodeId() + "'; a group's members must be on its node");
             }
         }
-        reply(out, node.call(a -> a.volumeGroups().modifyVolumeGroupMembership(req)));
+        node.forward(ControllerGrpc.getModifyVolumeGroupMembershipMethod(), req, out);
     }
 
     @Override
     public void deleteVolumeGroup(DeleteVolumeGroupRequest req, StreamObserver<DeleteVolumeGroupResponse> out) {
-        reply(out, group(req.getVolumeGroupId()).call(a -> a.volumeGroups().deleteVolumeGroup(req)));
+        TransportThread.route(out, () -> group(req.getVolumeGroupId()).forward(ControllerGrpc.getDeleteVolumeGroupMethod(), req, out));
     }
 
     @Override
     public void controllerGetVolumeGroup(ControllerGetVolumeGroupRequest req, StreamObserver<ControllerGetVolumeGroupResponse> out) {
-        reply(out, group(req.getVolumeGroupId()).call(a -> a.volumeGroups().controllerGetVolumeGroup(req)));
+        TransportThread.route(out, () -> group(req.getVolumeGroupId()).forward(ControllerGrpc.getControllerGetVolumeGroupMethod(), req, out));
     }
 
     @Override

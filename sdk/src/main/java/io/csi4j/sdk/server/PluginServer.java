@@ -6,7 +6,10 @@ import io.csi4j.sdk.interceptor.Interceptors;
 import io.csi4j.sdk.interceptor.MetricsEndpoint;
 import io.csi4j.sdk.interceptor.ValidationInterceptor;
 import io.grpc.BindableService;
+import io.grpc.Metadata;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallExecutorSupplier;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
@@ -30,6 +33,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -61,6 +65,9 @@ public final class PluginServer implements AutoCloseable {
     private final Duration shutdownGrace;
     private final CallMetrics metrics;
     private final InetSocketAddress metricsAddress;
+    private final Set<String> onTransportThread;
+    /** Event loops the caller owns (not shut down with the server), or null for the server's own. */
+    private final EventLoopGroup givenWorkers;
 
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final AtomicInteger state = new AtomicInteger(NEW);
@@ -85,6 +92,8 @@ public final class PluginServer implements AutoCloseable {
         this.shutdownGrace = b.shutdownGrace;
         this.metrics = b.metrics;
         this.metricsAddress = b.metricsAddress;
+        this.onTransportThread = Set.copyOf(b.onTransportThread);
+        this.givenWorkers = b.workers;
         this.interceptors = b.interceptors != null ? List.copyOf(b.interceptors)
                 : Interceptors.standard().metrics(b.metrics).guard(b.guard).validation(b.validation).build();
     }
@@ -97,8 +106,7 @@ public final class PluginServer implements AutoCloseable {
     public PluginServer start() throws IOException {
         if (!state.compareAndSet(NEW, RUNNING)) throw new IllegalStateException("already started");
         boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("csi4j-accept"), NioIoHandler.newFactory());
-        workers = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
-                new DefaultThreadFactory("csi4j-io"), NioIoHandler.newFactory());
+        workers = givenWorkers != null ? givenWorkers : eventLoops();
         executor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("csi4j-call-", 0).factory());
         try {
             for (Listener listener : listeners) running.add(bind(listener));
@@ -151,8 +159,19 @@ public final class PluginServer implements AutoCloseable {
         builder.bossEventLoopGroup(boss)
                 .workerEventLoopGroup(workers)
                 // Netty sets SO_KEEPALIVE on accepted channels by default; domain sockets have no such option
-                .withChildOption(ChannelOption.SO_KEEPALIVE, null)
-                .executor(executor);
+                .withChildOption(ChannelOption.SO_KEEPALIVE, null);
+        if (onTransportThread.isEmpty()) {
+            builder.executor(executor);
+        } else {
+            // gRPC looks the method up on the transport thread, then hands the call to the executor chosen here;
+            // null keeps it on the transport thread: no hand-off for a call whose handler never waits
+            builder.directExecutor().callExecutor(new ServerCallExecutorSupplier() {
+                @Override
+                public <ReqT, RespT> Executor getExecutor(ServerCall<ReqT, RespT> call, Metadata headers) {
+                    return onTransportThread.contains(call.getMethodDescriptor().getFullMethodName()) ? null : executor;
+                }
+            });
+        }
         for (ServerServiceDefinition service : listener.services()) {
             builder.addService(io.csi4j.sdk.interceptor.MalformedRequests.reject(ServerInterceptors.interceptForward(service, interceptors)));
         }
@@ -249,9 +268,9 @@ public final class PluginServer implements AutoCloseable {
             }
             if (metricsEndpoint != null) metricsEndpoint.stop();
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            if (givenWorkers == null) workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             boss.terminationFuture().await(5, TimeUnit.SECONDS);
-            workers.terminationFuture().await(5, TimeUnit.SECONDS);
+            if (givenWorkers == null) workers.terminationFuture().await(5, TimeUnit.SECONDS);
             executor.shutdown();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -262,6 +281,15 @@ public final class PluginServer implements AutoCloseable {
             terminated.countDown();
             LOG.info("stopped");
         }
+    }
+
+    /**
+     * Event loops as the server makes its own (NIO, one per core, at least two), for a caller that shares them with
+     * its client channels ({@link Builder#eventLoops}) and shuts them down itself after the server.
+     */
+    public static EventLoopGroup eventLoops() {
+        return new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                new DefaultThreadFactory("csi4j-io"), NioIoHandler.newFactory());
     }
 
     private static String hostPort(InetSocketAddress a) {
@@ -295,6 +323,8 @@ public final class PluginServer implements AutoCloseable {
         private InetSocketAddress metricsAddress;
         private InFlightGuard guard = InFlightGuard.forCsi();
         private ValidationInterceptor validation = ValidationInterceptor.forCsi();
+        private Set<String> onTransportThread = Set.of();
+        private EventLoopGroup workers;
 
         private Builder() {}
 
@@ -340,6 +370,27 @@ public final class PluginServer implements AutoCloseable {
         /** The validation of the standard chain (default {@link ValidationInterceptor#forCsi()}). */
         public Builder validation(ValidationInterceptor validation) {
             this.validation = Objects.requireNonNull(validation);
+            return this;
+        }
+
+        /**
+         * Methods (full names, {@code csi.v1.Controller/ControllerGetVolume}) whose handlers, interceptors included,
+         * never wait: they run on the transport's event loop thread instead of being handed to a virtual thread.
+         * A handler that may have to wait must move that part to a thread of its own. Every other method runs on
+         * a virtual thread as usual.
+         */
+        public Builder onTransportThread(Set<String> fullMethodNames) {
+            this.onTransportThread = Set.copyOf(fullMethodNames);
+            return this;
+        }
+
+        /**
+         * Serves on these event loops (see {@link PluginServer#eventLoops()}) instead of its own: a caller that also
+         * dials from them (the cluster controller's channels to its agents) keeps its calls on one thread. The caller
+         * shuts them down, after the server.
+         */
+        public Builder eventLoops(EventLoopGroup workers) {
+            this.workers = Objects.requireNonNull(workers);
             return this;
         }
 

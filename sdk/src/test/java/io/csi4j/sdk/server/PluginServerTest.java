@@ -194,4 +194,42 @@ class PluginServerTest {
             server.close();
         }
     }
+
+    /** The methods named in onTransportThread run on the event loop, interceptors included; the others on virtual threads. */
+    @Test
+    void listedMethodsRunOnTheTransportThreadTheOthersOnVirtualThreads() throws Exception {
+        var threads = new java.util.concurrent.ConcurrentHashMap<String, Thread>();
+        var identity = new IdentityGrpc.IdentityImplBase() {
+            @Override
+            public void getPluginInfo(GetPluginInfoRequest req, io.grpc.stub.StreamObserver<io.csi4j.proto.csi.GetPluginInfoResponse> out) {
+                threads.put("GetPluginInfo", Thread.currentThread());
+                out.onNext(io.csi4j.proto.csi.GetPluginInfoResponse.newBuilder().setName("t.csi4j.io").setVendorVersion("1").build());
+                out.onCompleted();
+            }
+
+            @Override
+            public void probe(io.csi4j.proto.csi.ProbeRequest req, io.grpc.stub.StreamObserver<io.csi4j.proto.csi.ProbeResponse> out) {
+                threads.put("Probe", Thread.currentThread());
+                out.onNext(io.csi4j.proto.csi.ProbeResponse.getDefaultInstance());
+                out.onCompleted();
+            }
+        };
+        PluginServer server = PluginServer.builder().listen(Endpoint.parse("unix://" + dir.resolve("csi.sock")), identity)
+                .onTransportThread(java.util.Set.of(IdentityGrpc.getGetPluginInfoMethod().getFullMethodName()))
+                .build().start();
+        ManagedChannel channel = Channels.connect(server.endpoints().getFirst());
+        try {
+            var stub = IdentityGrpc.newBlockingStub(channel);
+            assertEquals("t.csi4j.io", stub.getPluginInfo(GetPluginInfoRequest.getDefaultInstance()).getName());
+            stub.probe(io.csi4j.proto.csi.ProbeRequest.getDefaultInstance());
+            assertFalse(threads.get("GetPluginInfo").isVirtual());
+            assertTrue(threads.get("GetPluginInfo").getName().startsWith("csi4j-io"), threads.get("GetPluginInfo").getName());
+            assertTrue(threads.get("Probe").isVirtual(), threads.get("Probe").toString());
+            // the standard chain still ran for the call on the transport thread
+            assertEquals(1, server.metrics().handledCount(IdentityGrpc.getGetPluginInfoMethod().getFullMethodName(), Status.Code.OK));
+        } finally {
+            channel.shutdownNow();
+            server.close();
+        }
+    }
 }
