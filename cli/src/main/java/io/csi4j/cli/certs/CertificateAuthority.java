@@ -49,7 +49,7 @@ public final class CertificateAuthority {
     private static final int CRL_SIGN = 0x02;
     private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
 
-    /** What a leaf certificate is for: TLS server (an agent), client (the controller), or both. */
+    /** What a leaf certificate is for: TLS server, client (the controller), or both (an agent: it pulls copies from its peers). */
     public enum Usage { SERVER, CLIENT, BOTH }
 
     /** A certificate and its private key. */

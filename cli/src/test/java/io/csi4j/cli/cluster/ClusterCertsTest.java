@@ -43,7 +43,8 @@ class ClusterCertsTest {
         List<String> sans = agent.getSubjectAlternativeNames().stream().map(n -> n.get(1).toString()).toList();
         assertEquals(List.of("10.0.0.7", "node-1", "csi4j-agent.storage.svc", "csi4j-agent.storage.svc.cluster.local",
                 "*.csi4j-agent.storage.svc"), sans);
-        assertEquals(List.of("1.3.6.1.5.5.7.3.1"), agent.getExtendedKeyUsage(), "agent: serverAuth");
+        // an agent serves the controller and its peers, and pulls copies from its peers as their client
+        assertEquals(List.of("1.3.6.1.5.5.7.3.1", "1.3.6.1.5.5.7.3.2"), agent.getExtendedKeyUsage(), "agent: serverAuth and clientAuth");
         assertEquals(List.of("1.3.6.1.5.5.7.3.2"), controller.getExtendedKeyUsage(), "controller: clientAuth");
         assertTrue(agent.getKeyUsage()[0], "digitalSignature");
         assertTrue(ca.getKeyUsage()[5], "keyCertSign");
