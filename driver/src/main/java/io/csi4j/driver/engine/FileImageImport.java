@@ -22,6 +22,11 @@ final class FileImageImport implements ImageImport {
     /** Told the size that became provisioned (0 when nothing was committed), exactly once. */
     private final LongConsumer settle;
     private boolean done;
+    /** Bytes written since the last background flush began, and that flush (null when none runs). */
+    private long unflushed;
+    private Thread flusher;
+    /** Unflushed bytes that start a background flush: the final sync then has little left to write. */
+    static final long FLUSH_EVERY = 64L << 20;
 
     FileImageImport(Path temp, String what, Finish finish, LongConsumer settle) {
         this.temp = temp;
@@ -42,8 +47,30 @@ final class FileImageImport implements ImageImport {
         try {
             long at = offset;
             while (data.hasRemaining()) at += channel.write(data, at);
+            unflushed += at - offset;
         } catch (IOException e) {
             throw EngineErrors.of("writing " + what + " at " + offset, e);
+        }
+        if (unflushed >= FLUSH_EVERY && (flusher == null || !flusher.isAlive())) {
+            unflushed = 0;
+            // the disk writes what arrived while more arrives; commit's sync is what makes it durable
+            flusher = Thread.ofVirtual().name("csi4j-flush").start(() -> {
+                try {
+                    channel.force(false);
+                } catch (IOException ignored) {
+                    // commit's own sync reports what is wrong with the disk
+                }
+            });
+        }
+    }
+
+    /** Waits for a background flush still running (before the channel closes under it). */
+    private void awaitFlusher() {
+        if (flusher == null) return;
+        try {
+            flusher.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -55,6 +82,7 @@ final class FileImageImport implements ImageImport {
     @Override
     public long commit() {
         if (done) throw new IllegalStateException(what + " is committed or closed");
+        awaitFlusher();
         try {
             channel.close();
         } catch (IOException e) {
