@@ -127,15 +127,8 @@ public final class Driver implements AutoCloseable {
     /**
      * What a node agent serves to the cluster's controller on its agent endpoint (TCP, mutual TLS): this node's
      * Controller, GroupController and CSI-Addons volume groups for its own pool, whatever the mode, plus both
-     * identities (GetPluginInfo's manifest names the node, which is how the controller learns who answers).
-     */
-    public List<BindableService> agentServices() {
-        return agentServices(null, io.csi4j.driver.mobility.Bandwidth.unlimited());
-    }
-
-    /**
-     * The same, able to copy volumes from other agents: {@code tls} is this agent's identity towards its peers (null:
-     * it cannot pull), {@code bandwidth} bounds what copies move through this agent.
+     * identities (GetPluginInfo's manifest names the node, which is how the controller learns who answers). It copies
+     * volumes from other agents as {@code tls} (null: it cannot pull), within {@code bandwidth}.
      */
     public List<BindableService> agentServices(io.csi4j.sdk.server.MutualTls tls, io.csi4j.driver.mobility.Bandwidth bandwidth) {
         if (tls != null && peers == null) peers = new io.csi4j.driver.mobility.Peers(tls);

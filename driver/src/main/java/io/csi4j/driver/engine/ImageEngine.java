@@ -632,11 +632,6 @@ public final class ImageEngine extends PoolEngine {
         return translate("listing replicas", layout::replicas);
     }
 
-    @Override
-    public void dropReplicas(String sourceVolumeId) {
-        run("dropping replicas of " + sourceVolumeId, () -> layout.dropReplicas(sourceVolumeId, null));
-    }
-
     private Path replicaFile(Replica replica) {
         return layout.replica(replica.sourceVolumeId(), replica.snapshotId());
     }

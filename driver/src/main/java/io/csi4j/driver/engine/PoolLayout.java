@@ -160,7 +160,7 @@ final class PoolLayout {
         Durable.fsyncDirectory(replicas);
     }
 
-    /** Removes the replicas of a source volume, but {@code keep} (a snapshot id, or null for none). */
+    /** Removes the replicas of a source volume but the one of snapshot {@code keep}. */
     void dropReplicas(String sourceVolumeId, String keep) {
         boolean any = false;
         for (Replica r : replicas()) {

@@ -201,10 +201,6 @@ public interface PoolStorage extends AutoCloseable {
         return List.of();
     }
 
-    /** Removes the replicas of snapshots of that (other node's) volume. */
-    default void dropReplicas(String sourceVolumeId) {
-    }
-
     // ---- space reclaim (CSI-Addons ReclaimSpace) ----
 
     /** Whether {@link #trim} gives a volume's free space back to the pool. */

@@ -93,20 +93,35 @@ public final class Volumes {
         var label = new Artifact.Label(row.name(), "");                        // in the sidecar, for fsck --rebuild
         if (request.source() instanceof ContentSource.None) return createBlank(request, row, shape, label, groupId);
         catalog.volumes().insert(row);                                         // intent
+        return effectThenCommit(request, shape, row, groupId, () -> switch (request.source()) {
+            case ContentSource.None none -> throw new IllegalStateException("blank volumes are made above");
+            case ContentSource.FromSnapshot s -> engine.restoreSnapshot(row.id(), s.snapshotId(), size, shape.access(), label);
+            case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size, shape.access(), label);
+        });
+    }
+
+    /**
+     * Effect and commit of a create whose intent (the CREATING row) is written: {@code effect} makes the artifact
+     * durably and returns its size; the limit and the mutable parameters are applied; any failure rolls back.
+     */
+    private VolumeRecord effectThenCommit(NewVolume request, Shape shape, VolumeRecord row, String groupId,
+                                          java.util.function.LongSupplier effect) {
         long actual;
         try {
-            actual = switch (request.source()) {                               // effect, durable
-                case ContentSource.None none -> throw new IllegalStateException("blank volumes are made above");
-                case ContentSource.FromSnapshot s -> engine.restoreSnapshot(row.id(), s.snapshotId(), size, shape.access(), label);
-                case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size, shape.access(), label);
-            };
-            checkLimit(request, shape, size, actual);
+            actual = effect.getAsLong();                                       // effect, durable
+            checkLimit(request, shape, row.capacityBytes(), actual);
             if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
         } catch (RuntimeException e) {
             rollBackCreate(row.id());
             throw e;
         }
-        return commitCreated(row.id(), size, actual, groupId);
+        return commitCreated(row.id(), row.capacityBytes(), actual, groupId);
+    }
+
+    /** The answer to a create whose name a concurrent create took meanwhile: that volume, if it is compatible. */
+    private VolumeRecord repeatOf(NewVolume request, Shape shape) {
+        return existingIfCompatible(catalog.volumes().byName(request.name()).orElseThrow(() ->
+                CsiException.aborted("volume '" + request.name() + "' is being created and deleted; retry")), request, shape);
     }
 
     /** The rules checked before anything is written (room, mutable parameters, the group), and the CREATING row. */
@@ -176,26 +191,20 @@ public final class Volumes {
         try {
             catalog.volumes().insert(row);                                     // intent
         } catch (DuplicateNameException taken) {
-            return existingIfCompatible(catalog.volumes().byName(request.name()).orElseThrow(() ->
-                    CsiException.aborted("volume '" + request.name() + "' is being created and deleted; retry")), request, shape);
+            return repeatOf(request, shape);
         }
         String sourceRef = switch (request.source()) {
             case ContentSource.None none -> throw new IllegalStateException("checked above");
             case ContentSource.FromSnapshot s -> Artifact.snapshotSource(s.snapshotId());
             case ContentSource.FromVolume v -> Artifact.volumeSource(v.volumeId());
         };
-        long actual;
-        try (var target = engine.beginImport(row.id(), incoming.sourceBytes(), size, shape.access(), sourceRef,
-                new Artifact.Label(row.name(), ""), incoming.base(), incoming.keepAs())) {
-            incoming.fill(target);                                             // effect
-            actual = target.commit();                                          // durable
-            checkLimit(request, shape, size, actual);
-            if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
-        } catch (RuntimeException e) {
-            rollBackCreate(row.id());
-            throw e;
-        }
-        return commitCreated(row.id(), size, actual, groupId);
+        return effectThenCommit(request, shape, row, groupId, () -> {
+            try (var target = engine.beginImport(row.id(), incoming.sourceBytes(), size, shape.access(), sourceRef,
+                    new Artifact.Label(row.name(), ""), incoming.base(), incoming.keepAs())) {
+                incoming.fill(target);
+                return target.commit();
+            }
+        });
     }
 
     /**
@@ -216,8 +225,7 @@ public final class Volumes {
             });
         } catch (DuplicateNameException taken) {
             discardBlank(row.id());
-            return existingIfCompatible(catalog.volumes().byName(request.name()).orElseThrow(() ->
-                    CsiException.aborted("volume '" + request.name() + "' is being created and deleted; retry")), request, shape);
+            return repeatOf(request, shape);
         } catch (ReferenceException groupGone) {
             discardBlank(row.id());
             throw CsiException.notFound("volume group " + groupId + " (parameter " + PARAM_VOLUME_GROUP + ") does not exist");
