@@ -6,7 +6,7 @@
  *
  * <p>Every mutation of the driver is crash-safe with the fewest syncs its effect allows. Where the effect is
  * not derivable from the row (a snapshot, a clone, a restore, a group) it is intent, effect, commit: a row is
- * written in {@link io.csi4j.driver.catalog.State#CREATING} or moved to {@code DELETING} before the storage
+ * written in {@link io.csi4j.driver.model.State#CREATING} or moved to {@code DELETING} before the storage
  * effect, then moved to {@code READY} or deleted. A blank volume is derivable from its row, so its create is
  * effect (unsynced), then the row inserted READY: one sync. A volume's delete is the commit of the row's
  * delete with a {@link io.csi4j.driver.catalog.TombstoneTable tombstone} (one sync), then the unsynced

@@ -2,11 +2,11 @@ package io.csi4j.driver.csi;
 
 import static io.csi4j.driver.csi.WireMapping.require;
 
-import io.csi4j.driver.catalog.Page;
-import io.csi4j.driver.catalog.SnapshotFilter;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.VolumeListing;
-import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.SnapshotFilter;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.VolumeListing;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.NewVolume;
@@ -119,7 +119,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     private ListVolumesResponse volumePage(long after, int limit) {
         Page<VolumeListing> page = volumes.listing(after, limit);
         var response = ListVolumesResponse.newBuilder();
-        List<VolumeListing> ready = page.items().stream().filter(v -> v.state() == io.csi4j.driver.catalog.State.READY).toList();
+        List<VolumeListing> ready = page.items().stream().filter(v -> v.state() == io.csi4j.driver.model.State.READY).toList();
         List<String> ids = ready.stream().map(VolumeListing::id).toList();
         // one query and one look at the node for the page, not one of each per volume
         var published = volumes.publishedNodes(ids);
@@ -194,7 +194,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         Page<SnapshotRecord> page = snapshots.list(after, limit, new SnapshotFilter(id, source));
         var response = ListSnapshotsResponse.newBuilder();
         for (SnapshotRecord s : page.items()) {
-            if (s.state() != io.csi4j.driver.catalog.State.READY) continue;
+            if (s.state() != io.csi4j.driver.model.State.READY) continue;
             response.addEntries(ListSnapshotsResponse.Entry.newBuilder().setSnapshot(WireMapping.snapshot(s)));
         }
         if (page.more()) response.setNextToken(tokens.encode("snapshots", filter, page.lastSeq()));

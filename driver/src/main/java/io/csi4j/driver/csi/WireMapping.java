@@ -2,11 +2,11 @@ package io.csi4j.driver.csi;
 
 import com.google.protobuf.Timestamp;
 import io.csi4j.driver.DriverConfig;
-import io.csi4j.driver.catalog.ContentSource;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.VolumeKind;
-import io.csi4j.driver.catalog.VolumeListing;
-import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.VolumeKind;
+import io.csi4j.driver.model.VolumeListing;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;

@@ -2,13 +2,13 @@ package io.csi4j.driver.node;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.catalog.State;
-import io.csi4j.driver.catalog.VolumeKind;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.PublishOptions;
 import io.csi4j.driver.engine.StageOptions;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.engine.VolumeStats;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeKind;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
@@ -146,7 +146,7 @@ public final class NodeVolumes {
         tombstones.remove(csiVolumeId);
         var known = new java.util.HashMap<String, String>();
         VolumeRecord v = volumes.create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability),
-                known, Map.of(), io.csi4j.driver.catalog.ContentSource.NONE, Optional.empty()));
+                known, Map.of(), io.csi4j.driver.model.ContentSource.NONE, Optional.empty()));
         Path staging = ephemeralStaging(v.id());
         engine.stage(v.id(), staging, stageOptions(v, capability));
         engine.publish(v.id(), staging, targetPath, publishOptions(v, capability, readOnly));

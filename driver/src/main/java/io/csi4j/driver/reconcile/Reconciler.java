@@ -1,14 +1,14 @@
 package io.csi4j.driver.reconcile;
 
 import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.catalog.ContentSource;
-import io.csi4j.driver.catalog.GroupSnapshotRecord;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.State;
-import io.csi4j.driver.catalog.VolumeGroupRecord;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.GroupSnapshotRecord;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeGroupRecord;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.volume.Volumes;

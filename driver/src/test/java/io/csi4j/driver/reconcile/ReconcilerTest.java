@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
-import io.csi4j.driver.catalog.ContentSource;
-import io.csi4j.driver.catalog.State;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.EngineKind;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;

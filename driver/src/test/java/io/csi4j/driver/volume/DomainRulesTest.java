@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.catalog.ContentSource;
-import io.csi4j.driver.catalog.SnapshotFilter;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.engine.MemoryPool;
 import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.SnapshotFilter;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.storage.StorageException;
 import io.csi4j.sdk.CsiException;

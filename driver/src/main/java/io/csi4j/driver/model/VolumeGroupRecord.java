@@ -1,10 +1,10 @@
-package io.csi4j.driver.catalog;
+package io.csi4j.driver.model;
 
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 
-/** A CSI-Addons volume group; its members live in a separate table ({@link VolumeGroupTable#members}). */
+/** A CSI-Addons volume group; its members live in a separate table (the catalog's {@code VolumeGroupTable.members}). */
 public record VolumeGroupRecord(
         String id,
         String name,
