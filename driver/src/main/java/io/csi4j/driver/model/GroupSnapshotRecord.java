@@ -16,7 +16,7 @@ public record GroupSnapshotRecord(
         Map<String, String> parameters,
         State state,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt) implements Catalogued {
 
     public GroupSnapshotRecord {
         Objects.requireNonNull(id, "id");

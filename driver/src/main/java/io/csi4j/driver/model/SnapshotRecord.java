@@ -18,7 +18,7 @@ public record SnapshotRecord(
         Map<String, String> parameters,
         State state,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt) implements Catalogued {
 
     public SnapshotRecord {
         Objects.requireNonNull(id, "id");

@@ -11,7 +11,7 @@ public record VolumeGroupRecord(
         Map<String, String> parameters,
         State state,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt) implements Catalogued {
 
     public VolumeGroupRecord {
         Objects.requireNonNull(id, "id");

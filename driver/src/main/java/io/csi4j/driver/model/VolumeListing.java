@@ -15,4 +15,9 @@ public record VolumeListing(String id, long capacityBytes, VolumeKind kind, Stri
         Objects.requireNonNull(nodeId, "nodeId");
         Objects.requireNonNull(state, "state");
     }
+
+    /** The volume_context the wire shows of this volume. */
+    public java.util.Map<String, String> context() {
+        return VolumeContext.of(kind, fsType);
+    }
 }

@@ -9,7 +9,7 @@ import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.model.GroupSnapshotRecord;
 import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.State;
-import io.csi4j.driver.volume.Ownership;
+import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
@@ -31,6 +31,7 @@ public final class GroupSnapshots {
     private final Volumes volumes;
     private final DriverConfig config;
     private final InstantSource clock;
+    private final Lookup<GroupSnapshotRecord> lookup;
 
     /** A group snapshot with its member snapshots, in source order. */
     public record GroupSnapshot(GroupSnapshotRecord group, List<SnapshotRecord> members) {}
@@ -41,6 +42,7 @@ public final class GroupSnapshots {
         this.volumes = volumes;
         this.config = config;
         this.clock = clock;
+        this.lookup = Lookup.groupSnapshots(catalog, config.nodeId());
     }
 
     public GroupSnapshot create(String name, List<String> sourceVolumeIds, Map<String, String> parameters) {
@@ -114,13 +116,8 @@ public final class GroupSnapshots {
     }
 
     public void delete(String groupSnapshotId, List<String> snapshotIds) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.GROUP_SNAPSHOT, groupSnapshotId);
-        if (id.isEmpty()) return;
-        Optional<GroupSnapshotRecord> found = catalog.groupSnapshots().byId(groupSnapshotId);
-        if (found.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), "group snapshot");
-            return;
-        }
+        Optional<GroupSnapshotRecord> found = lookup.toDelete(groupSnapshotId);
+        if (found.isEmpty()) return;
         GroupSnapshotRecord g = found.get();
         List<SnapshotRecord> members = catalog.snapshots().ofGroup(g.id());
         checkSnapshotList(g, members, snapshotIds);
@@ -151,16 +148,15 @@ public final class GroupSnapshots {
     }
 
     public GroupSnapshot get(String groupSnapshotId, List<String> snapshotIds) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.GROUP_SNAPSHOT, groupSnapshotId);
-        if (id.isEmpty()) throw CsiException.notFound("group snapshot " + groupSnapshotId + " does not exist");
-        GroupSnapshotRecord g = catalog.groupSnapshots().byId(groupSnapshotId).filter(r -> r.state() == State.READY)
-                .orElseThrow(() -> {
-                    Ownership.requireLocal(id.get(), config.nodeId(), "group snapshot");
-                    return CsiException.notFound("group snapshot " + groupSnapshotId + " does not exist");
-                });
+        GroupSnapshotRecord g = lookup.ready(groupSnapshotId);
         GroupSnapshot result = withMembers(g);
         checkSnapshotList(g, result.members(), snapshotIds);
         return result;
+    }
+
+    /** The group snapshot of this name in any state, if there is one. */
+    public Optional<GroupSnapshotRecord> byName(String name) {
+        return catalog.groupSnapshots().byName(name);
     }
 
     private GroupSnapshot withMembers(GroupSnapshotRecord g) {

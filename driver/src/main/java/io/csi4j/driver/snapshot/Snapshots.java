@@ -9,7 +9,7 @@ import io.csi4j.driver.model.Page;
 import io.csi4j.driver.model.SnapshotFilter;
 import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.State;
-import io.csi4j.driver.volume.Ownership;
+import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
@@ -23,6 +23,7 @@ public final class Snapshots {
     private final Volumes volumes;
     private final DriverConfig config;
     private final InstantSource clock;
+    private final Lookup<SnapshotRecord> lookup;
 
     public Snapshots(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock) {
         this.catalog = catalog;
@@ -30,6 +31,7 @@ public final class Snapshots {
         this.volumes = volumes;
         this.config = config;
         this.clock = clock;
+        this.lookup = Lookup.snapshots(catalog, config.nodeId());
     }
 
     public SnapshotRecord create(String name, String sourceVolumeId, Map<String, String> parameters) {
@@ -76,13 +78,8 @@ public final class Snapshots {
     }
 
     public void delete(String snapshotId) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.SNAPSHOT, snapshotId);
-        if (id.isEmpty()) return;
-        Optional<SnapshotRecord> found = catalog.snapshots().byId(snapshotId);
-        if (found.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), "snapshot");
-            return;
-        }
+        Optional<SnapshotRecord> found = lookup.toDelete(snapshotId);
+        if (found.isEmpty()) return;
         SnapshotRecord s = found.get();
         if (s.groupSnapshotId() != null) {
             throw CsiException.invalidArgument("snapshot " + snapshotId + " is part of group snapshot "
@@ -100,22 +97,19 @@ public final class Snapshots {
         catalog.snapshots().delete(snapshotId);
     }
 
-    public Optional<SnapshotRecord> find(String snapshotId) {
-        if (ObjectId.parse(Kind.SNAPSHOT, snapshotId).isEmpty()) return Optional.empty();
-        return catalog.snapshots().byId(snapshotId).filter(s -> s.state() == State.READY);
-    }
-
+    /** A READY snapshot of this node, or NOT_FOUND (FAILED_PRECONDITION naming the owner if it is another node's). */
     public SnapshotRecord get(String snapshotId) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.SNAPSHOT, snapshotId);
-        if (id.isEmpty()) throw CsiException.notFound("snapshot " + snapshotId + " does not exist");
-        return find(snapshotId).orElseThrow(() -> {
-            Ownership.requireLocal(id.get(), config.nodeId(), "snapshot");
-            return CsiException.notFound("snapshot " + snapshotId + " does not exist");
-        });
+        return lookup.ready(snapshotId);
     }
 
     public Page<SnapshotRecord> list(long afterSeq, int limit, SnapshotFilter filter) {
         return catalog.snapshots().page(afterSeq, limit, filter);
+    }
+
+    /** READY snapshots of one keyset page; {@link Page#lastSeq()} continues after the rows left out too. */
+    public Page<SnapshotRecord> listReady(long afterSeq, int limit, SnapshotFilter filter) {
+        Page<SnapshotRecord> page = list(afterSeq, limit, filter);
+        return new Page<>(page.items().stream().filter(s -> s.state() == State.READY).toList(), page.lastSeq(), page.more());
     }
 
     static String verb(State state) {

@@ -13,6 +13,7 @@ import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.ListedVolume;
 import io.csi4j.driver.model.Page;
 import io.csi4j.driver.model.PublicationRecord;
 import io.csi4j.driver.model.SnapshotRecord;
@@ -21,6 +22,7 @@ import io.csi4j.driver.model.VolumeGroupRecord;
 import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeListing;
 import io.csi4j.driver.model.VolumeRecord;
+import io.csi4j.driver.model.VolumeStatus;
 import io.csi4j.driver.storage.StorageException;
 import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
@@ -60,6 +62,8 @@ public final class Volumes {
     private final PoolStorage engine;
     private final DriverConfig config;
     private final InstantSource clock;
+    private final Lookup<VolumeRecord> lookup;
+    private final Lookup<SnapshotRecord> snapshotLookup;
     /** Volumes whose files are unlinked but not yet synced away: their tombstones go after the next directory sync. */
     private final Queue<String> unlinked = new ConcurrentLinkedQueue<>();
     /** How many unlinks share one sync of the pool's directory (and one tombstone clean-up in a delete's commit). */
@@ -70,6 +74,8 @@ public final class Volumes {
         this.engine = engine;
         this.config = config;
         this.clock = clock;
+        this.lookup = Lookup.volumes(catalog, config.nodeId());
+        this.snapshotLookup = Lookup.snapshots(catalog, config.nodeId());
     }
 
     // ---- CreateVolume ----
@@ -84,7 +90,7 @@ public final class Volumes {
 
         long floor = switch (request.source()) {
             case ContentSource.None none -> 0;
-            case ContentSource.FromSnapshot s -> readySnapshot(s.snapshotId()).sizeBytes();
+            case ContentSource.FromSnapshot s -> snapshotLookup.ready(s.snapshotId(), "source snapshot").sizeBytes();
             case ContentSource.FromVolume v -> readyVolume(v.volumeId(), "source volume").capacityBytes();
         };
         long size = request.range().resolve(config.defaultVolumeBytes(), floor);
@@ -291,13 +297,8 @@ public final class Volumes {
     // ---- DeleteVolume ----
 
     public void delete(String volumeId) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.VOLUME, volumeId);
-        if (id.isEmpty()) return;                                   // not an id of ours: nothing to delete
-        Optional<VolumeRecord> found = catalog.volumes().byId(volumeId);
-        if (found.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), "volume");
-            return;                                                 // already gone: OK (spec)
-        }
+        Optional<VolumeRecord> found = lookup.toDelete(volumeId);
+        if (found.isEmpty()) return;
         VolumeRecord v = found.get();
         if (v.state() == State.CREATING) throw CsiException.aborted("volume " + volumeId + " is being created");
         if (v.state() == State.DELETING) {
@@ -393,14 +394,12 @@ public final class Volumes {
 
     /** A READY volume of this node, or NOT_FOUND (FAILED_PRECONDITION naming the owner if it is another node's). */
     public VolumeRecord readyVolume(String volumeId, String what) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.VOLUME, volumeId);
-        if (id.isEmpty()) throw CsiException.notFound(what + " " + volumeId + " does not exist");
-        Optional<VolumeRecord> v = catalog.volumes().byId(volumeId).filter(r -> r.state() == State.READY);
-        if (v.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), what);
-            throw CsiException.notFound(what + " " + volumeId + " does not exist");
-        }
-        return v.get();
+        return lookup.ready(volumeId, what);
+    }
+
+    /** The volume of this name in any state (a crash may have left it half made), if there is one. */
+    public Optional<VolumeRecord> byName(String name) {
+        return catalog.volumes().byName(name);
     }
 
     public Page<VolumeRecord> list(long afterSeq, int limit) {
@@ -410,6 +409,26 @@ public final class Volumes {
     /** As {@link #list}, with only what ListVolumes shows of each volume (a page reads fewer columns). */
     public Page<VolumeListing> listing(long afterSeq, int limit) {
         return catalog.volumes().listingPage(afterSeq, limit);
+    }
+
+    /**
+     * The READY volumes of one keyset page with their status, in one query and one look at the engine for the
+     * page; {@link Page#lastSeq()} continues after the rows that were left out too.
+     */
+    public Page<ListedVolume> listReady(long afterSeq, int limit) {
+        Page<VolumeListing> page = listing(afterSeq, limit);
+        List<VolumeListing> ready = page.items().stream().filter(v -> v.state() == State.READY).toList();
+        List<String> ids = ready.stream().map(VolumeListing::id).toList();
+        var published = publishedNodes(ids);
+        var conditions = conditions(ids);
+        List<ListedVolume> listed = ready.stream().map(v -> new ListedVolume(v, new VolumeStatus(
+                published.getOrDefault(v.id(), List.of()), conditions.get(v.id())))).toList();
+        return new Page<>(listed, page.lastSeq(), page.more());
+    }
+
+    /** What ControllerGetVolume shows of a READY volume's use and health. */
+    public VolumeStatus status(String volumeId) {
+        return new VolumeStatus(publishedNodes(volumeId), condition(volumeId));
     }
 
     public Optional<String> condition(String volumeId) {
@@ -442,6 +461,20 @@ public final class Volumes {
         return Optional.empty();
     }
 
+    /**
+     * Why ValidateVolumeCapabilities does not confirm what it was asked of a READY volume, or empty if it does:
+     * everything asked must hold, the capabilities, the parameters and the volume's own context.
+     */
+    public Optional<String> unconfirmed(String volumeId, List<Capability> capabilities, Map<String, String> parameters,
+                                        Map<String, String> mutableParameters, Map<String, String> volumeContext) {
+        VolumeRecord v = readyVolume(volumeId, "volume");
+        Map<String, String> context = v.context();
+        return unsupported(v, capabilities)
+                .or(() -> unsupportedParameters(parameters, mutableParameters))
+                .or(() -> volumeContext.isEmpty() || volumeContext.equals(context) ? Optional.empty()
+                        : Optional.of("volume_context " + volumeContext + " is not this volume's " + context));
+    }
+
     /** Why these creation parameters would not be accepted (ValidateVolumeCapabilities), or empty if they would. */
     public Optional<String> unsupportedParameters(Map<String, String> parameters, Map<String, String> mutableParameters) {
         try {
@@ -456,6 +489,13 @@ public final class Volumes {
     // ---- ControllerExpandVolume ----
 
     public record Expansion(long capacityBytes, boolean nodeExpansionRequired) {}
+
+    /** Grows a READY volume; a capability, when one is given, must be one the volume serves (INVALID_ARGUMENT). */
+    public Expansion expand(String volumeId, CapacityRange range, Optional<Capability> capability) {
+        capability.ifPresent(c -> unsupported(readyVolume(volumeId, "volume"), List.of(c))
+                .ifPresent(why -> { throw CsiException.invalidArgument(why); }));
+        return expand(volumeId, range);
+    }
 
     public Expansion expand(String volumeId, CapacityRange range) {
         VolumeRecord v = readyVolume(volumeId, "volume");
@@ -615,16 +655,6 @@ public final class Volumes {
         }
     }
 
-    private SnapshotRecord readySnapshot(String snapshotId) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.SNAPSHOT, snapshotId);
-        if (id.isEmpty()) throw CsiException.notFound("source snapshot " + snapshotId + " does not exist");
-        var s = catalog.snapshots().byId(snapshotId).filter(r -> r.state() == State.READY);
-        if (s.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), "source snapshot");
-            throw CsiException.notFound("source snapshot " + snapshotId + " does not exist");
-        }
-        return s.get();
-    }
 
     private VolumeGroupRecord readyGroupWithRoom(String groupId) {
         var g = catalog.volumeGroups().byId(groupId).filter(r -> r.state() == State.READY)
