@@ -2,6 +2,7 @@ package io.csi4j.driver.snapshot;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.FreezeHold;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
@@ -9,6 +10,7 @@ import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.model.GroupSnapshotRecord;
 import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.State;
+import io.csi4j.driver.volume.Lifecycle;
 import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.CsiException;
@@ -91,28 +93,23 @@ public final class GroupSnapshots {
                     snapshotId, null, volumeId, 0, group.id(), Map.of(), State.CREATING, now, now)));
             return null;
         });
-        Map<String, Long> sizes;
-        try {
-            sizes = engine.createGroupSnapshot(snapshotToVolume,                         // effect, labelled for fsck --rebuild
-                    new io.csi4j.driver.engine.Artifact.Label(name, group.id()), held);
-        } catch (RuntimeException e) {
-            try {
-                snapshotToVolume.keySet().forEach(engine::deleteSnapshot);  // made before a later step failed
-                removeRows(group.id(), snapshotToVolume.keySet());
-            } catch (RuntimeException cleanup) {
-                // left CREATING: the reconciler rolls it back
-            }
-            throw e;
-        }
-        catalog.inTransaction(tx -> {                                                    // commit
-            sizes.forEach((snapshotId, size) -> tx.snapshots().setSize(snapshotId, size));
-            for (String snapshotId : snapshotToVolume.keySet()) tx.snapshots().setState(snapshotId, State.CREATING, State.READY);
-            if (!tx.groupSnapshots().setState(group.id(), State.CREATING, State.READY)) {
-                throw CsiException.aborted("group snapshot " + group.id() + " changed state while being created");
-            }
-            return null;
-        });
-        return withMembers(catalog.groupSnapshots().byId(group.id()).orElseThrow());
+        return Lifecycle.effectThenCommit(
+                () -> engine.createGroupSnapshot(snapshotToVolume, new Artifact.Label(name, group.id()), held),  // labelled for fsck --rebuild
+                () -> {
+                    snapshotToVolume.keySet().forEach(engine::deleteSnapshot);  // made before a later step failed
+                    removeRows(group.id(), snapshotToVolume.keySet());
+                },
+                sizes -> {
+                    catalog.inTransaction(tx -> {
+                        sizes.forEach((snapshotId, size) -> tx.snapshots().setSize(snapshotId, size));
+                        for (String snapshotId : snapshotToVolume.keySet()) tx.snapshots().setState(snapshotId, State.CREATING, State.READY);
+                        if (!tx.groupSnapshots().setState(group.id(), State.CREATING, State.READY)) {
+                            throw CsiException.aborted("group snapshot " + group.id() + " changed state while being created");
+                        }
+                        return null;
+                    });
+                    return withMembers(catalog.groupSnapshots().byId(group.id()).orElseThrow());
+                });
     }
 
     public void delete(String groupSnapshotId, List<String> snapshotIds) {

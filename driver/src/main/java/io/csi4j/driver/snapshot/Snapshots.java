@@ -2,6 +2,7 @@ package io.csi4j.driver.snapshot;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
@@ -9,6 +10,7 @@ import io.csi4j.driver.model.Page;
 import io.csi4j.driver.model.SnapshotFilter;
 import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.State;
+import io.csi4j.driver.volume.Lifecycle;
 import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.CsiException;
@@ -54,27 +56,19 @@ public final class Snapshots {
         var row = new SnapshotRecord(ObjectId.generate(Kind.SNAPSHOT, config.nodeId()).toString(), name,
                 sourceVolumeId, 0, null, parameters, State.CREATING, now, now);
         catalog.snapshots().insert(row);                                              // intent
-        long size;
-        try {
-            size = engine.createSnapshot(row.id(), sourceVolumeId,                    // effect, labelled for fsck --rebuild
-                    new io.csi4j.driver.engine.Artifact.Label(name, ""));
-        } catch (RuntimeException e) {
-            try {
-                engine.deleteSnapshot(row.id());
-                catalog.snapshots().delete(row.id());
-            } catch (RuntimeException cleanup) {
-                // left CREATING: the reconciler rolls it back
-            }
-            throw e;
-        }
-        catalog.inTransaction(tx -> {                                                 // commit
-            tx.snapshots().setSize(row.id(), size);
-            if (!tx.snapshots().setState(row.id(), State.CREATING, State.READY)) {
-                throw CsiException.aborted("snapshot " + row.id() + " changed state while being created");
-            }
-            return null;
-        });
-        return catalog.snapshots().byId(row.id()).orElseThrow();
+        return Lifecycle.effectThenCommit(
+                () -> engine.createSnapshot(row.id(), sourceVolumeId, new Artifact.Label(name, "")),  // labelled for fsck --rebuild
+                () -> finishDelete(row.id()),
+                size -> {
+                    catalog.inTransaction(tx -> {
+                        tx.snapshots().setSize(row.id(), size);
+                        if (!tx.snapshots().setState(row.id(), State.CREATING, State.READY)) {
+                            throw CsiException.aborted("snapshot " + row.id() + " changed state while being created");
+                        }
+                        return null;
+                    });
+                    return catalog.snapshots().byId(row.id()).orElseThrow();
+                });
     }
 
     public void delete(String snapshotId) {

@@ -112,16 +112,12 @@ public final class Volumes {
      */
     private VolumeRecord effectThenCommit(NewVolume request, Shape shape, VolumeRecord row, String groupId,
                                           java.util.function.LongSupplier effect) {
-        long actual;
-        try {
-            actual = effect.getAsLong();                                       // effect, durable
+        return Lifecycle.effectThenCommit(() -> {
+            long actual = effect.getAsLong();
             checkLimit(request, shape, row.capacityBytes(), actual);
             if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
-        } catch (RuntimeException e) {
-            rollBackCreate(row.id());
-            throw e;
-        }
-        return commitCreated(row.id(), row.capacityBytes(), actual, groupId);
+            return actual;
+        }, () -> finishDelete(row.id()), actual -> commitCreated(row.id(), row.capacityBytes(), actual, groupId));
     }
 
     /** The answer to a create whose name a concurrent create took meanwhile: that volume, if it is compatible. */
@@ -284,14 +280,6 @@ public final class Volumes {
                     + String.join("; ", differences));
         }
         return v;
-    }
-
-    private void rollBackCreate(String volumeId) {
-        try {
-            finishDelete(volumeId);
-        } catch (RuntimeException cleanup) {
-            // The row stays CREATING; the reconciler rolls it back at the next start.
-        }
     }
 
     // ---- DeleteVolume ----
