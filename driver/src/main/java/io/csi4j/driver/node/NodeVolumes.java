@@ -2,9 +2,9 @@ package io.csi4j.driver.node;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.engine.NodeStorage;
 import io.csi4j.driver.engine.PublishOptions;
 import io.csi4j.driver.engine.StageOptions;
-import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.engine.VolumeStats;
 import io.csi4j.driver.model.State;
 import io.csi4j.driver.model.VolumeKind;
@@ -34,12 +34,12 @@ public final class NodeVolumes {
     private static final String EPHEMERAL_NAME_PREFIX = "ephemeral-";
 
     private final Catalog catalog;
-    private final StorageEngine engine;
+    private final NodeStorage engine;
     private final Volumes volumes;
     private final DriverConfig config;
     private final EphemeralTombstones tombstones;
 
-    public NodeVolumes(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config) {
+    public NodeVolumes(Catalog catalog, NodeStorage engine, Volumes volumes, DriverConfig config) {
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;
@@ -117,9 +117,9 @@ public final class NodeVolumes {
                     + "its blocks are free; discard from inside (blkdiscard, or fstrim of the filesystem on it), the loop "
                     + "device passes discards to the image as holes");
         }
-        long before = engine.allocatedBytes(id);
+        long before = volumes.allocatedBytes(id);
         engine.trim(id, volumePath);
-        return new io.csi4j.driver.volume.SpaceUsage(before, engine.allocatedBytes(id));
+        return new io.csi4j.driver.volume.SpaceUsage(before, volumes.allocatedBytes(id));
     }
 
     public long expand(String volumeId, Path volumePath, CapacityRange range, Optional<Capability> capability) {

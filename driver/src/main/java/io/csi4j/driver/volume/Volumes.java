@@ -55,7 +55,7 @@ public final class Volumes {
     public static final String PARAM_VOLUME_GROUP = "csi4j.io/volume-group";
     /** Keys the Kubernetes provisioner adds with --extra-create-metadata; accepted and kept. */
     public static final String KUBERNETES_PREFIX = "csi.storage.k8s.io/";
-    public static final List<String> FS_TYPES = io.csi4j.driver.engine.ImageEngine.FILESYSTEMS;
+    /** What a filesystem volume without an fs_type records (the image engine formats it so). */
     public static final String DEFAULT_FS_TYPE = "ext4";
 
     private final Catalog catalog;
@@ -97,7 +97,10 @@ public final class Volumes {
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
         var row = intendedRow(request, shape, size, groupId);
         var label = new Artifact.Label(row.name(), "");                        // in the sidecar, for fsck --rebuild
-        if (request.source() instanceof ContentSource.None) return createBlank(request, row, shape, label, groupId);
+        if (request.source() instanceof ContentSource.None) {
+            checkLimit(request, shape, size, engine.blankSize(size, shape.access()));   // before anything is written
+            return createBlank(request, row, shape, label, groupId);
+        }
         catalog.volumes().insert(row);                                         // intent
         return effectThenCommit(request, shape, row, groupId, () -> switch (request.source()) {
             case ContentSource.None none -> throw new IllegalStateException("blank volumes are made above");
@@ -129,7 +132,10 @@ public final class Volumes {
     /** The rules checked before anything is written (room, mutable parameters, the group), and the CREATING row. */
     private VolumeRecord intendedRow(NewVolume request, Shape shape, long size, String groupId) {
         checkSpace(size);
-        if (!request.mutableParameters().isEmpty()) MutableParameters.validate(request.mutableParameters(), engine);
+        if (!request.mutableParameters().isEmpty()) {
+            MutableParameters.validate(request.mutableParameters());
+            engine.checkMutableParameters(request.mutableParameters());     // not after the effect: nothing to roll back
+        }
         if (groupId != null) readyGroupWithRoom(groupId);
         var now = clock.instant();
         return new VolumeRecord(ObjectId.generate(Kind.VOLUME, config.nodeId()).toString(), request.name(), size,
@@ -218,7 +224,6 @@ public final class Volumes {
         long actual = engine.createVolume(intended.id(), intended.capacityBytes(), shape.access(), label);   // effect
         VolumeRecord row = intended.withCapacity(actual).withState(State.READY);
         try {
-            checkLimit(request, shape, intended.capacityBytes(), actual);
             if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
             catalog.inTransaction(tx -> {                                                              // commit
                 tx.volumes().insert(row);
@@ -419,6 +424,11 @@ public final class Volumes {
         return new VolumeStatus(publishedNodes(volumeId), condition(volumeId));
     }
 
+    /** The bytes the volume's artifact takes in the pool now (what a reclaim gives back is the difference). */
+    public long allocatedBytes(String volumeId) {
+        return engine.allocatedBytes(volumeId);
+    }
+
     public Optional<String> condition(String volumeId) {
         return engine.volumeCondition(volumeId);
     }
@@ -467,7 +477,7 @@ public final class Volumes {
     public Optional<String> unsupportedParameters(Map<String, String> parameters, Map<String, String> mutableParameters) {
         try {
             validateParameters(parameters);
-            if (!mutableParameters.isEmpty()) MutableParameters.validate(mutableParameters, engine);
+            if (!mutableParameters.isEmpty()) MutableParameters.validate(mutableParameters);
             return Optional.empty();
         } catch (CsiException | StorageException e) {
             return Optional.of(e.getMessage());
@@ -506,7 +516,7 @@ public final class Volumes {
         VolumeRecord v = readyVolume(volumeId, "volume");
         // nothing to change: "SPs MUST NOT modify volumes based on the absence of keys"
         if (mutableParameters.isEmpty()) return;
-        MutableParameters.validate(mutableParameters, engine);
+        MutableParameters.validate(mutableParameters);
         engine.modifyVolume(volumeId, mutableParameters);
         var merged = new HashMap<>(v.mutableParameters());
         merged.putAll(mutableParameters);
@@ -592,8 +602,9 @@ public final class Volumes {
                 throw CsiException.invalidArgument("block access is not supported by the " + engine.name() + " engine");
             }
             if (kind == VolumeKind.FILESYSTEM && !c.fsType().isEmpty()) {
-                if (engine.supportsBlock() && !FS_TYPES.contains(c.fsType())) {
-                    throw CsiException.invalidArgument("fs_type '" + c.fsType() + "' is not supported; use one of " + FS_TYPES);
+                List<String> filesystems = engine.capabilities().filesystems();   // empty: the engine formats nothing
+                if (!filesystems.isEmpty() && !filesystems.contains(c.fsType())) {
+                    throw CsiException.invalidArgument("fs_type '" + c.fsType() + "' is not supported; use one of " + filesystems);
                 }
                 if (fsType != null && !fsType.equals(c.fsType())) {
                     throw CsiException.invalidArgument("volume_capabilities ask for two fs types: " + fsType + " and " + c.fsType());
