@@ -12,6 +12,7 @@
  * delete with a {@link io.csi4j.driver.catalog.TombstoneTable tombstone} (one sync), then the unsynced
  * unlink. {@code setState} and {@code deleteInState} are compare-and-set, and {@code inState} and the
  * tombstones give the start-up reconciler what a crash left in between. Lists are keyset-paged on an AUTOINCREMENT {@code seq}.
- * Nothing here stores secrets: there are no secret columns, and parameters are the StorageClass's.
+ * Rows are read into the records of {@link io.csi4j.driver.model} (the domain model); nothing above the domain
+ * reads the catalog. Nothing here stores secrets: there are no secret columns, and parameters are the StorageClass's.
  */
 package io.csi4j.driver.catalog;
