@@ -14,6 +14,7 @@ import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
 import io.csi4j.driver.volume.MutableParameters;
 import io.csi4j.driver.volume.NewVolume;
+import io.csi4j.driver.volume.VolumeShape;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.CsiException;
 import java.nio.file.Files;
@@ -198,7 +199,7 @@ public final class NodeVolumes {
         String readAhead = v.mutableParameters().get(MutableParameters.READ_AHEAD_KIB);
         long readAheadKiB = readAhead == null ? 0 : MutableParameters.readAheadKiB(readAhead);
         if (v.kind() == VolumeKind.BLOCK) return new StageOptions.Block(readAheadKiB);
-        String fsType = v.fsType() == null ? Volumes.DEFAULT_FS_TYPE : v.fsType();
+        String fsType = VolumeShape.fsTypeOf(v);
         return new StageOptions.Mount(fsType, capability.mountFlags(), readAheadKiB);
     }
 

@@ -55,8 +55,6 @@ public final class Volumes {
     public static final String PARAM_VOLUME_GROUP = "csi4j.io/volume-group";
     /** Keys the Kubernetes provisioner adds with --extra-create-metadata; accepted and kept. */
     public static final String KUBERNETES_PREFIX = "csi.storage.k8s.io/";
-    /** What a filesystem volume without an fs_type records (the image engine formats it so). */
-    public static final String DEFAULT_FS_TYPE = "ext4";
 
     private final Catalog catalog;
     private final PoolStorage engine;
@@ -82,7 +80,7 @@ public final class Volumes {
 
     public VolumeRecord create(NewVolume request) {
         validateParameters(request.parameters());
-        Shape shape = shapeOf(request.capabilities());
+        VolumeShape shape = VolumeShape.requested(request.capabilities(), engine);
         checkTopology(request);
 
         Optional<VolumeRecord> existing = catalog.volumes().byName(request.name());
@@ -113,7 +111,7 @@ public final class Volumes {
      * Effect and commit of a create whose intent (the CREATING row) is written: {@code effect} makes the artifact
      * durably and returns its size; the limit and the mutable parameters are applied; any failure rolls back.
      */
-    private VolumeRecord effectThenCommit(NewVolume request, Shape shape, VolumeRecord row, String groupId,
+    private VolumeRecord effectThenCommit(NewVolume request, VolumeShape shape, VolumeRecord row, String groupId,
                                           java.util.function.LongSupplier effect) {
         return Lifecycle.effectThenCommit(() -> {
             long actual = effect.getAsLong();
@@ -124,13 +122,13 @@ public final class Volumes {
     }
 
     /** The answer to a create whose name a concurrent create took meanwhile: that volume, if it is compatible. */
-    private VolumeRecord repeatOf(NewVolume request, Shape shape) {
+    private VolumeRecord repeatOf(NewVolume request, VolumeShape shape) {
         return existingIfCompatible(catalog.volumes().byName(request.name()).orElseThrow(() ->
                 CsiException.aborted("volume '" + request.name() + "' is being created and deleted; retry")), request, shape);
     }
 
     /** The rules checked before anything is written (room, mutable parameters, the group), and the CREATING row. */
-    private VolumeRecord intendedRow(NewVolume request, Shape shape, long size, String groupId) {
+    private VolumeRecord intendedRow(NewVolume request, VolumeShape shape, long size, String groupId) {
         checkSpace(size);
         if (!request.mutableParameters().isEmpty()) {
             MutableParameters.validate(request.mutableParameters());
@@ -160,7 +158,7 @@ public final class Volumes {
     /** The volume a repeat of this CreateVolume answers with, if one of its name exists (ALREADY_EXISTS if it differs). */
     public Optional<VolumeRecord> existing(NewVolume request) {
         validateParameters(request.parameters());
-        Shape shape = shapeOf(request.capabilities());
+        VolumeShape shape = VolumeShape.requested(request.capabilities(), engine);
         checkTopology(request);
         return catalog.volumes().byName(request.name()).map(v -> existingIfCompatible(v, request, shape));
     }
@@ -187,7 +185,7 @@ public final class Volumes {
      */
     public VolumeRecord createCopy(NewVolume request, Incoming incoming) {
         validateParameters(request.parameters());
-        Shape shape = shapeOf(request.capabilities());
+        VolumeShape shape = VolumeShape.requested(request.capabilities(), engine);
         checkTopology(request);
         Optional<VolumeRecord> existing = catalog.volumes().byName(request.name());
         if (existing.isPresent()) return existingIfCompatible(existing.get(), request, shape);
@@ -219,7 +217,7 @@ public final class Volumes {
      * Effect, then commit, one sync: the image is made unsynced, then the row is inserted READY (see the class
      * comment). A name taken meanwhile by a concurrent create answers as a repeat of that one.
      */
-    private VolumeRecord createBlank(NewVolume request, VolumeRecord intended, Shape shape, Artifact.Label label,
+    private VolumeRecord createBlank(NewVolume request, VolumeRecord intended, VolumeShape shape, Artifact.Label label,
                                      String groupId) {
         long actual = engine.createVolume(intended.id(), intended.capacityBytes(), shape.access(), label);   // effect
         VolumeRecord row = intended.withCapacity(actual).withState(State.READY);
@@ -258,7 +256,7 @@ public final class Volumes {
     }
 
     /** The engine rounds up (whole MiB, a filesystem's minimum): the result must still fit the limit. */
-    private void checkLimit(NewVolume request, Shape shape, long size, long actual) {
+    private void checkLimit(NewVolume request, VolumeShape shape, long size, long actual) {
         if (request.range().limitBytes() > 0 && actual > request.range().limitBytes()) {
             throw CsiException.outOfRange("capacity_range: limit_bytes " + request.range().limitBytes()
                     + " is below the smallest " + shape.access().kind() + " volume the " + engine.name()
@@ -266,7 +264,7 @@ public final class Volumes {
         }
     }
 
-    private VolumeRecord existingIfCompatible(VolumeRecord v, NewVolume request, Shape shape) {
+    private VolumeRecord existingIfCompatible(VolumeRecord v, NewVolume request, VolumeShape shape) {
         if (v.state() != State.READY) {
             throw CsiException.aborted("volume '" + v.name() + "' is being " + (v.state() == State.CREATING ? "created" : "deleted"));
         }
@@ -275,8 +273,8 @@ public final class Volumes {
             differences.add("capacity " + v.capacityBytes() + " is outside the requested range");
         }
         if (v.kind() != shape.kind()) differences.add("it is a " + v.kind().name().toLowerCase() + " volume");
-        if (shape.kind() == VolumeKind.FILESYSTEM && !fsTypeOf(v).equals(shape.fsType())) {
-            differences.add("its fs_type is " + fsTypeOf(v));
+        if (shape.kind() == VolumeKind.FILESYSTEM && !VolumeShape.fsTypeOf(v).equals(shape.fsType())) {
+            differences.add("its fs_type is " + VolumeShape.fsTypeOf(v));
         }
         if (!v.source().equals(request.source())) differences.add("its content source is " + describe(v.source()));
         if (!v.parameters().equals(request.parameters())) differences.add("its parameters are " + v.parameters());
@@ -452,8 +450,8 @@ public final class Volumes {
         for (Capability c : capabilities) {
             if (c.mode().multiNode()) return Optional.of("access mode " + c.mode() + " needs more than one node");
             if (c.kind() != v.kind()) return Optional.of("volume is " + v.kind().name().toLowerCase() + ", not " + c.kind().name().toLowerCase());
-            if (c.kind() == VolumeKind.FILESYSTEM && !c.fsType().isEmpty() && !c.fsType().equals(fsTypeOf(v))) {
-                return Optional.of("volume's fs_type is " + fsTypeOf(v) + ", not " + c.fsType());
+            if (c.kind() == VolumeKind.FILESYSTEM && !c.fsType().isEmpty() && !c.fsType().equals(VolumeShape.fsTypeOf(v))) {
+                return Optional.of("volume's fs_type is " + VolumeShape.fsTypeOf(v) + ", not " + c.fsType());
             }
         }
         return Optional.empty();
@@ -578,53 +576,6 @@ public final class Volumes {
     }
 
     // ---- shared checks ----
-
-    record Shape(VolumeKind kind, String fsType) {
-        io.csi4j.driver.engine.AccessType access() {
-            return kind == VolumeKind.BLOCK ? io.csi4j.driver.engine.AccessType.BLOCK : io.csi4j.driver.engine.AccessType.mount(fsType);
-        }
-    }
-
-    private Shape shapeOf(List<Capability> capabilities) {
-        if (capabilities.isEmpty()) throw CsiException.invalidArgument("volume_capabilities is REQUIRED");
-        VolumeKind kind = null;
-        String fsType = null;
-        for (Capability c : capabilities) {
-            if (c.mode().multiNode()) {
-                throw CsiException.invalidArgument("access mode " + c.mode() + " is not supported: volumes of "
-                        + DriverConfig.PLUGIN_NAME + " live on one node");
-            }
-            if (kind != null && kind != c.kind()) {
-                throw CsiException.invalidArgument("volume_capabilities mix block and mount access; a volume is one or the other");
-            }
-            kind = c.kind();
-            if (kind == VolumeKind.BLOCK && !engine.supportsBlock()) {
-                throw CsiException.invalidArgument("block access is not supported by the " + engine.name() + " engine");
-            }
-            if (kind == VolumeKind.FILESYSTEM && !c.fsType().isEmpty()) {
-                List<String> filesystems = engine.capabilities().filesystems();   // empty: the engine formats nothing
-                if (!filesystems.isEmpty() && !filesystems.contains(c.fsType())) {
-                    throw CsiException.invalidArgument("fs_type '" + c.fsType() + "' is not supported; use one of " + filesystems);
-                }
-                if (fsType != null && !fsType.equals(c.fsType())) {
-                    throw CsiException.invalidArgument("volume_capabilities ask for two fs types: " + fsType + " and " + c.fsType());
-                }
-                fsType = c.fsType();
-            }
-        }
-        if (kind == VolumeKind.BLOCK) return new Shape(kind, null);
-        return new Shape(kind, fsType == null ? DEFAULT_FS_TYPE : fsType);
-    }
-
-    /** How the engine makes this volume: a block device, or a filesystem of its fs_type. */
-    public static io.csi4j.driver.engine.AccessType accessOf(VolumeRecord v) {
-        return v.kind() == VolumeKind.BLOCK ? io.csi4j.driver.engine.AccessType.BLOCK
-                : io.csi4j.driver.engine.AccessType.mount(fsTypeOf(v));
-    }
-
-    private static String fsTypeOf(VolumeRecord v) {
-        return v.fsType() == null ? DEFAULT_FS_TYPE : v.fsType();
-    }
 
     private void validateParameters(Map<String, String> parameters) {
         var unknown = new TreeSet<String>();

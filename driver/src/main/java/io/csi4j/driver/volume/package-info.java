@@ -14,6 +14,8 @@
  *       rollback of a failed effect (DESIGN.md invariant 2), for volumes, snapshots and group snapshots. The
  *       intent (a CREATING row) is written by the caller; a blank volume has no intent (its row is the commit,
  *       the image derivable from it) and a delete is commit, then effect (a tombstone names the files).</li>
+ *   <li>{@link io.csi4j.driver.volume.VolumeShape}: what a volume is (block, or a filesystem of a type), from the
+ *       request checked against the engine's capabilities, to the row, the engine's access type and the stage.</li>
  *   <li>{@link io.csi4j.driver.volume.Capability}, {@link io.csi4j.driver.volume.AccessMode},
  *       {@link io.csi4j.driver.volume.CapacityRange}, {@link io.csi4j.driver.volume.NewVolume}: a request in
  *       domain terms; {@link io.csi4j.driver.volume.MutableParameters}: the keys any engine may take.</li>

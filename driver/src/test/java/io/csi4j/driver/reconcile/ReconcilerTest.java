@@ -16,6 +16,7 @@ import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
 import io.csi4j.driver.volume.NewVolume;
+import io.csi4j.driver.volume.VolumeShape;
 import io.csi4j.driver.volume.Volumes;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -119,7 +120,7 @@ class ReconcilerTest {
                 Artifact a = driver.engine().artifact(Artifact.Kind.VOLUME, v.id()).orElseThrow();
                 assertEquals(v.capacityBytes(), a.sizeBytes());
                 assertEquals(v.name(), a.name(), "labelled, for fsck --rebuild");
-                assertEquals(Volumes.accessOf(v), a.access());
+                assertEquals(VolumeShape.accessOf(v), a.access());
             }
             assertEquals(AccessType.mount("xfs"), driver.engine().artifact(Artifact.Kind.VOLUME, torn.id()).orElseThrow().access());
         }
