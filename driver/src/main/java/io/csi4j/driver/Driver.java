@@ -3,7 +3,6 @@ package io.csi4j.driver;
 import io.csi4j.driver.addons.AddonsIdentityService;
 import io.csi4j.driver.addons.ReclaimSpaceControllerService;
 import io.csi4j.driver.addons.ReclaimSpaceNodeService;
-import io.csi4j.driver.volume.OfflineReclaim;
 import io.csi4j.driver.addons.VolumeGroupService;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.csi.ControllerService;
@@ -20,6 +19,7 @@ import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.driver.snapshot.SnapshotBlocks;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.storage.DataDir;
+import io.csi4j.driver.volume.OfflineReclaim;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.paging.PageTokens;
 import io.grpc.BindableService;
@@ -143,7 +143,7 @@ public final class Driver implements AutoCloseable {
                 StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
                         AddonsIdentityService.capabilities(config, engine.reclaimsSpace()), ready::get)),
                 StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)),
-                StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(catalog, engine, volumes, groupSnapshots, sender, imports, copies))));
+                StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies))));
         if (snapshotBlocks.available()) services.add(StorageStatus.wrap(new SnapshotMetadataService(snapshotBlocks)));
         // the controller's ControllerReclaimSpace is this node's offline reclaim
         if (engine.reclaimsSpace()) services.add(StorageStatus.wrap(reclaimSpaceController()));

@@ -1,10 +1,10 @@
 package io.csi4j.driver.addons;
 
-import io.csi4j.driver.catalog.Page;
 import io.csi4j.driver.csi.WireMapping;
 import io.csi4j.driver.group.VolumeGroups;
 import io.csi4j.driver.group.VolumeGroups.Group;
-import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.proto.addons.volumegroup.ControllerGetVolumeGroupRequest;
 import io.csi4j.proto.addons.volumegroup.ControllerGetVolumeGroupResponse;
 import io.csi4j.proto.addons.volumegroup.ControllerGrpc;

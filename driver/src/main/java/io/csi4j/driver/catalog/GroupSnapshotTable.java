@@ -1,9 +1,11 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.GroupSnapshotRecord;
+
+import io.csi4j.driver.json.Json;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.InstantSource;
-import io.csi4j.driver.json.Json;
 
 /** The group snapshots table; members are in {@link SnapshotTable} (insert them in the same transaction). */
 public final class GroupSnapshotTable extends ObjectTable<GroupSnapshotRecord> {

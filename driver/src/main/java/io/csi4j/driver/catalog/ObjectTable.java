@@ -1,5 +1,8 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.State;
+
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.InstantSource;

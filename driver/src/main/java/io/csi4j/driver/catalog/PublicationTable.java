@@ -1,5 +1,8 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.PublicationRecord;
+
+import io.csi4j.driver.json.Json;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -10,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import io.csi4j.driver.json.Json;
 
 /** Controller publications, keyed by (volume, node). A volume with publications cannot be deleted. */
 public final class PublicationTable {

@@ -1,12 +1,16 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.SnapshotFilter;
+import io.csi4j.driver.model.SnapshotRecord;
+
+import io.csi4j.driver.json.Json;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import io.csi4j.driver.json.Json;
 
 /** The snapshots table, including the members of group snapshots. */
 public final class SnapshotTable extends ObjectTable<SnapshotRecord> {

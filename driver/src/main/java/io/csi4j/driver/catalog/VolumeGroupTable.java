@@ -1,12 +1,14 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.VolumeGroupRecord;
+
+import io.csi4j.driver.json.Json;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import io.csi4j.driver.json.Json;
 
 /**
  * The CSI-Addons volume groups table and their memberships. Deleting a group or a volume removes its

@@ -1,11 +1,18 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeKind;
+import io.csi4j.driver.model.VolumeListing;
+import io.csi4j.driver.model.VolumeRecord;
+
+import io.csi4j.driver.json.Json;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.Objects;
-import io.csi4j.driver.json.Json;
 
 /** The volumes table. */
 public final class VolumeTable extends ObjectTable<VolumeRecord> {

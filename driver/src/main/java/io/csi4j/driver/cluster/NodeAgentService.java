@@ -2,27 +2,26 @@ package io.csi4j.driver.cluster;
 
 import static io.csi4j.driver.cluster.ControllerRouter.reply;
 
-import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.csi.ControllerService;
 import io.csi4j.driver.csi.GroupControllerService;
 import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.csi.WireMapping;
-import io.csi4j.driver.mobility.Copies;
-import io.csi4j.driver.mobility.SourceSender;
-import io.csi4j.driver.mobility.VolumeImports;
-import io.csi4j.driver.storage.StorageException;
-import io.csi4j.proto.csi.CreateVolumeResponse;
-import io.csi4j.sdk.StatusMapping;
-import io.grpc.stub.ServerCallStreamObserver;
 import io.csi4j.driver.engine.FreezeHold;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.driver.mobility.Copies;
+import io.csi4j.driver.mobility.SourceSender;
+import io.csi4j.driver.mobility.VolumeImports;
+import io.csi4j.driver.model.State;
 import io.csi4j.driver.snapshot.GroupSnapshots;
+import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.proto.cluster.*;
+import io.csi4j.proto.csi.CreateVolumeResponse;
 import io.csi4j.sdk.CsiException;
+import io.csi4j.sdk.StatusMapping;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.HashSet;
@@ -38,7 +37,6 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     /** How much of a copy may wait in the transport's queue before the sender waits (a few 1 MiB chunks). */
     static final int SEND_QUEUE_BYTES = 4 << 20;
 
-    private final Catalog catalog;
     private final StorageEngine engine;
     private final Volumes volumes;
     private final GroupSnapshots groupSnapshots;
@@ -47,9 +45,8 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     private final VolumeImports imports;
     private final Copies copies;
 
-    public NodeAgentService(Catalog catalog, StorageEngine engine, Volumes volumes, GroupSnapshots groupSnapshots,
+    public NodeAgentService(StorageEngine engine, Volumes volumes, GroupSnapshots groupSnapshots,
                             SourceSender sender, VolumeImports imports, Copies copies) {
-        this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;
         this.groupSnapshots = groupSnapshots;
@@ -122,7 +119,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     @Override
     public void findVolume(FindVolumeRequest req, StreamObserver<FindVolumeResponse> out) {
         // any row counts, also one a crash left half made: CreateVolume on this node finishes or answers it
-        String id = req.getName().isEmpty() ? "" : catalog.volumes().byName(req.getName()).map(v -> v.id()).orElse("");
+        String id = req.getName().isEmpty() ? "" : volumes.byName(req.getName()).map(v -> v.id()).orElse("");
         reply(out, FindVolumeResponse.newBuilder().setVolumeId(id).build());
     }
 
@@ -157,7 +154,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     public void findGroupSnapshot(FindGroupSnapshotRequest req, StreamObserver<FindGroupSnapshotResponse> out) {
         var b = FindGroupSnapshotResponse.newBuilder();
         if (!req.getName().isEmpty()) {
-            catalog.groupSnapshots().byName(req.getName()).ifPresent(g -> b.setGroupSnapshotId(g.id())
+            groupSnapshots.byName(req.getName()).ifPresent(g -> b.setGroupSnapshotId(g.id())
                     .addAllSourceVolumeIds(g.sourceVolumeIds()).setReady(g.state() == State.READY));
         }
         reply(out, b.build());

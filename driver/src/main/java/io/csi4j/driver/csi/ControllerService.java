@@ -2,23 +2,21 @@ package io.csi4j.driver.csi;
 
 import static io.csi4j.driver.csi.WireMapping.require;
 
-import io.csi4j.driver.catalog.Page;
-import io.csi4j.driver.catalog.SnapshotFilter;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.VolumeListing;
-import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.model.ListedVolume;
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.SnapshotFilter;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.VolumeRecord;
+import io.csi4j.driver.model.VolumeStatus;
 import io.csi4j.driver.snapshot.Snapshots;
-import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.NewVolume;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.proto.csi.*;
 import io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type;
-import io.csi4j.sdk.CsiException;
 import io.csi4j.sdk.capability.Capabilities;
 import io.csi4j.sdk.paging.PageTokens;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /** csi.v1.Controller: maps wire messages to {@link Volumes} / {@link Snapshots} and back. */
@@ -80,15 +78,9 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void validateVolumeCapabilities(ValidateVolumeCapabilitiesRequest req, StreamObserver<ValidateVolumeCapabilitiesResponse> out) {
-        VolumeRecord v = volumes.readyVolume(req.getVolumeId(), "volume");
-        List<Capability> caps = WireMapping.capabilities(req.getVolumeCapabilitiesList());
+        Optional<String> why = volumes.unconfirmed(req.getVolumeId(), WireMapping.capabilities(req.getVolumeCapabilitiesList()),
+                req.getParametersMap(), req.getMutableParametersMap(), req.getVolumeContextMap());
         var response = ValidateVolumeCapabilitiesResponse.newBuilder();
-        // confirmed only when everything asked holds: capabilities, parameters, and the volume's own context
-        Map<String, String> context = WireMapping.volume(v).getVolumeContextMap();
-        Optional<String> why = volumes.unsupported(v, caps)
-                .or(() -> volumes.unsupportedParameters(req.getParametersMap(), req.getMutableParametersMap()))
-                .or(() -> req.getVolumeContextMap().isEmpty() || req.getVolumeContextMap().equals(context) ? Optional.empty()
-                        : Optional.of("volume_context " + req.getVolumeContextMap() + " is not this volume's " + context));
         if (why.isPresent()) {
             response.setMessage(why.get());
         } else {
@@ -117,19 +109,14 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     }
 
     private ListVolumesResponse volumePage(long after, int limit) {
-        Page<VolumeListing> page = volumes.listing(after, limit);
+        Page<ListedVolume> page = volumes.listReady(after, limit);
         var response = ListVolumesResponse.newBuilder();
-        List<VolumeListing> ready = page.items().stream().filter(v -> v.state() == io.csi4j.driver.catalog.State.READY).toList();
-        List<String> ids = ready.stream().map(VolumeListing::id).toList();
-        // one query and one look at the node for the page, not one of each per volume
-        var published = volumes.publishedNodes(ids);
-        var conditions = volumes.conditions(ids);
-        for (VolumeListing v : ready) {
+        for (ListedVolume v : page.items()) {
             response.addEntries(ListVolumesResponse.Entry.newBuilder()
-                    .setVolume(WireMapping.volume(v))
+                    .setVolume(WireMapping.volume(v.volume()))
                     .setStatus(ListVolumesResponse.VolumeStatus.newBuilder()
-                            .addAllPublishedNodeIds(published.getOrDefault(v.id(), List.of()))
-                            .setVolumeCondition(condition(conditions.get(v.id())))));
+                            .addAllPublishedNodeIds(v.status().publishedNodeIds())
+                            .setVolumeCondition(condition(v.status()))));
         }
         if (page.more()) response.setNextToken(tokens.encode("volumes", "", page.lastSeq()));
         return response.build();
@@ -138,11 +125,12 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     @Override
     public void controllerGetVolume(ControllerGetVolumeRequest req, StreamObserver<ControllerGetVolumeResponse> out) {
         VolumeRecord v = volumes.readyVolume(req.getVolumeId(), "volume");
+        VolumeStatus status = volumes.status(v.id());
         reply(out, ControllerGetVolumeResponse.newBuilder()
                 .setVolume(WireMapping.volume(v))
                 .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder()
-                        .addAllPublishedNodeIds(volumes.publishedNodes(v.id()))
-                        .setVolumeCondition(condition(v.id())))
+                        .addAllPublishedNodeIds(status.publishedNodeIds())
+                        .setVolumeCondition(condition(status)))
                 .build());
     }
 
@@ -191,10 +179,9 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
         String source = req.getSourceVolumeId().isEmpty() ? null : req.getSourceVolumeId();
         String filter = PageTokens.fingerprint(req.getSnapshotId(), req.getSourceVolumeId());
         long after = tokens.decode("snapshots", filter, req.getStartingToken());
-        Page<SnapshotRecord> page = snapshots.list(after, limit, new SnapshotFilter(id, source));
+        Page<SnapshotRecord> page = snapshots.listReady(after, limit, new SnapshotFilter(id, source));
         var response = ListSnapshotsResponse.newBuilder();
         for (SnapshotRecord s : page.items()) {
-            if (s.state() != io.csi4j.driver.catalog.State.READY) continue;
             response.addEntries(ListSnapshotsResponse.Entry.newBuilder().setSnapshot(WireMapping.snapshot(s)));
         }
         if (page.more()) response.setNextToken(tokens.encode("snapshots", filter, page.lastSeq()));
@@ -209,24 +196,17 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void controllerExpandVolume(ControllerExpandVolumeRequest req, StreamObserver<ControllerExpandVolumeResponse> out) {
-        if (req.hasVolumeCapability()) {
-            VolumeRecord v = volumes.readyVolume(req.getVolumeId(), "volume");
-            volumes.unsupported(v, List.of(WireMapping.capability(req.getVolumeCapability())))
-                    .ifPresent(why -> { throw CsiException.invalidArgument(why); });
-        }
-        var result = volumes.expand(req.getVolumeId(), WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()));
+        var result = volumes.expand(req.getVolumeId(), WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()),
+                req.hasVolumeCapability() ? Optional.of(WireMapping.capability(req.getVolumeCapability())) : Optional.empty());
         reply(out, ControllerExpandVolumeResponse.newBuilder()
                 .setCapacityBytes(result.capacityBytes())
                 .setNodeExpansionRequired(result.nodeExpansionRequired())
                 .build());
     }
 
-    private VolumeCondition condition(String volumeId) {
-        return condition(volumes.condition(volumeId));
-    }
-
-    private static VolumeCondition condition(Optional<String> abnormal) {
-        return VolumeCondition.newBuilder().setAbnormal(abnormal.isPresent()).setMessage(abnormal.orElse("healthy")).build();
+    private static VolumeCondition condition(VolumeStatus status) {
+        return VolumeCondition.newBuilder().setAbnormal(status.abnormal().isPresent())
+                .setMessage(status.abnormal().orElse("healthy")).build();
     }
 
     static <T> void reply(StreamObserver<T> out, T response) {

@@ -2,7 +2,7 @@ package io.csi4j.driver.csi;
 
 import static io.csi4j.driver.csi.ControllerService.reply;
 
-import io.csi4j.driver.catalog.SnapshotRecord;
+import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.proto.csi.*;
 import io.csi4j.proto.csi.GroupControllerServiceCapability.RPC.Type;

@@ -2,11 +2,12 @@ package io.csi4j.driver.csi;
 
 import com.google.protobuf.Timestamp;
 import io.csi4j.driver.DriverConfig;
-import io.csi4j.driver.catalog.ContentSource;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.VolumeKind;
-import io.csi4j.driver.catalog.VolumeListing;
-import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.VolumeContext;
+import io.csi4j.driver.model.VolumeKind;
+import io.csi4j.driver.model.VolumeListing;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
@@ -28,9 +29,6 @@ import java.util.Set;
  * {@link #volume}, which the CSI-Addons services use for a volume group's members.
  */
 public final class WireMapping {
-    static final String CONTEXT_FS_TYPE = "csi4j.io/fs-type";
-    static final String CONTEXT_KIND = "csi4j.io/kind";
-
     private WireMapping() {}
 
     static Capability capability(VolumeCapability c) {
@@ -104,9 +102,8 @@ public final class WireMapping {
         var b = Volume.newBuilder()
                 .setVolumeId(id)
                 .setCapacityBytes(capacityBytes)
-                .putVolumeContext(CONTEXT_KIND, kind == VolumeKind.BLOCK ? "block" : "filesystem")
+                .putAllVolumeContext(VolumeContext.of(kind, fsType))
                 .addAccessibleTopology(topology(nodeId));
-        if (fsType != null) b.putVolumeContext(CONTEXT_FS_TYPE, fsType);
         switch (source) {
             case ContentSource.None none -> {}
             case ContentSource.FromSnapshot s -> b.setContentSource(VolumeContentSource.newBuilder()

@@ -37,7 +37,7 @@ public final class DirEngine extends PoolEngine {
     private final AtomicLong provisionedBytes = new AtomicLong();
 
     private DirEngine(Pool pool) {
-        super(pool, "dir", false, ".dir", EntryType.DIRECTORY);
+        super(pool, "dir", new EngineCapabilities(false, List.of(), Set.of("compression")), ".dir", EntryType.DIRECTORY);
         long sum = 0;
         for (String id : layout.ids(Artifact.Kind.VOLUME)) sum += recordedSize(Artifact.Kind.VOLUME, id);
         provisionedBytes.set(sum);
@@ -74,11 +74,18 @@ public final class DirEngine extends PoolEngine {
 
     // ---- controller side ----
 
+    /** Capacity is recorded, not enforced: a directory is the size asked. */
+    @Override
+    public long blankSize(long capacityBytes, AccessType access) {
+        checkAccess(access);
+        if (capacityBytes < 0) throw StorageException.invalid("negative capacity: " + capacityBytes);
+        return capacityBytes;
+    }
+
     @Override
     public long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
-        checkAccess(access);
-        if (capacityBytes < 0) throw StorageException.invalid("negative capacity: " + capacityBytes);
+        blankSize(capacityBytes, access);
         // sidecar, then the directory, under their final names and unsynced: a blank volume is derivable from its row
         return translate("creating volume " + volumeId, () -> layout.locked(volumeId, () -> {
             if (existing(volumeId, capacityBytes, "", label)) return capacityBytes;
@@ -289,10 +296,7 @@ public final class DirEngine extends PoolEngine {
     @Override
     public void modifyVolume(String volumeId, Map<String, String> mutableParameters) {
         PoolLayout.checkId("volume", volumeId);
-        MutableParameters parameters = MutableParameters.parse(mutableParameters, Set.of("compression"));
-        if (parameters.compression().isPresent() && !pool.filesystem().equals("btrfs")) {
-            throw StorageException.invalid("compression needs a btrfs pool; this pool is " + pool.filesystem());
-        }
+        MutableParameters parameters = mutableParameters(mutableParameters);
         run("modifying volume " + volumeId, () -> {
             store.require(Artifact.Kind.VOLUME, volumeId);
             parameters.compression().ifPresent(c -> MutableParameters.setBtrfsCompression(dir(volumeId), c));

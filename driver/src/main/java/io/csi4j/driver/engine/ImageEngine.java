@@ -1,5 +1,12 @@
 package io.csi4j.driver.engine;
 
+import static io.csi4j.driver.engine.ImageFormat.DEFAULT_FS;
+import static io.csi4j.driver.engine.ImageFormat.FILESYSTEMS;
+import static io.csi4j.driver.engine.ImageFormat.MIB;
+import static io.csi4j.driver.engine.ImageFormat.fileSize;
+import static io.csi4j.driver.engine.ImageFormat.fsType;
+import static io.csi4j.driver.engine.ImageFormat.roundUp;
+
 import io.csi4j.driver.storage.StorageException;
 import static io.csi4j.driver.engine.EngineErrors.run;
 import static io.csi4j.driver.engine.EngineErrors.translate;
@@ -56,15 +63,6 @@ public final class ImageEngine extends PoolEngine {
         }
     }
 
-    static final long MIB = 1L << 20;
-    /** mkfs.xfs (xfsprogs >= 5.19) refuses filesystems under 300 MiB. */
-    static final long XFS_MINIMUM = 300 * MIB;
-    static final long EXT4_MINIMUM = 16 * MIB;
-    /** The filesystems a mount volume of this engine can have: the one list, the domain checks requests against it. */
-    public static final List<String> FILESYSTEMS = List.of("ext4", "xfs");
-    static final String DEFAULT_FS = "ext4";
-    /** What the kernel gives a loop device; a read-ahead of 0 from the caller means "back to this". */
-    static final long DEFAULT_READ_AHEAD_KIB = 128;
 
     private final Options options;
     private final LoopStaging staging;
@@ -78,9 +76,10 @@ public final class ImageEngine extends PoolEngine {
     private long reservedBytes;
 
     private ImageEngine(Pool pool, Options options) {
-        super(pool, "image", true, ".img", EntryType.FILE);
+        super(pool, "image", new EngineCapabilities(true, FILESYSTEMS, Set.of("readAheadKiB", "compression")), ".img",
+                EntryType.FILE);
         this.options = options;
-        this.staging = new LoopStaging(options);
+        this.staging = new LoopStaging(options.directIo());
         this.provisionedBytes = countProvisioned();
     }
 
@@ -144,24 +143,7 @@ public final class ImageEngine extends PoolEngine {
 
     // ---- controller side ----
 
-    /** Rounds up to whole MiB and to the filesystem's minimum size. */
-    static long roundUp(long bytes, AccessType access) {
-        long minimum = switch (access) {
-            case AccessType.Block b -> MIB;
-            case AccessType.Mount m -> fsType(m.fsType()).equals("xfs") ? XFS_MINIMUM : EXT4_MINIMUM;
-        };
-        long rounded = Math.ceilDiv(Math.max(bytes, 1), MIB) * MIB;
-        return Math.max(rounded, minimum);
-    }
 
-    /** "" means ext4; anything but ext4 or xfs is INVALID. */
-    static String fsType(String requested) {
-        String fs = requested == null || requested.isEmpty() ? DEFAULT_FS : requested;
-        if (!FILESYSTEMS.contains(fs)) {
-            throw StorageException.invalid("filesystem \"" + fs + "\" is not supported; supported: ext4 (default), xfs");
-        }
-        return fs;
-    }
 
     private static void checkCapacity(long capacityBytes) {
         if (capacityBytes < 0) throw StorageException.invalid("negative capacity: " + capacityBytes);
@@ -180,10 +162,15 @@ public final class ImageEngine extends PoolEngine {
      * volume is derivable from its catalog row, whose commit is the create's one sync (see the interface).
      */
     @Override
+    public long blankSize(long capacityBytes, AccessType access) {
+        checkCapacity(capacityBytes);
+        return roundUp(capacityBytes, access);
+    }
+
+    @Override
     public long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
-        checkCapacity(capacityBytes);
-        long size = roundUp(capacityBytes, access);
+        long size = blankSize(capacityBytes, access);
         return translate("creating volume " + volumeId, () -> layout.locked(volumeId, () -> {
             if (existing(volumeId, size, "", label)) return size;
             reserve(size, "volume " + volumeId);
@@ -240,14 +227,6 @@ public final class ImageEngine extends PoolEngine {
             f.setLength(size);
         } catch (IOException e) {
             throw new UncheckedIOException("sizing " + file, e);
-        }
-    }
-
-    static long fileSize(Path file) {
-        try {
-            return Files.size(file);
-        } catch (IOException e) {
-            throw new UncheckedIOException("size of " + file, e);
         }
     }
 
@@ -710,12 +689,7 @@ public final class ImageEngine extends PoolEngine {
     @Override
     public void modifyVolume(String volumeId, Map<String, String> mutableParameters) {
         PoolLayout.checkId("volume", volumeId);
-        MutableParameters parameters = MutableParameters.parse(mutableParameters, Set.of("readAheadKiB", "compression"));
-        parameters.compression().ifPresent(c -> {
-            if (!pool.filesystem().equals("btrfs")) {
-                throw StorageException.invalid("compression needs a btrfs pool; this pool is " + pool.filesystem());
-            }
-        });
+        MutableParameters parameters = mutableParameters(mutableParameters);
         run("modifying volume " + volumeId, () -> {
             store.require(Artifact.Kind.VOLUME, volumeId);
             Path image = image(volumeId);

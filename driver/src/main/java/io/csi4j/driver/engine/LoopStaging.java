@@ -1,6 +1,5 @@
 package io.csi4j.driver.engine;
 
-import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.AttachedLoop;
 import io.csi4j.driver.os.BlockDevice;
@@ -16,6 +15,7 @@ import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.os.ToolException;
 import io.csi4j.driver.os.Tools;
+import io.csi4j.driver.storage.StorageException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -34,14 +34,15 @@ import java.util.Set;
  * and calls in here with the volume's image path.
  */
 final class LoopStaging {
-    private final ImageEngine.Options options;
+    /** Loop devices read and write the image with O_DIRECT ({@link ImageEngine.Options#directIo}). */
+    private final boolean directIo;
 
-    LoopStaging(ImageEngine.Options options) {
-        this.options = options;
+    LoopStaging(boolean directIo) {
+        this.directIo = directIo;
     }
 
     static void applyReadAhead(Path node, long kib) {
-        BlockDevice.setReadAheadSectors(node, (kib == 0 ? ImageEngine.DEFAULT_READ_AHEAD_KIB : kib) * 2);
+        BlockDevice.setReadAheadSectors(node, (kib == 0 ? ImageFormat.DEFAULT_READ_AHEAD_KIB : kib) * 2);
     }
 
     /**
@@ -70,7 +71,7 @@ final class LoopStaging {
     private Set<LoopFlag> loopFlags(boolean autoclear) {
         Set<LoopFlag> flags = EnumSet.noneOf(LoopFlag.class);
         if (autoclear) flags.add(LoopFlag.AUTOCLEAR);
-        if (options.directIo()) flags.add(LoopFlag.DIRECT_IO);
+        if (directIo) flags.add(LoopFlag.DIRECT_IO);
         return flags;
     }
 
@@ -100,20 +101,13 @@ final class LoopStaging {
         } else {
             node = devices.getFirst().node();
         }
-        if (block.readAheadKiB() > 0) applyReadAhead(node, checkReadAhead(block.readAheadKiB()));
-    }
-
-    private static long checkReadAhead(long kib) {
-        if (kib < 0 || kib > MutableParameters.MAX_READ_AHEAD_KIB) {
-            throw StorageException.invalid("readAheadKiB must be 0.." + MutableParameters.MAX_READ_AHEAD_KIB + ", not " + kib);
-        }
-        return kib;
+        if (block.readAheadKiB() > 0) applyReadAhead(node, MutableParameters.checkReadAhead(block.readAheadKiB()));
     }
 
     private void stageMount(String volumeId, Path image, Path stagingPath, StageOptions.Mount mount) {
-        String fsType = ImageEngine.fsType(mount.fsType());
+        String fsType = ImageFormat.fsType(mount.fsType());
         MountOptions mountOptions = MountOptions.parse(mount.mountFlags());
-        long readAhead = checkReadAhead(mount.readAheadKiB());
+        long readAhead = MutableParameters.checkReadAhead(mount.readAheadKiB());
         try {
             Files.createDirectories(stagingPath);
         } catch (IOException e) {
@@ -405,7 +399,7 @@ final class LoopStaging {
         if (PoolLayout.type(volumePath) == EntryType.MISSING) throw StorageException.notFound(volumePath + " does not exist");
         FileStat stat = FileStat.of(volumePath);
         if (stat.isBlockDevice()) {
-            refreshAttached(image, ImageEngine.fileSize(image));
+            refreshAttached(image, ImageFormat.fileSize(image));
             return BlockDevice.size(volumePath);
         }
         MountInfo mount = table.at(volumePath).orElseThrow(() ->
@@ -415,7 +409,7 @@ final class LoopStaging {
                 .map(Binds::loopOf).flatMap(Optional::stream)
                 .filter(d -> d.backingFile().equals(Binds.canonical(image))).findFirst()
                 .orElseThrow(() -> StorageException.notFound(volumePath + " is not a mount of volume " + volumeId));
-        if (device.size() != ImageEngine.fileSize(image)) device.refreshCapacity();
+        if (device.size() != ImageFormat.fileSize(image)) device.refreshCapacity();
         switch (mount.fsType()) {
             case "ext4" -> resizeExt4Online(device.node());
             case "xfs" -> Tools.xfsGrowfs(volumePath);

@@ -1,7 +1,7 @@
 package io.csi4j.driver.engine;
 
-import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.os.Tools;
+import io.csi4j.driver.storage.StorageException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +36,14 @@ public record MutableParameters(Optional<Long> readAheadKiB, Optional<String> co
             return c;
         });
         return new MutableParameters(readAhead, compression);
+    }
+
+    /** A read-ahead already parsed (a stage's): 0..{@link #MAX_READ_AHEAD_KIB}; INVALID otherwise. */
+    static long checkReadAhead(long kib) {
+        if (kib < 0 || kib > MAX_READ_AHEAD_KIB) {
+            throw StorageException.invalid("readAheadKiB must be 0.." + MAX_READ_AHEAD_KIB + ", not " + kib);
+        }
+        return kib;
     }
 
     /** A readAheadKiB value: an integer 0..{@link #MAX_READ_AHEAD_KIB}; INVALID otherwise. */

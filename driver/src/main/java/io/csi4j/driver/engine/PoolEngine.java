@@ -26,12 +26,12 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
     protected final PoolLayout layout;
     protected final ArtifactStore store;
     private final String name;
-    private final boolean block;
+    private final EngineCapabilities capabilities;
 
-    PoolEngine(Pool pool, String name, boolean block, String suffix, EntryType type) {
+    PoolEngine(Pool pool, String name, EngineCapabilities capabilities, String suffix, EntryType type) {
         this.pool = pool;
         this.name = name;
-        this.block = block;
+        this.capabilities = capabilities;
         this.layout = PoolLayout.open(pool.path(), suffix);
         this.store = new ArtifactStore(layout, type);
     }
@@ -40,7 +40,21 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
     public final String name() { return name; }
 
     @Override
-    public final boolean supportsBlock() { return block; }
+    public final EngineCapabilities capabilities() { return capabilities; }
+
+    @Override
+    public final void checkMutableParameters(Map<String, String> mutableParameters) {
+        mutableParameters(mutableParameters);
+    }
+
+    /** The mutable parameters parsed, INVALID unless this engine can apply every one on this pool. */
+    final MutableParameters mutableParameters(Map<String, String> mutableParameters) {
+        MutableParameters parsed = MutableParameters.parse(mutableParameters, capabilities.mutableKeys());
+        if (parsed.compression().isPresent() && !pool.filesystem().equals("btrfs")) {
+            throw StorageException.invalid("compression needs a btrfs pool; this pool is " + pool.filesystem());
+        }
+        return parsed;
+    }
 
     /** Checks every id before it becomes a path, then cuts ({@link #snapshotGroup}) with errors translated. */
     @Override

@@ -32,7 +32,21 @@ public interface PoolStorage extends AutoCloseable {
     /** What the plugin should say at start-up about this engine and its pool (e.g. no reflink). */
     List<String> notices();
 
-    boolean supportsBlock();
+    /** What volumes this engine makes: checked before any row or artifact is written. */
+    EngineCapabilities capabilities();
+
+    default boolean supportsBlock() {
+        return capabilities().block();
+    }
+
+    /**
+     * The size {@link #createVolume} makes of a request (rounded up to the engine's granularity and the
+     * filesystem's minimum); INVALID for an access type it cannot make. Nothing is written.
+     */
+    long blankSize(long capacityBytes, AccessType access);
+
+    /** INVALID for a mutable parameter, or a value, that this engine cannot apply on this pool. Nothing is written. */
+    void checkMutableParameters(Map<String, String> mutableParameters);
 
     // ---- controller side: artifacts in the pool ----
 

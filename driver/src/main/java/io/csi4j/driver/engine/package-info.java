@@ -35,9 +35,15 @@
  * <p>{@link io.csi4j.driver.engine.EngineKind#open} is the one way an engine is opened: on the pool of a
  * {@link io.csi4j.driver.storage.DataDir}, which names what lives in the data directory.
  *
+ * <p>{@link io.csi4j.driver.engine.EngineCapabilities} says what volumes an engine makes (block or not, the
+ * filesystems, the mutable parameters it applies); with {@code PoolStorage.blankSize} (the smallest volume)
+ * and {@code PoolStorage.checkMutableParameters} (their ranges, and what the pool allows) the domain refuses a
+ * request before any row or artifact is written.
+ *
  * <p>{@link io.csi4j.driver.engine.ImageEngine} attaches images through loop devices
- * ({@link io.csi4j.driver.engine.LoopStaging}); {@link io.csi4j.driver.engine.DirEngine} bind-mounts
- * directories. Node operations read the kernel's mount table and loop devices every time, so they
+ * ({@link io.csi4j.driver.engine.LoopStaging}); what both sides know of an image (its filesystems, their
+ * minimum sizes, the default read-ahead) is {@link io.csi4j.driver.engine.ImageFormat}, so neither calls the
+ * other back. {@link io.csi4j.driver.engine.DirEngine} bind-mounts directories. Node operations read the kernel's mount table and loop devices every time, so they
  * are idempotent across plugin restarts.
  */
 package io.csi4j.driver.engine;

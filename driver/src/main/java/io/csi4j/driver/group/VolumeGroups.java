@@ -4,16 +4,16 @@ import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.catalog.CatalogTables;
-import io.csi4j.driver.catalog.Page;
-import io.csi4j.driver.catalog.PublicationRecord;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.State;
-import io.csi4j.driver.catalog.VolumeGroupRecord;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
-import io.csi4j.driver.volume.Ownership;
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.PublicationRecord;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeGroupRecord;
+import io.csi4j.driver.model.VolumeRecord;
+import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
@@ -72,6 +72,7 @@ public final class VolumeGroups {
     private final DriverConfig config;
     private final InstantSource clock;
     private final StepListener steps;
+    private final Lookup<VolumeGroupRecord> lookup;
 
     public VolumeGroups(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock) {
         this(catalog, engine, volumes, config, clock, StepListener.NONE);
@@ -85,6 +86,7 @@ public final class VolumeGroups {
         this.config = config;
         this.clock = clock;
         this.steps = steps;
+        this.lookup = Lookup.volumeGroups(catalog, config.nodeId());
     }
 
     // ---- CreateVolumeGroup ----
@@ -136,9 +138,9 @@ public final class VolumeGroups {
     public Group modify(String groupId, List<String> volumeIds, Map<String, String> parameters) {
         validateParameters(parameters, "ModifyVolumeGroupMembership");
         SequencedSet<String> wanted = distinct(volumeIds);
-        requireKnownId(groupId);
+        lookup.local(groupId);
         return catalog.inTransaction(tx -> {
-            VolumeGroupRecord g = tx.volumeGroups().byId(groupId).orElseThrow(() -> notFound(groupId));
+            VolumeGroupRecord g = tx.volumeGroups().byId(groupId).orElseThrow(() -> lookup.notFound(groupId));
             if (g.state() != State.READY) throw CsiException.aborted("volume group " + groupId + " is being deleted");
             var current = new LinkedHashSet<>(tx.volumeGroups().members(groupId));
             var toRemove = new ArrayList<>(current);
@@ -164,13 +166,8 @@ public final class VolumeGroups {
      * ({@link GroupDeletePolicy#DELETE_VOLUMES}), or it must be empty ({@link GroupDeletePolicy#RETAIN_VOLUMES}).
      */
     public void delete(String groupId) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.VOLUME_GROUP, groupId);
-        if (id.isEmpty()) return;                                   // not an id of ours: nothing to delete
-        Optional<VolumeGroupRecord> found = catalog.volumeGroups().byId(groupId);
-        if (found.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), "volume group");
-            return;                                                 // already gone: OK (seed)
-        }
+        Optional<VolumeGroupRecord> found = lookup.toDelete(groupId);
+        if (found.isEmpty()) return;                                // not ours, or already gone: OK (seed)
         VolumeGroupRecord g = found.get();
         switch (g.state()) {
             case CREATING -> throw CsiException.aborted("volume group " + groupId + " is being created");
@@ -250,8 +247,8 @@ public final class VolumeGroups {
     // ---- ControllerGetVolumeGroup / ListVolumeGroups ----
 
     public Group get(String groupId) {
-        requireKnownId(groupId);
-        return read(groupId).filter(g -> g.record().state() == State.READY).orElseThrow(() -> notFound(groupId));
+        lookup.local(groupId);
+        return read(groupId).filter(g -> g.record().state() == State.READY).orElseThrow(() -> lookup.notFound(groupId));
     }
 
     /** READY groups of one keyset page; {@link Page#lastSeq()} continues after the skipped ones too. */
@@ -276,16 +273,6 @@ public final class VolumeGroups {
 
     // ---- checks ----
 
-    /** A group id that is not ours cannot exist here: NOT_FOUND, or FAILED_PRECONDITION naming its node. */
-    private void requireKnownId(String groupId) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.VOLUME_GROUP, groupId);
-        if (id.isEmpty()) throw notFound(groupId);
-        Ownership.requireLocal(id.get(), config.nodeId(), "volume group");
-    }
-
-    private static CsiException notFound(String groupId) {
-        return CsiException.notFound("volume group " + groupId + " does not exist");
-    }
 
     private static void validateParameters(Map<String, String> parameters, String rpc) {
         var unknown = new TreeSet<String>();

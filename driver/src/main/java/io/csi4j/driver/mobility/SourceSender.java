@@ -2,12 +2,12 @@ package io.csi4j.driver.mobility;
 
 import com.google.protobuf.UnsafeByteOperations;
 import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.State;
 import io.csi4j.driver.engine.Artifact;
+import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.engine.SourceImage;
-import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.State;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.proto.cluster.DataRange;
 import io.csi4j.proto.cluster.ReadSourceRequest;

@@ -1,10 +1,10 @@
 package io.csi4j.driver.mobility;
 
-import io.csi4j.driver.catalog.ContentSource;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.ImageImport;
-import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.engine.Replica;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.NewVolume;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.proto.cluster.DataRange;

@@ -2,18 +2,19 @@ package io.csi4j.driver.node;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.catalog.State;
-import io.csi4j.driver.catalog.VolumeKind;
-import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.engine.NodeStorage;
 import io.csi4j.driver.engine.PublishOptions;
 import io.csi4j.driver.engine.StageOptions;
-import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.engine.VolumeStats;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeKind;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
 import io.csi4j.driver.volume.MutableParameters;
 import io.csi4j.driver.volume.NewVolume;
+import io.csi4j.driver.volume.VolumeShape;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.CsiException;
 import java.nio.file.Files;
@@ -34,12 +35,12 @@ public final class NodeVolumes {
     private static final String EPHEMERAL_NAME_PREFIX = "ephemeral-";
 
     private final Catalog catalog;
-    private final StorageEngine engine;
+    private final NodeStorage engine;
     private final Volumes volumes;
     private final DriverConfig config;
     private final EphemeralTombstones tombstones;
 
-    public NodeVolumes(Catalog catalog, StorageEngine engine, Volumes volumes, DriverConfig config) {
+    public NodeVolumes(Catalog catalog, NodeStorage engine, Volumes volumes, DriverConfig config) {
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;
@@ -117,9 +118,9 @@ public final class NodeVolumes {
                     + "its blocks are free; discard from inside (blkdiscard, or fstrim of the filesystem on it), the loop "
                     + "device passes discards to the image as holes");
         }
-        long before = engine.allocatedBytes(id);
+        long before = volumes.allocatedBytes(id);
         engine.trim(id, volumePath);
-        return new io.csi4j.driver.volume.SpaceUsage(before, engine.allocatedBytes(id));
+        return new io.csi4j.driver.volume.SpaceUsage(before, volumes.allocatedBytes(id));
     }
 
     public long expand(String volumeId, Path volumePath, CapacityRange range, Optional<Capability> capability) {
@@ -146,7 +147,7 @@ public final class NodeVolumes {
         tombstones.remove(csiVolumeId);
         var known = new java.util.HashMap<String, String>();
         VolumeRecord v = volumes.create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability),
-                known, Map.of(), io.csi4j.driver.catalog.ContentSource.NONE, Optional.empty()));
+                known, Map.of(), io.csi4j.driver.model.ContentSource.NONE, Optional.empty()));
         Path staging = ephemeralStaging(v.id());
         engine.stage(v.id(), staging, stageOptions(v, capability));
         engine.publish(v.id(), staging, targetPath, publishOptions(v, capability, readOnly));
@@ -198,7 +199,7 @@ public final class NodeVolumes {
         String readAhead = v.mutableParameters().get(MutableParameters.READ_AHEAD_KIB);
         long readAheadKiB = readAhead == null ? 0 : MutableParameters.readAheadKiB(readAhead);
         if (v.kind() == VolumeKind.BLOCK) return new StageOptions.Block(readAheadKiB);
-        String fsType = v.fsType() == null ? Volumes.DEFAULT_FS_TYPE : v.fsType();
+        String fsType = VolumeShape.fsTypeOf(v);
         return new StageOptions.Mount(fsType, capability.mountFlags(), readAheadKiB);
     }
 

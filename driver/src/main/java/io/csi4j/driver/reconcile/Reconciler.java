@@ -1,16 +1,17 @@
 package io.csi4j.driver.reconcile;
 
 import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.catalog.ContentSource;
-import io.csi4j.driver.catalog.GroupSnapshotRecord;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.State;
-import io.csi4j.driver.catalog.VolumeGroupRecord;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.GroupSnapshotRecord;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeGroupRecord;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.driver.snapshot.Snapshots;
+import io.csi4j.driver.volume.VolumeShape;
 import io.csi4j.driver.volume.Volumes;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -110,7 +111,7 @@ public final class Reconciler {
             Optional<Artifact> artifact = readable(v.id());
             boolean lost = artifact.isEmpty() || artifact.get().sizeBytes() < v.capacityBytes();
             if (lost && v.source() instanceof ContentSource.None) {
-                if (engine.ensureBlankVolume(v.id(), v.capacityBytes(), Volumes.accessOf(v), new Artifact.Label(v.name(), ""))) {
+                if (engine.ensureBlankVolume(v.id(), v.capacityBytes(), VolumeShape.accessOf(v), new Artifact.Label(v.name(), ""))) {
                     remade.add(v.id());
                 }
                 continue;

@@ -2,14 +2,16 @@ package io.csi4j.driver.snapshot;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.catalog.GroupSnapshotRecord;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.State;
+import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.FreezeHold;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
-import io.csi4j.driver.volume.Ownership;
+import io.csi4j.driver.model.GroupSnapshotRecord;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.volume.Lifecycle;
+import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
@@ -31,6 +33,7 @@ public final class GroupSnapshots {
     private final Volumes volumes;
     private final DriverConfig config;
     private final InstantSource clock;
+    private final Lookup<GroupSnapshotRecord> lookup;
 
     /** A group snapshot with its member snapshots, in source order. */
     public record GroupSnapshot(GroupSnapshotRecord group, List<SnapshotRecord> members) {}
@@ -41,6 +44,7 @@ public final class GroupSnapshots {
         this.volumes = volumes;
         this.config = config;
         this.clock = clock;
+        this.lookup = Lookup.groupSnapshots(catalog, config.nodeId());
     }
 
     public GroupSnapshot create(String name, List<String> sourceVolumeIds, Map<String, String> parameters) {
@@ -89,38 +93,28 @@ public final class GroupSnapshots {
                     snapshotId, null, volumeId, 0, group.id(), Map.of(), State.CREATING, now, now)));
             return null;
         });
-        Map<String, Long> sizes;
-        try {
-            sizes = engine.createGroupSnapshot(snapshotToVolume,                         // effect, labelled for fsck --rebuild
-                    new io.csi4j.driver.engine.Artifact.Label(name, group.id()), held);
-        } catch (RuntimeException e) {
-            try {
-                snapshotToVolume.keySet().forEach(engine::deleteSnapshot);  // made before a later step failed
-                removeRows(group.id(), snapshotToVolume.keySet());
-            } catch (RuntimeException cleanup) {
-                // left CREATING: the reconciler rolls it back
-            }
-            throw e;
-        }
-        catalog.inTransaction(tx -> {                                                    // commit
-            sizes.forEach((snapshotId, size) -> tx.snapshots().setSize(snapshotId, size));
-            for (String snapshotId : snapshotToVolume.keySet()) tx.snapshots().setState(snapshotId, State.CREATING, State.READY);
-            if (!tx.groupSnapshots().setState(group.id(), State.CREATING, State.READY)) {
-                throw CsiException.aborted("group snapshot " + group.id() + " changed state while being created");
-            }
-            return null;
-        });
-        return withMembers(catalog.groupSnapshots().byId(group.id()).orElseThrow());
+        return Lifecycle.effectThenCommit(
+                () -> engine.createGroupSnapshot(snapshotToVolume, new Artifact.Label(name, group.id()), held),  // labelled for fsck --rebuild
+                () -> {
+                    snapshotToVolume.keySet().forEach(engine::deleteSnapshot);  // made before a later step failed
+                    removeRows(group.id(), snapshotToVolume.keySet());
+                },
+                sizes -> {
+                    catalog.inTransaction(tx -> {
+                        sizes.forEach((snapshotId, size) -> tx.snapshots().setSize(snapshotId, size));
+                        for (String snapshotId : snapshotToVolume.keySet()) tx.snapshots().setState(snapshotId, State.CREATING, State.READY);
+                        if (!tx.groupSnapshots().setState(group.id(), State.CREATING, State.READY)) {
+                            throw CsiException.aborted("group snapshot " + group.id() + " changed state while being created");
+                        }
+                        return null;
+                    });
+                    return withMembers(catalog.groupSnapshots().byId(group.id()).orElseThrow());
+                });
     }
 
     public void delete(String groupSnapshotId, List<String> snapshotIds) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.GROUP_SNAPSHOT, groupSnapshotId);
-        if (id.isEmpty()) return;
-        Optional<GroupSnapshotRecord> found = catalog.groupSnapshots().byId(groupSnapshotId);
-        if (found.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), "group snapshot");
-            return;
-        }
+        Optional<GroupSnapshotRecord> found = lookup.toDelete(groupSnapshotId);
+        if (found.isEmpty()) return;
         GroupSnapshotRecord g = found.get();
         List<SnapshotRecord> members = catalog.snapshots().ofGroup(g.id());
         checkSnapshotList(g, members, snapshotIds);
@@ -151,16 +145,15 @@ public final class GroupSnapshots {
     }
 
     public GroupSnapshot get(String groupSnapshotId, List<String> snapshotIds) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.GROUP_SNAPSHOT, groupSnapshotId);
-        if (id.isEmpty()) throw CsiException.notFound("group snapshot " + groupSnapshotId + " does not exist");
-        GroupSnapshotRecord g = catalog.groupSnapshots().byId(groupSnapshotId).filter(r -> r.state() == State.READY)
-                .orElseThrow(() -> {
-                    Ownership.requireLocal(id.get(), config.nodeId(), "group snapshot");
-                    return CsiException.notFound("group snapshot " + groupSnapshotId + " does not exist");
-                });
+        GroupSnapshotRecord g = lookup.ready(groupSnapshotId);
         GroupSnapshot result = withMembers(g);
         checkSnapshotList(g, result.members(), snapshotIds);
         return result;
+    }
+
+    /** The group snapshot of this name in any state, if there is one. */
+    public Optional<GroupSnapshotRecord> byName(String name) {
+        return catalog.groupSnapshots().byName(name);
     }
 
     private GroupSnapshot withMembers(GroupSnapshotRecord g) {

@@ -1,8 +1,8 @@
 package io.csi4j.driver.snapshot;
 
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.engine.RangeCursor;
+import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.sdk.CsiException;
 import java.util.EnumMap;
 import java.util.Map;

@@ -2,14 +2,16 @@ package io.csi4j.driver.snapshot;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.catalog.Page;
-import io.csi4j.driver.catalog.SnapshotFilter;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.State;
+import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
-import io.csi4j.driver.volume.Ownership;
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.SnapshotFilter;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.volume.Lifecycle;
+import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
@@ -23,6 +25,7 @@ public final class Snapshots {
     private final Volumes volumes;
     private final DriverConfig config;
     private final InstantSource clock;
+    private final Lookup<SnapshotRecord> lookup;
 
     public Snapshots(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock) {
         this.catalog = catalog;
@@ -30,6 +33,7 @@ public final class Snapshots {
         this.volumes = volumes;
         this.config = config;
         this.clock = clock;
+        this.lookup = Lookup.snapshots(catalog, config.nodeId());
     }
 
     public SnapshotRecord create(String name, String sourceVolumeId, Map<String, String> parameters) {
@@ -52,37 +56,24 @@ public final class Snapshots {
         var row = new SnapshotRecord(ObjectId.generate(Kind.SNAPSHOT, config.nodeId()).toString(), name,
                 sourceVolumeId, 0, null, parameters, State.CREATING, now, now);
         catalog.snapshots().insert(row);                                              // intent
-        long size;
-        try {
-            size = engine.createSnapshot(row.id(), sourceVolumeId,                    // effect, labelled for fsck --rebuild
-                    new io.csi4j.driver.engine.Artifact.Label(name, ""));
-        } catch (RuntimeException e) {
-            try {
-                engine.deleteSnapshot(row.id());
-                catalog.snapshots().delete(row.id());
-            } catch (RuntimeException cleanup) {
-                // left CREATING: the reconciler rolls it back
-            }
-            throw e;
-        }
-        catalog.inTransaction(tx -> {                                                 // commit
-            tx.snapshots().setSize(row.id(), size);
-            if (!tx.snapshots().setState(row.id(), State.CREATING, State.READY)) {
-                throw CsiException.aborted("snapshot " + row.id() + " changed state while being created");
-            }
-            return null;
-        });
-        return catalog.snapshots().byId(row.id()).orElseThrow();
+        return Lifecycle.effectThenCommit(
+                () -> engine.createSnapshot(row.id(), sourceVolumeId, new Artifact.Label(name, "")),  // labelled for fsck --rebuild
+                () -> finishDelete(row.id()),
+                size -> {
+                    catalog.inTransaction(tx -> {
+                        tx.snapshots().setSize(row.id(), size);
+                        if (!tx.snapshots().setState(row.id(), State.CREATING, State.READY)) {
+                            throw CsiException.aborted("snapshot " + row.id() + " changed state while being created");
+                        }
+                        return null;
+                    });
+                    return catalog.snapshots().byId(row.id()).orElseThrow();
+                });
     }
 
     public void delete(String snapshotId) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.SNAPSHOT, snapshotId);
-        if (id.isEmpty()) return;
-        Optional<SnapshotRecord> found = catalog.snapshots().byId(snapshotId);
-        if (found.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), "snapshot");
-            return;
-        }
+        Optional<SnapshotRecord> found = lookup.toDelete(snapshotId);
+        if (found.isEmpty()) return;
         SnapshotRecord s = found.get();
         if (s.groupSnapshotId() != null) {
             throw CsiException.invalidArgument("snapshot " + snapshotId + " is part of group snapshot "
@@ -100,22 +91,19 @@ public final class Snapshots {
         catalog.snapshots().delete(snapshotId);
     }
 
-    public Optional<SnapshotRecord> find(String snapshotId) {
-        if (ObjectId.parse(Kind.SNAPSHOT, snapshotId).isEmpty()) return Optional.empty();
-        return catalog.snapshots().byId(snapshotId).filter(s -> s.state() == State.READY);
-    }
-
+    /** A READY snapshot of this node, or NOT_FOUND (FAILED_PRECONDITION naming the owner if it is another node's). */
     public SnapshotRecord get(String snapshotId) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.SNAPSHOT, snapshotId);
-        if (id.isEmpty()) throw CsiException.notFound("snapshot " + snapshotId + " does not exist");
-        return find(snapshotId).orElseThrow(() -> {
-            Ownership.requireLocal(id.get(), config.nodeId(), "snapshot");
-            return CsiException.notFound("snapshot " + snapshotId + " does not exist");
-        });
+        return lookup.ready(snapshotId);
     }
 
     public Page<SnapshotRecord> list(long afterSeq, int limit, SnapshotFilter filter) {
         return catalog.snapshots().page(afterSeq, limit, filter);
+    }
+
+    /** READY snapshots of one keyset page; {@link Page#lastSeq()} continues after the rows left out too. */
+    public Page<SnapshotRecord> listReady(long afterSeq, int limit, SnapshotFilter filter) {
+        Page<SnapshotRecord> page = list(afterSeq, limit, filter);
+        return new Page<>(page.items().stream().filter(s -> s.state() == State.READY).toList(), page.lastSeq(), page.more());
     }
 
     static String verb(State state) {

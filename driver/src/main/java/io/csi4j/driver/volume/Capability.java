@@ -1,6 +1,6 @@
 package io.csi4j.driver.volume;
 
-import io.csi4j.driver.catalog.VolumeKind;
+import io.csi4j.driver.model.VolumeKind;
 import java.util.List;
 
 /** One requested volume capability: access mode, block or mount (with fs type, flags and mount group). */

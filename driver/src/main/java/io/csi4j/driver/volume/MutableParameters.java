@@ -14,7 +14,8 @@ public final class MutableParameters {
 
     private MutableParameters() {}
 
-    public static void validate(Map<String, String> parameters, PoolStorage engine) {
+    /** The keys and values any engine may take; what this engine takes on its pool is {@link PoolStorage#checkMutableParameters}. */
+    public static void validate(Map<String, String> parameters) {
         var unknown = new TreeSet<>(parameters.keySet());
         unknown.removeAll(KNOWN);
         if (!unknown.isEmpty()) {

@@ -1,6 +1,6 @@
 package io.csi4j.driver.volume;
 
-import io.csi4j.driver.catalog.ContentSource;
+import io.csi4j.driver.model.ContentSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

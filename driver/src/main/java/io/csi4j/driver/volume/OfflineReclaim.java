@@ -1,8 +1,8 @@
 package io.csi4j.driver.volume;
 
-import io.csi4j.driver.catalog.VolumeKind;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.model.VolumeKind;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.sdk.CsiException;
 
 /**

@@ -4,23 +4,25 @@ import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.catalog.CatalogTables;
 import io.csi4j.driver.catalog.CatalogTransaction;
-import io.csi4j.driver.catalog.ContentSource;
 import io.csi4j.driver.catalog.DuplicateNameException;
-import io.csi4j.driver.catalog.Page;
-import io.csi4j.driver.catalog.PublicationRecord;
 import io.csi4j.driver.catalog.ReferenceException;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.State;
-import io.csi4j.driver.catalog.VolumeGroupRecord;
-import io.csi4j.driver.catalog.VolumeKind;
-import io.csi4j.driver.catalog.VolumeListing;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.ImageImport;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.ListedVolume;
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.PublicationRecord;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeGroupRecord;
+import io.csi4j.driver.model.VolumeKind;
+import io.csi4j.driver.model.VolumeListing;
+import io.csi4j.driver.model.VolumeRecord;
+import io.csi4j.driver.model.VolumeStatus;
 import io.csi4j.driver.storage.StorageException;
 import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
@@ -53,13 +55,13 @@ public final class Volumes {
     public static final String PARAM_VOLUME_GROUP = "csi4j.io/volume-group";
     /** Keys the Kubernetes provisioner adds with --extra-create-metadata; accepted and kept. */
     public static final String KUBERNETES_PREFIX = "csi.storage.k8s.io/";
-    public static final List<String> FS_TYPES = io.csi4j.driver.engine.ImageEngine.FILESYSTEMS;
-    public static final String DEFAULT_FS_TYPE = "ext4";
 
     private final Catalog catalog;
     private final PoolStorage engine;
     private final DriverConfig config;
     private final InstantSource clock;
+    private final Lookup<VolumeRecord> lookup;
+    private final Lookup<SnapshotRecord> snapshotLookup;
     /** Volumes whose files are unlinked but not yet synced away: their tombstones go after the next directory sync. */
     private final Queue<String> unlinked = new ConcurrentLinkedQueue<>();
     /** How many unlinks share one sync of the pool's directory (and one tombstone clean-up in a delete's commit). */
@@ -70,13 +72,15 @@ public final class Volumes {
         this.engine = engine;
         this.config = config;
         this.clock = clock;
+        this.lookup = Lookup.volumes(catalog, config.nodeId());
+        this.snapshotLookup = Lookup.snapshots(catalog, config.nodeId());
     }
 
     // ---- CreateVolume ----
 
     public VolumeRecord create(NewVolume request) {
         validateParameters(request.parameters());
-        Shape shape = shapeOf(request.capabilities());
+        VolumeShape shape = VolumeShape.requested(request.capabilities(), engine);
         checkTopology(request);
 
         Optional<VolumeRecord> existing = catalog.volumes().byName(request.name());
@@ -84,14 +88,17 @@ public final class Volumes {
 
         long floor = switch (request.source()) {
             case ContentSource.None none -> 0;
-            case ContentSource.FromSnapshot s -> readySnapshot(s.snapshotId()).sizeBytes();
+            case ContentSource.FromSnapshot s -> snapshotLookup.ready(s.snapshotId(), "source snapshot").sizeBytes();
             case ContentSource.FromVolume v -> readyVolume(v.volumeId(), "source volume").capacityBytes();
         };
         long size = request.range().resolve(config.defaultVolumeBytes(), floor);
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
         var row = intendedRow(request, shape, size, groupId);
         var label = new Artifact.Label(row.name(), "");                        // in the sidecar, for fsck --rebuild
-        if (request.source() instanceof ContentSource.None) return createBlank(request, row, shape, label, groupId);
+        if (request.source() instanceof ContentSource.None) {
+            checkLimit(request, shape, size, engine.blankSize(size, shape.access()));   // before anything is written
+            return createBlank(request, row, shape, label, groupId);
+        }
         catalog.volumes().insert(row);                                         // intent
         return effectThenCommit(request, shape, row, groupId, () -> switch (request.source()) {
             case ContentSource.None none -> throw new IllegalStateException("blank volumes are made above");
@@ -104,30 +111,29 @@ public final class Volumes {
      * Effect and commit of a create whose intent (the CREATING row) is written: {@code effect} makes the artifact
      * durably and returns its size; the limit and the mutable parameters are applied; any failure rolls back.
      */
-    private VolumeRecord effectThenCommit(NewVolume request, Shape shape, VolumeRecord row, String groupId,
+    private VolumeRecord effectThenCommit(NewVolume request, VolumeShape shape, VolumeRecord row, String groupId,
                                           java.util.function.LongSupplier effect) {
-        long actual;
-        try {
-            actual = effect.getAsLong();                                       // effect, durable
+        return Lifecycle.effectThenCommit(() -> {
+            long actual = effect.getAsLong();
             checkLimit(request, shape, row.capacityBytes(), actual);
             if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
-        } catch (RuntimeException e) {
-            rollBackCreate(row.id());
-            throw e;
-        }
-        return commitCreated(row.id(), row.capacityBytes(), actual, groupId);
+            return actual;
+        }, () -> finishDelete(row.id()), actual -> commitCreated(row.id(), row.capacityBytes(), actual, groupId));
     }
 
     /** The answer to a create whose name a concurrent create took meanwhile: that volume, if it is compatible. */
-    private VolumeRecord repeatOf(NewVolume request, Shape shape) {
+    private VolumeRecord repeatOf(NewVolume request, VolumeShape shape) {
         return existingIfCompatible(catalog.volumes().byName(request.name()).orElseThrow(() ->
                 CsiException.aborted("volume '" + request.name() + "' is being created and deleted; retry")), request, shape);
     }
 
     /** The rules checked before anything is written (room, mutable parameters, the group), and the CREATING row. */
-    private VolumeRecord intendedRow(NewVolume request, Shape shape, long size, String groupId) {
+    private VolumeRecord intendedRow(NewVolume request, VolumeShape shape, long size, String groupId) {
         checkSpace(size);
-        if (!request.mutableParameters().isEmpty()) MutableParameters.validate(request.mutableParameters(), engine);
+        if (!request.mutableParameters().isEmpty()) {
+            MutableParameters.validate(request.mutableParameters());
+            engine.checkMutableParameters(request.mutableParameters());     // not after the effect: nothing to roll back
+        }
         if (groupId != null) readyGroupWithRoom(groupId);
         var now = clock.instant();
         return new VolumeRecord(ObjectId.generate(Kind.VOLUME, config.nodeId()).toString(), request.name(), size,
@@ -152,7 +158,7 @@ public final class Volumes {
     /** The volume a repeat of this CreateVolume answers with, if one of its name exists (ALREADY_EXISTS if it differs). */
     public Optional<VolumeRecord> existing(NewVolume request) {
         validateParameters(request.parameters());
-        Shape shape = shapeOf(request.capabilities());
+        VolumeShape shape = VolumeShape.requested(request.capabilities(), engine);
         checkTopology(request);
         return catalog.volumes().byName(request.name()).map(v -> existingIfCompatible(v, request, shape));
     }
@@ -179,7 +185,7 @@ public final class Volumes {
      */
     public VolumeRecord createCopy(NewVolume request, Incoming incoming) {
         validateParameters(request.parameters());
-        Shape shape = shapeOf(request.capabilities());
+        VolumeShape shape = VolumeShape.requested(request.capabilities(), engine);
         checkTopology(request);
         Optional<VolumeRecord> existing = catalog.volumes().byName(request.name());
         if (existing.isPresent()) return existingIfCompatible(existing.get(), request, shape);
@@ -211,12 +217,11 @@ public final class Volumes {
      * Effect, then commit, one sync: the image is made unsynced, then the row is inserted READY (see the class
      * comment). A name taken meanwhile by a concurrent create answers as a repeat of that one.
      */
-    private VolumeRecord createBlank(NewVolume request, VolumeRecord intended, Shape shape, Artifact.Label label,
+    private VolumeRecord createBlank(NewVolume request, VolumeRecord intended, VolumeShape shape, Artifact.Label label,
                                      String groupId) {
         long actual = engine.createVolume(intended.id(), intended.capacityBytes(), shape.access(), label);   // effect
         VolumeRecord row = intended.withCapacity(actual).withState(State.READY);
         try {
-            checkLimit(request, shape, intended.capacityBytes(), actual);
             if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
             catalog.inTransaction(tx -> {                                                              // commit
                 tx.volumes().insert(row);
@@ -251,7 +256,7 @@ public final class Volumes {
     }
 
     /** The engine rounds up (whole MiB, a filesystem's minimum): the result must still fit the limit. */
-    private void checkLimit(NewVolume request, Shape shape, long size, long actual) {
+    private void checkLimit(NewVolume request, VolumeShape shape, long size, long actual) {
         if (request.range().limitBytes() > 0 && actual > request.range().limitBytes()) {
             throw CsiException.outOfRange("capacity_range: limit_bytes " + request.range().limitBytes()
                     + " is below the smallest " + shape.access().kind() + " volume the " + engine.name()
@@ -259,7 +264,7 @@ public final class Volumes {
         }
     }
 
-    private VolumeRecord existingIfCompatible(VolumeRecord v, NewVolume request, Shape shape) {
+    private VolumeRecord existingIfCompatible(VolumeRecord v, NewVolume request, VolumeShape shape) {
         if (v.state() != State.READY) {
             throw CsiException.aborted("volume '" + v.name() + "' is being " + (v.state() == State.CREATING ? "created" : "deleted"));
         }
@@ -268,8 +273,8 @@ public final class Volumes {
             differences.add("capacity " + v.capacityBytes() + " is outside the requested range");
         }
         if (v.kind() != shape.kind()) differences.add("it is a " + v.kind().name().toLowerCase() + " volume");
-        if (shape.kind() == VolumeKind.FILESYSTEM && !fsTypeOf(v).equals(shape.fsType())) {
-            differences.add("its fs_type is " + fsTypeOf(v));
+        if (shape.kind() == VolumeKind.FILESYSTEM && !VolumeShape.fsTypeOf(v).equals(shape.fsType())) {
+            differences.add("its fs_type is " + VolumeShape.fsTypeOf(v));
         }
         if (!v.source().equals(request.source())) differences.add("its content source is " + describe(v.source()));
         if (!v.parameters().equals(request.parameters())) differences.add("its parameters are " + v.parameters());
@@ -280,24 +285,11 @@ public final class Volumes {
         return v;
     }
 
-    private void rollBackCreate(String volumeId) {
-        try {
-            finishDelete(volumeId);
-        } catch (RuntimeException cleanup) {
-            // The row stays CREATING; the reconciler rolls it back at the next start.
-        }
-    }
-
     // ---- DeleteVolume ----
 
     public void delete(String volumeId) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.VOLUME, volumeId);
-        if (id.isEmpty()) return;                                   // not an id of ours: nothing to delete
-        Optional<VolumeRecord> found = catalog.volumes().byId(volumeId);
-        if (found.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), "volume");
-            return;                                                 // already gone: OK (spec)
-        }
+        Optional<VolumeRecord> found = lookup.toDelete(volumeId);
+        if (found.isEmpty()) return;
         VolumeRecord v = found.get();
         if (v.state() == State.CREATING) throw CsiException.aborted("volume " + volumeId + " is being created");
         if (v.state() == State.DELETING) {
@@ -393,14 +385,12 @@ public final class Volumes {
 
     /** A READY volume of this node, or NOT_FOUND (FAILED_PRECONDITION naming the owner if it is another node's). */
     public VolumeRecord readyVolume(String volumeId, String what) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.VOLUME, volumeId);
-        if (id.isEmpty()) throw CsiException.notFound(what + " " + volumeId + " does not exist");
-        Optional<VolumeRecord> v = catalog.volumes().byId(volumeId).filter(r -> r.state() == State.READY);
-        if (v.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), what);
-            throw CsiException.notFound(what + " " + volumeId + " does not exist");
-        }
-        return v.get();
+        return lookup.ready(volumeId, what);
+    }
+
+    /** The volume of this name in any state (a crash may have left it half made), if there is one. */
+    public Optional<VolumeRecord> byName(String name) {
+        return catalog.volumes().byName(name);
     }
 
     public Page<VolumeRecord> list(long afterSeq, int limit) {
@@ -410,6 +400,31 @@ public final class Volumes {
     /** As {@link #list}, with only what ListVolumes shows of each volume (a page reads fewer columns). */
     public Page<VolumeListing> listing(long afterSeq, int limit) {
         return catalog.volumes().listingPage(afterSeq, limit);
+    }
+
+    /**
+     * The READY volumes of one keyset page with their status, in one query and one look at the engine for the
+     * page; {@link Page#lastSeq()} continues after the rows that were left out too.
+     */
+    public Page<ListedVolume> listReady(long afterSeq, int limit) {
+        Page<VolumeListing> page = listing(afterSeq, limit);
+        List<VolumeListing> ready = page.items().stream().filter(v -> v.state() == State.READY).toList();
+        List<String> ids = ready.stream().map(VolumeListing::id).toList();
+        var published = publishedNodes(ids);
+        var conditions = conditions(ids);
+        List<ListedVolume> listed = ready.stream().map(v -> new ListedVolume(v, new VolumeStatus(
+                published.getOrDefault(v.id(), List.of()), conditions.get(v.id())))).toList();
+        return new Page<>(listed, page.lastSeq(), page.more());
+    }
+
+    /** What ControllerGetVolume shows of a READY volume's use and health. */
+    public VolumeStatus status(String volumeId) {
+        return new VolumeStatus(publishedNodes(volumeId), condition(volumeId));
+    }
+
+    /** The bytes the volume's artifact takes in the pool now (what a reclaim gives back is the difference). */
+    public long allocatedBytes(String volumeId) {
+        return engine.allocatedBytes(volumeId);
     }
 
     public Optional<String> condition(String volumeId) {
@@ -435,18 +450,32 @@ public final class Volumes {
         for (Capability c : capabilities) {
             if (c.mode().multiNode()) return Optional.of("access mode " + c.mode() + " needs more than one node");
             if (c.kind() != v.kind()) return Optional.of("volume is " + v.kind().name().toLowerCase() + ", not " + c.kind().name().toLowerCase());
-            if (c.kind() == VolumeKind.FILESYSTEM && !c.fsType().isEmpty() && !c.fsType().equals(fsTypeOf(v))) {
-                return Optional.of("volume's fs_type is " + fsTypeOf(v) + ", not " + c.fsType());
+            if (c.kind() == VolumeKind.FILESYSTEM && !c.fsType().isEmpty() && !c.fsType().equals(VolumeShape.fsTypeOf(v))) {
+                return Optional.of("volume's fs_type is " + VolumeShape.fsTypeOf(v) + ", not " + c.fsType());
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * Why ValidateVolumeCapabilities does not confirm what it was asked of a READY volume, or empty if it does:
+     * everything asked must hold, the capabilities, the parameters and the volume's own context.
+     */
+    public Optional<String> unconfirmed(String volumeId, List<Capability> capabilities, Map<String, String> parameters,
+                                        Map<String, String> mutableParameters, Map<String, String> volumeContext) {
+        VolumeRecord v = readyVolume(volumeId, "volume");
+        Map<String, String> context = v.context();
+        return unsupported(v, capabilities)
+                .or(() -> unsupportedParameters(parameters, mutableParameters))
+                .or(() -> volumeContext.isEmpty() || volumeContext.equals(context) ? Optional.empty()
+                        : Optional.of("volume_context " + volumeContext + " is not this volume's " + context));
     }
 
     /** Why these creation parameters would not be accepted (ValidateVolumeCapabilities), or empty if they would. */
     public Optional<String> unsupportedParameters(Map<String, String> parameters, Map<String, String> mutableParameters) {
         try {
             validateParameters(parameters);
-            if (!mutableParameters.isEmpty()) MutableParameters.validate(mutableParameters, engine);
+            if (!mutableParameters.isEmpty()) MutableParameters.validate(mutableParameters);
             return Optional.empty();
         } catch (CsiException | StorageException e) {
             return Optional.of(e.getMessage());
@@ -456,6 +485,13 @@ public final class Volumes {
     // ---- ControllerExpandVolume ----
 
     public record Expansion(long capacityBytes, boolean nodeExpansionRequired) {}
+
+    /** Grows a READY volume; a capability, when one is given, must be one the volume serves (INVALID_ARGUMENT). */
+    public Expansion expand(String volumeId, CapacityRange range, Optional<Capability> capability) {
+        capability.ifPresent(c -> unsupported(readyVolume(volumeId, "volume"), List.of(c))
+                .ifPresent(why -> { throw CsiException.invalidArgument(why); }));
+        return expand(volumeId, range);
+    }
 
     public Expansion expand(String volumeId, CapacityRange range) {
         VolumeRecord v = readyVolume(volumeId, "volume");
@@ -478,7 +514,7 @@ public final class Volumes {
         VolumeRecord v = readyVolume(volumeId, "volume");
         // nothing to change: "SPs MUST NOT modify volumes based on the absence of keys"
         if (mutableParameters.isEmpty()) return;
-        MutableParameters.validate(mutableParameters, engine);
+        MutableParameters.validate(mutableParameters);
         engine.modifyVolume(volumeId, mutableParameters);
         var merged = new HashMap<>(v.mutableParameters());
         merged.putAll(mutableParameters);
@@ -541,52 +577,6 @@ public final class Volumes {
 
     // ---- shared checks ----
 
-    record Shape(VolumeKind kind, String fsType) {
-        io.csi4j.driver.engine.AccessType access() {
-            return kind == VolumeKind.BLOCK ? io.csi4j.driver.engine.AccessType.BLOCK : io.csi4j.driver.engine.AccessType.mount(fsType);
-        }
-    }
-
-    private Shape shapeOf(List<Capability> capabilities) {
-        if (capabilities.isEmpty()) throw CsiException.invalidArgument("volume_capabilities is REQUIRED");
-        VolumeKind kind = null;
-        String fsType = null;
-        for (Capability c : capabilities) {
-            if (c.mode().multiNode()) {
-                throw CsiException.invalidArgument("access mode " + c.mode() + " is not supported: volumes of "
-                        + DriverConfig.PLUGIN_NAME + " live on one node");
-            }
-            if (kind != null && kind != c.kind()) {
-                throw CsiException.invalidArgument("volume_capabilities mix block and mount access; a volume is one or the other");
-            }
-            kind = c.kind();
-            if (kind == VolumeKind.BLOCK && !engine.supportsBlock()) {
-                throw CsiException.invalidArgument("block access is not supported by the " + engine.name() + " engine");
-            }
-            if (kind == VolumeKind.FILESYSTEM && !c.fsType().isEmpty()) {
-                if (engine.supportsBlock() && !FS_TYPES.contains(c.fsType())) {
-                    throw CsiException.invalidArgument("fs_type '" + c.fsType() + "' is not supported; use one of " + FS_TYPES);
-                }
-                if (fsType != null && !fsType.equals(c.fsType())) {
-                    throw CsiException.invalidArgument("volume_capabilities ask for two fs types: " + fsType + " and " + c.fsType());
-                }
-                fsType = c.fsType();
-            }
-        }
-        if (kind == VolumeKind.BLOCK) return new Shape(kind, null);
-        return new Shape(kind, fsType == null ? DEFAULT_FS_TYPE : fsType);
-    }
-
-    /** How the engine makes this volume: a block device, or a filesystem of its fs_type. */
-    public static io.csi4j.driver.engine.AccessType accessOf(VolumeRecord v) {
-        return v.kind() == VolumeKind.BLOCK ? io.csi4j.driver.engine.AccessType.BLOCK
-                : io.csi4j.driver.engine.AccessType.mount(fsTypeOf(v));
-    }
-
-    private static String fsTypeOf(VolumeRecord v) {
-        return v.fsType() == null ? DEFAULT_FS_TYPE : v.fsType();
-    }
-
     private void validateParameters(Map<String, String> parameters) {
         var unknown = new TreeSet<String>();
         for (String key : parameters.keySet()) {
@@ -615,16 +605,6 @@ public final class Volumes {
         }
     }
 
-    private SnapshotRecord readySnapshot(String snapshotId) {
-        Optional<ObjectId> id = ObjectId.parse(Kind.SNAPSHOT, snapshotId);
-        if (id.isEmpty()) throw CsiException.notFound("source snapshot " + snapshotId + " does not exist");
-        var s = catalog.snapshots().byId(snapshotId).filter(r -> r.state() == State.READY);
-        if (s.isEmpty()) {
-            Ownership.requireLocal(id.get(), config.nodeId(), "source snapshot");
-            throw CsiException.notFound("source snapshot " + snapshotId + " does not exist");
-        }
-        return s.get();
-    }
 
     private VolumeGroupRecord readyGroupWithRoom(String groupId) {
         var g = catalog.volumeGroups().byId(groupId).filter(r -> r.state() == State.READY)

@@ -1,5 +1,7 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.State;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

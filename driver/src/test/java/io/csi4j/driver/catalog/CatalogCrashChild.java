@@ -1,5 +1,7 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.State;
+
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,9 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.GroupSnapshotRecord;
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.State;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

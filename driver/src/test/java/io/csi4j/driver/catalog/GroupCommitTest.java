@@ -1,5 +1,7 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.State;
+
 import static io.csi4j.driver.catalog.Samples.volume;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

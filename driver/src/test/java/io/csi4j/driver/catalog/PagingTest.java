@@ -1,5 +1,9 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.SnapshotFilter;
+import io.csi4j.driver.model.VolumeRecord;
+
 import static io.csi4j.driver.catalog.CatalogTablesTest.ids;
 import static io.csi4j.driver.catalog.Samples.volume;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,5 +1,14 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.GroupSnapshotRecord;
+import io.csi4j.driver.model.PublicationRecord;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeGroupRecord;
+import io.csi4j.driver.model.VolumeKind;
+import io.csi4j.driver.model.VolumeRecord;
+
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;

@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.DriverConfig;
-import io.csi4j.driver.catalog.State;
+import io.csi4j.driver.model.State;
 import io.csi4j.driver.os.BlockDevice;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;

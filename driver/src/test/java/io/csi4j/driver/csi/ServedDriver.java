@@ -2,12 +2,12 @@ package io.csi4j.driver.csi;
 
 import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
-import io.csi4j.driver.catalog.Page;
-import io.csi4j.driver.catalog.SnapshotFilter;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.SnapshotFilter;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.testing.LeakCheck;
 import io.csi4j.proto.csi.ControllerGrpc;
@@ -184,7 +184,7 @@ final class ServedDriver implements AutoCloseable {
     List<String> cleanUp(Path nodeDir) {
         List<String> leaks = new ArrayList<>(LeakCheck.leaksUnder(Set.of(nodeDir, volumesDir())));
         var volumes = driver.volumes();
-        for (var g : driver.catalog().groupSnapshots().inState(io.csi4j.driver.catalog.State.READY)) {
+        for (var g : driver.catalog().groupSnapshots().inState(io.csi4j.driver.model.State.READY)) {
             driver.groupSnapshots().delete(g.id(), List.of());
         }
         Page<SnapshotRecord> snapshots = driver.snapshots().list(0, 1000, new SnapshotFilter(null, null));

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.engine.Artifact.Label;
 import io.csi4j.driver.os.BlockDevice;
 import io.csi4j.driver.os.LoopDevice;
@@ -15,9 +16,8 @@ import io.csi4j.driver.os.MountFlag;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.Tools;
-import io.csi4j.driver.testing.LeakCheck;
-import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.storage.StorageException;
+import io.csi4j.driver.testing.LeakCheck;
 import io.grpc.Status;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -344,7 +344,7 @@ class ImageEngineTest {
             String vol = volumeId();
             engine.createVolume(vol, 20 * MIB, AccessType.mount("xfs"), Label.NONE);
             Artifact volume = engine.artifact(Artifact.Kind.VOLUME, vol).orElseThrow();
-            assertEquals(new Artifact(vol, Artifact.Kind.VOLUME, "image", ImageEngine.XFS_MINIMUM, AccessType.mount("xfs"), "",
+            assertEquals(new Artifact(vol, Artifact.Kind.VOLUME, "image", ImageFormat.XFS_MINIMUM, AccessType.mount("xfs"), "",
                     volume.createdAt()), volume);
             String snap = snapshotId();
             engine.createSnapshot(snap, vol, Label.NONE);

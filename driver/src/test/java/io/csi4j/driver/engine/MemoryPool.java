@@ -29,6 +29,10 @@ public final class MemoryPool implements PoolStorage {
     private final Map<String, Entry> snapshots = new ConcurrentHashMap<>();
     private final Set<String> attached = ConcurrentHashMap.newKeySet();
     private volatile String failNext;
+    private final java.util.concurrent.atomic.AtomicLong writes = new java.util.concurrent.atomic.AtomicLong();
+    /** What this engine makes: block and mount volumes, ext4 or xfs, and only readAheadKiB (no compression here). */
+    private static final EngineCapabilities CAPABILITIES =
+            new EngineCapabilities(true, List.of("ext4", "xfs"), Set.of("readAheadKiB"));
 
     public MemoryPool(long totalBytes) {
         this.totalBytes = totalBytes;
@@ -42,6 +46,11 @@ public final class MemoryPool implements PoolStorage {
     /** The next call of this name ("createVolume", "restoreSnapshot", ...) fails, as a full disk would. */
     public void failNext(String method) {
         failNext = method;
+    }
+
+    /** How many calls that change artifacts were made (failed ones too): none means nothing was written. */
+    public long writes() {
+        return writes.get();
     }
 
     public long sizeOf(String volumeId) {
@@ -59,7 +68,17 @@ public final class MemoryPool implements PoolStorage {
 
     @Override public List<String> notices() { return List.of(); }
 
-    @Override public boolean supportsBlock() { return true; }
+    @Override public EngineCapabilities capabilities() { return CAPABILITIES; }
+
+    @Override
+    public long blankSize(long capacityBytes, AccessType access) {
+        return roundUp(capacityBytes);
+    }
+
+    @Override
+    public void checkMutableParameters(Map<String, String> mutableParameters) {
+        MutableParameters.parse(mutableParameters, CAPABILITIES.mutableKeys());
+    }
 
     @Override
     public synchronized long createVolume(String volumeId, long capacityBytes, AccessType access, Artifact.Label label) {
@@ -96,6 +115,7 @@ public final class MemoryPool implements PoolStorage {
 
     @Override
     public void deleteVolume(String volumeId) {
+        writes.incrementAndGet();
         if (attached.contains(volumeId)) throw StorageException.inUse("volume " + volumeId + " is attached");
         volumes.remove(volumeId);
     }
@@ -104,6 +124,7 @@ public final class MemoryPool implements PoolStorage {
 
     @Override
     public synchronized boolean ensureBlankVolume(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
+        writes.incrementAndGet();
         if (volumes.containsKey(volumeId)) return false;
         put(volumeId, sizeBytes, access, "", label);
         return true;
@@ -153,13 +174,18 @@ public final class MemoryPool implements PoolStorage {
         return new FreezeHold(volumeIds, null);  // nothing mounted: nothing to freeze
     }
 
-    @Override public void deleteSnapshot(String snapshotId) { snapshots.remove(snapshotId); }
+    @Override
+    public void deleteSnapshot(String snapshotId) {
+        writes.incrementAndGet();
+        snapshots.remove(snapshotId);
+    }
 
     @Override
     public synchronized void modifyVolume(String volumeId, Map<String, String> mutableParameters) {
+        writes.incrementAndGet();
         Entry e = volumes.get(volumeId);
         if (e == null) throw StorageException.notFound("volume " + volumeId + " does not exist");
-        MutableParameters.parse(mutableParameters, Set.of("readAheadKiB"));  // the engines' own limits; no compression here
+        checkMutableParameters(mutableParameters);
         Map<String, String> merged = new LinkedHashMap<>(e.mutable());
         merged.putAll(mutableParameters);
         volumes.put(volumeId, new Entry(e.artifact(), Map.copyOf(merged)));
@@ -197,6 +223,7 @@ public final class MemoryPool implements PoolStorage {
     }
 
     private void effect(String method) {
+        writes.incrementAndGet();
         if (method.equals(failNext)) {
             failNext = null;
             throw StorageException.noSpace(method + " failed: no space left on the device (injected)");

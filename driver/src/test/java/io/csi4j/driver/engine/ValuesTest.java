@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.MountFlag;
 import io.csi4j.driver.os.OsException;
-import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.storage.StorageException;
 import io.grpc.Status;
 import java.nio.file.Path;
@@ -75,13 +75,13 @@ class ValuesTest {
 
     @Test
     void sizesRoundUpToMebibytesAndFilesystemMinimums() {
-        long mib = ImageEngine.MIB;
-        assertEquals(mib, ImageEngine.roundUp(1, AccessType.BLOCK));
-        assertEquals(3 * mib, ImageEngine.roundUp(2 * mib + 1, AccessType.BLOCK));
-        assertEquals(ImageEngine.EXT4_MINIMUM, ImageEngine.roundUp(mib, AccessType.mount("")));
-        assertEquals(ImageEngine.XFS_MINIMUM, ImageEngine.roundUp(mib, AccessType.mount("xfs")));
+        long mib = ImageFormat.MIB;
+        assertEquals(mib, ImageFormat.roundUp(1, AccessType.BLOCK));
+        assertEquals(3 * mib, ImageFormat.roundUp(2 * mib + 1, AccessType.BLOCK));
+        assertEquals(ImageFormat.EXT4_MINIMUM, ImageFormat.roundUp(mib, AccessType.mount("")));
+        assertEquals(ImageFormat.XFS_MINIMUM, ImageFormat.roundUp(mib, AccessType.mount("xfs")));
         assertEquals(Status.Code.INVALID_ARGUMENT,
-                StorageStatus.code(assertThrows(StorageException.class, () -> ImageEngine.roundUp(mib, AccessType.mount("zfs"))).reason()));
+                StorageStatus.code(assertThrows(StorageException.class, () -> ImageFormat.roundUp(mib, AccessType.mount("zfs"))).reason()));
     }
 
     @Test

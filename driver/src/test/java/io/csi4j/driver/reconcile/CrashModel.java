@@ -1,12 +1,12 @@
 package io.csi4j.driver.reconcile;
 
 import io.csi4j.driver.Driver;
-import io.csi4j.driver.catalog.GroupSnapshotRecord;
-import io.csi4j.driver.catalog.Page;
-import io.csi4j.driver.catalog.SnapshotFilter;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.State;
-import io.csi4j.driver.catalog.VolumeRecord;
+import io.csi4j.driver.model.GroupSnapshotRecord;
+import io.csi4j.driver.model.Page;
+import io.csi4j.driver.model.SnapshotFilter;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;

@@ -6,16 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
-import io.csi4j.driver.catalog.ContentSource;
-import io.csi4j.driver.catalog.State;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.EngineKind;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.State;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
 import io.csi4j.driver.volume.NewVolume;
+import io.csi4j.driver.volume.VolumeShape;
 import io.csi4j.driver.volume.Volumes;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -119,7 +120,7 @@ class ReconcilerTest {
                 Artifact a = driver.engine().artifact(Artifact.Kind.VOLUME, v.id()).orElseThrow();
                 assertEquals(v.capacityBytes(), a.sizeBytes());
                 assertEquals(v.name(), a.name(), "labelled, for fsck --rebuild");
-                assertEquals(Volumes.accessOf(v), a.access());
+                assertEquals(VolumeShape.accessOf(v), a.access());
             }
             assertEquals(AccessType.mount("xfs"), driver.engine().artifact(Artifact.Kind.VOLUME, torn.id()).orElseThrow().access());
         }

@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.catalog.ContentSource;
-import io.csi4j.driver.catalog.SnapshotFilter;
-import io.csi4j.driver.catalog.SnapshotRecord;
-import io.csi4j.driver.catalog.VolumeRecord;
 import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.engine.MemoryPool;
 import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.model.SnapshotFilter;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.storage.StorageException;
 import io.csi4j.sdk.CsiException;
@@ -35,7 +35,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The controller's domain rules (Volumes, Snapshots) against an engine held in memory: capacity, idempotency by
  * name, NOT_FOUND, ALREADY_EXISTS, and that no call, failed or not, leaves a row without its artifact or an
- * artifact without its row. No root, no kernel: the real-kernel tests prove the engines themselves.
+ * artifact without its row; what the engine's capabilities refuse is refused before anything is written. No
+ * root, no kernel: the real-kernel tests prove the engines themselves.
  */
 class DomainRulesTest {
     private static final long MIB = 1L << 20;
@@ -166,6 +167,45 @@ class DomainRulesTest {
                 new Rule("a snapshot that does not exist", t -> t.snapshots.get(unknownSnapshot), Status.Code.NOT_FOUND));
     }
 
+    /** Requests the engine's capabilities refuse: answered before any row or artifact is written. */
+    static Stream<Rule> refusedBeforeAnyWrite() {
+        return Stream.of(
+                new Rule("a mutable parameter this engine cannot apply", t -> t.createMutable("v", ContentSource.NONE,
+                        Map.of("compression", "zstd")), Status.Code.INVALID_ARGUMENT),
+                new Rule("a clone with a mutable parameter this engine cannot apply", t -> t.createMutable("v",
+                        new ContentSource.FromVolume(t.base.id()), Map.of("compression", "zstd")), Status.Code.INVALID_ARGUMENT),
+                new Rule("a restore with a mutable parameter this engine cannot apply", t -> t.createMutable("v",
+                        new ContentSource.FromSnapshot(t.snap.id()), Map.of("compression", "zstd")), Status.Code.INVALID_ARGUMENT),
+                new Rule("an unknown mutable parameter", t -> t.createMutable("v", ContentSource.NONE, Map.of("iops", "100")),
+                        Status.Code.INVALID_ARGUMENT),
+                new Rule("a readAheadKiB above its range", t -> t.createMutable("v", ContentSource.NONE,
+                        Map.of("readAheadKiB", "65537")), Status.Code.INVALID_ARGUMENT),
+                new Rule("a readAheadKiB that is no number", t -> t.createMutable("v", new ContentSource.FromVolume(t.base.id()),
+                        Map.of("readAheadKiB", "fast")), Status.Code.INVALID_ARGUMENT),
+                new Rule("an fs_type the engine does not make", t -> t.create("v", CapacityRange.ANY, mount("btrfs")),
+                        Status.Code.INVALID_ARGUMENT),
+                new Rule("a clone to an fs_type the engine does not make", t -> t.create("v", CapacityRange.ANY, mount("zfs"),
+                        new ContentSource.FromVolume(t.base.id())), Status.Code.INVALID_ARGUMENT),
+                new Rule("a limit below the smallest volume the engine makes", t -> t.create("v", range(MIB + 1, MIB + 1),
+                        mount("")), Status.Code.OUT_OF_RANGE),
+                new Rule("an unknown parameter on a clone", t -> t.volumes.create(new NewVolume("v", CapacityRange.ANY,
+                        List.of(mount("")), Map.of("speed", "fast"), Map.of(), new ContentSource.FromVolume(t.base.id()),
+                        Optional.empty())), Status.Code.INVALID_ARGUMENT));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("refusedBeforeAnyWrite")
+    void refusedBeforeAnyWrite(Rule rule) {
+        long writes = pool.writes();
+        long syncs = catalog.logSyncs();
+        Set<String> volumesBefore = catalogIds();
+        assertEquals(rule.expected(), codeOf(() -> rule.call().accept(this)), rule.name());
+        assertEquals(writes, pool.writes(), "no artifact written for " + rule.name());
+        assertEquals(syncs, catalog.logSyncs(), "no row committed for " + rule.name());
+        assertEquals(volumesBefore, catalogIds(), "no row left for " + rule.name());
+        assertEquals(catalogIds(), pool.volumeArtifacts(), "volumes: rows vs artifacts after " + rule.name());
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("rules")
     void ruleHolds(Rule rule) {
@@ -205,6 +245,11 @@ class DomainRulesTest {
 
     private VolumeRecord create(String name, CapacityRange range, Capability capability, ContentSource source) {
         return volumes.create(request(name, range, capability, source));
+    }
+
+    private VolumeRecord createMutable(String name, ContentSource source, Map<String, String> mutableParameters) {
+        return volumes.create(new NewVolume(name, CapacityRange.ANY, List.of(mount("")), Map.of(), mutableParameters,
+                source, Optional.empty()));
     }
 
     private static NewVolume request(String name, CapacityRange range, Capability capability) {

@@ -1,4 +1,4 @@
-package io.csi4j.driver.catalog;
+package io.csi4j.driver.model;
 
 import java.util.Objects;
 
@@ -14,5 +14,10 @@ public record VolumeListing(String id, long capacityBytes, VolumeKind kind, Stri
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(nodeId, "nodeId");
         Objects.requireNonNull(state, "state");
+    }
+
+    /** The volume_context the wire shows of this volume. */
+    public java.util.Map<String, String> context() {
+        return VolumeContext.of(kind, fsType);
     }
 }

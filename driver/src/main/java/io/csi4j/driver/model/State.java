@@ -1,4 +1,4 @@
-package io.csi4j.driver.catalog;
+package io.csi4j.driver.model;
 
 /**
  * Life cycle of every catalogued object: intent ({@code CREATING}/{@code DELETING}) is committed before the

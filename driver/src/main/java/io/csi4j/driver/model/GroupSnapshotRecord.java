@@ -1,4 +1,4 @@
-package io.csi4j.driver.catalog;
+package io.csi4j.driver.model;
 
 import java.time.Instant;
 import java.util.List;
@@ -7,7 +7,7 @@ import java.util.Objects;
 
 /**
  * A group snapshot. Its member snapshots are the snapshot rows whose groupSnapshotId is this id
- * ({@link SnapshotTable#ofGroup}); {@code sourceVolumeIds} is what was asked for, known before they exist.
+ * (the catalog's {@code SnapshotTable.ofGroup}); {@code sourceVolumeIds} is what was asked for, known before they exist.
  */
 public record GroupSnapshotRecord(
         String id,
@@ -16,7 +16,7 @@ public record GroupSnapshotRecord(
         Map<String, String> parameters,
         State state,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt) implements Catalogued {
 
     public GroupSnapshotRecord {
         Objects.requireNonNull(id, "id");

@@ -1,4 +1,4 @@
-package io.csi4j.driver.catalog;
+package io.csi4j.driver.model;
 
 import java.time.Instant;
 import java.util.Map;
@@ -20,7 +20,7 @@ public record VolumeRecord(
         String nodeId,
         State state,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt) implements Catalogued {
 
     public VolumeRecord {
         Objects.requireNonNull(id, "id");
@@ -44,5 +44,10 @@ public record VolumeRecord(
     public VolumeRecord withCapacity(long bytes) {
         return new VolumeRecord(id, name, bytes, kind, fsType, parameters, mutableParameters, source,
                 nodeId, state, createdAt, updatedAt);
+    }
+
+    /** The volume_context the wire shows of this volume. */
+    public java.util.Map<String, String> context() {
+        return VolumeContext.of(kind, fsType);
     }
 }

@@ -1,4 +1,4 @@
-package io.csi4j.driver.catalog;
+package io.csi4j.driver.model;
 
 /**
  * ListSnapshots filters: either, both (a snapshot must match both) or neither may be set.

@@ -1,4 +1,4 @@
-package io.csi4j.driver.catalog;
+package io.csi4j.driver.model;
 
 /** How a volume is consumed: a formatted filesystem or a raw block device. */
 public enum VolumeKind { FILESYSTEM, BLOCK }

@@ -1,17 +1,17 @@
-package io.csi4j.driver.catalog;
+package io.csi4j.driver.model;
 
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 
-/** A CSI-Addons volume group; its members live in a separate table ({@link VolumeGroupTable#members}). */
+/** A CSI-Addons volume group; its members live in a separate table (the catalog's {@code VolumeGroupTable.members}). */
 public record VolumeGroupRecord(
         String id,
         String name,
         Map<String, String> parameters,
         State state,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt) implements Catalogued {
 
     public VolumeGroupRecord {
         Objects.requireNonNull(id, "id");

@@ -1,4 +1,4 @@
-package io.csi4j.driver.catalog;
+package io.csi4j.driver.model;
 
 import java.time.Instant;
 import java.util.Map;
@@ -18,7 +18,7 @@ public record SnapshotRecord(
         Map<String, String> parameters,
         State state,
         Instant createdAt,
-        Instant updatedAt) {
+        Instant updatedAt) implements Catalogued {
 
     public SnapshotRecord {
         Objects.requireNonNull(id, "id");
