@@ -1,6 +1,7 @@
 package io.csi4j.sdk.interceptor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,6 +27,8 @@ class SpecTableAgainstSpecTextTest {
     @Test
     void requiredTableMatchesTheSpecText() throws Exception {
         Path spec = specText();
+        // CI has the shared documents (.ci/run's spec-listing check needs them too): there a missing spec fails
+        if (spec == null && "true".equals(System.getenv("CI"))) fail("spec text not found under CI: set CSI4J_SPEC to csi-spec-v1.13.md");
         Assumptions.assumeTrue(spec != null, "spec text not found: set CSI4J_SPEC to csi-spec-v1.13.md");
         Set<String> fromSpec = new TreeSet<>();
         Deque<String> messages = new ArrayDeque<>();
