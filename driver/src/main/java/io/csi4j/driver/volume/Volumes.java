@@ -475,7 +475,10 @@ public final class Volumes {
     public Optional<String> unsupportedParameters(Map<String, String> parameters, Map<String, String> mutableParameters) {
         try {
             validateParameters(parameters);
-            if (!mutableParameters.isEmpty()) MutableParameters.validate(mutableParameters);
+            if (!mutableParameters.isEmpty()) {
+                MutableParameters.validate(mutableParameters);
+                engine.checkMutableParameters(mutableParameters);   // what CreateVolume would refuse is not confirmed
+            }
             return Optional.empty();
         } catch (CsiException | StorageException e) {
             return Optional.of(e.getMessage());

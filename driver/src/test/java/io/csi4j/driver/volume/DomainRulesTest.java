@@ -2,6 +2,7 @@ package io.csi4j.driver.volume;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
@@ -191,6 +192,16 @@ class DomainRulesTest {
                 new Rule("an unknown parameter on a clone", t -> t.volumes.create(new NewVolume("v", CapacityRange.ANY,
                         List.of(mount("")), Map.of("speed", "fast"), Map.of(), new ContentSource.FromVolume(t.base.id()),
                         Optional.empty())), Status.Code.INVALID_ARGUMENT));
+    }
+
+    /** ValidateVolumeCapabilities confirms only what CreateVolume would take on this engine and pool. */
+    @Test
+    void validateConfirmsOnlyWhatCreateWouldTake() {
+        List<Capability> caps = List.of(mount(""));
+        assertEquals(Optional.empty(), volumes.unconfirmed(base.id(), caps, Map.of(), Map.of("readAheadKiB", "512"), Map.of()));
+        Optional<String> why = volumes.unconfirmed(base.id(), caps, Map.of(), Map.of("compression", "zstd"), Map.of());
+        assertTrue(why.isPresent(), "compression confirmed on an engine that cannot apply it");
+        assertTrue(volumes.unconfirmed(base.id(), caps, Map.of(), Map.of("readAheadKiB", "65537"), Map.of()).isPresent());
     }
 
     @ParameterizedTest(name = "{0}")
