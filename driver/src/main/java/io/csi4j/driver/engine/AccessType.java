@@ -27,6 +27,9 @@ public sealed interface AccessType {
 
     AccessType BLOCK = new Block();
 
+    /** What a filesystem volume without an fs_type is, and is recorded as: the one place this default is written. */
+    String DEFAULT_FS_TYPE = "ext4";
+
     static AccessType mount(String fsType) {
         return new Mount(fsType);
     }

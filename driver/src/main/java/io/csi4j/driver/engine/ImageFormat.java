@@ -20,8 +20,8 @@ final class ImageFormat {
     static final long XFS_MINIMUM = 300 * MIB;
     static final long EXT4_MINIMUM = 16 * MIB;
     /** The filesystems an image volume can hold, its default first: the one list. */
-    static final List<String> FILESYSTEMS = List.of("ext4", "xfs");
-    static final String DEFAULT_FS = "ext4";
+    static final String DEFAULT_FS = AccessType.DEFAULT_FS_TYPE;
+    static final List<String> FILESYSTEMS = List.of(DEFAULT_FS, "xfs");
     /** What the kernel gives a loop device; a read-ahead of 0 from the caller means "back to this". */
     static final long DEFAULT_READ_AHEAD_KIB = 128;
 

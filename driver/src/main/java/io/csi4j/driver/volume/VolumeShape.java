@@ -15,7 +15,7 @@ import java.util.List;
  */
 public record VolumeShape(VolumeKind kind, String fsType) {
     /** What a filesystem volume without an fs_type is (and records): the image engine formats it so. */
-    public static final String DEFAULT_FS_TYPE = "ext4";
+    public static final String DEFAULT_FS_TYPE = AccessType.DEFAULT_FS_TYPE;
 
     /**
      * The one shape these capabilities ask for; INVALID_ARGUMENT for a mix, a multi-node mode, or what the
