@@ -51,14 +51,17 @@ public class MobilityBench {
             Path replicas = work.resolve("node-2/pool/replicas");
             if (Files.isDirectory(replicas)) try (var s = Files.list(replicas)) { for (Path p : s.toList()) Files.delete(p); }
             dropCaches();
+            double[] cpu0 = agentsCpu();
             long t0 = System.nanoTime();
             var v = csi.createVolume(request("bench-copy-" + r, "node-2", 10 * GIB, snap)).getVolume();
             double seconds = (System.nanoTime() - t0) / 1e9;
             double rate = allocated / 1e6 / seconds;
+            double[] cpu1 = agentsCpu();
             rates.add(rate);
             long copyAllocated = io.csi4j.driver.os.FileStat.of(work.resolve("node-2/pool/volumes/" + v.getVolumeId() + ".img")).allocatedBytes();
-            System.out.printf("round %d: restore onto node-2 in %.2f s: %.0f MB/s of allocated data (%.0f%% of the slower); copy allocates %d bytes%n",
-                    r + 1, seconds, rate, 100 * rate / slower, copyAllocated);
+            System.out.printf("round %d: restore onto node-2 in %.2f s: %.0f MB/s of allocated data (%.0f%% of the slower); copy allocates %d bytes; CPU node-1 %.2f s, node-2 %.2f s; load %s%n",
+                    r + 1, seconds, rate, 100 * rate / slower, copyAllocated, cpu1[0] - cpu0[0], cpu1[1] - cpu0[1],
+                    Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
             csi.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build());
         }
         Collections.sort(rates);
@@ -120,6 +123,20 @@ public class MobilityBench {
         double read = bytes / 1e6 / ((System.nanoTime() - t0) / 1e9);
         Files.delete(file);
         return new double[] {write, read};
+    }
+
+    /** CPU seconds (user + system) the two agents used so far, from CSI4J_BENCH_AGENT_PIDS; zeros without it. */
+    static double[] agentsCpu() throws IOException {
+        String pids = System.getenv().getOrDefault("CSI4J_BENCH_AGENT_PIDS", "").trim();
+        double[] cpu = new double[2];
+        if (pids.isEmpty()) return cpu;
+        String[] each = pids.split(" +");
+        for (int i = 0; i < 2; i++) {
+            String stat = Files.readString(Path.of("/proc/" + each[i] + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            cpu[i] = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;   // utime, stime in clock ticks (USER_HZ 100)
+        }
+        return cpu;
     }
 
     static void dropCaches() throws Exception {
