@@ -296,13 +296,12 @@ public final class Volumes {
             finishDelete(volumeId);
             return;
         }
+        refuseDeleteWhileUsed(volumeId, catalog);
+        if (engine.inUse(volumeId)) {
+            throw CsiException.failedPrecondition("volume " + volumeId + " is staged on this node; unstage it first");
+        }
         commitDelete(volumeId, tx -> {
-            // checked in the commit, on the writer: a publish or a group cannot come in between, and the readers'
-            // page caches, reset by every commit, are not paid for twice per call
-            refuseDeleteWhileUsed(volumeId, tx);
-            if (engine.inUse(volumeId)) {
-                throw CsiException.failedPrecondition("volume " + volumeId + " is staged on this node; unstage it first");
-            }
+            refuseDeleteWhileUsed(volumeId, tx);   // again in the commit: a publish or a group may have come meanwhile
             if (!tx.volumes().deleteInState(volumeId, State.READY)) {
                 throw CsiException.aborted("volume " + volumeId + " changed state; retry");
             }
