@@ -48,8 +48,7 @@ public final class DirectoryEntries {
             MemorySegment state = Libc.errnoState(arena);
             MemorySegment buf = arena.allocate(256, 8);
             if (names.size() >= MIN_NAMES_TO_READ && readPays(fd, state, buf, arena, names.size())) {
-                for (String n : names) plainName(n);
-                return read(fd, state, buf, arena, new HashSet<>(names));   // not Set.copyOf: its probing compares names
+                return read(fd, state, buf, arena, names);
             }
             return lookUp(fd, state, buf, arena, names);
         }
@@ -91,7 +90,13 @@ public final class DirectoryEntries {
      * in gets a statx for those names). The entries are copied out of native memory in bulk and parsed as bytes:
      * one accessor call per byte would cost more than the lookups.
      */
-    private static Set<String> read(Fd fd, MemorySegment state, MemorySegment buf, Arena arena, Set<String> wanted) {
+    private static Set<String> read(Fd fd, MemorySegment state, MemorySegment buf, Arena arena, Collection<String> names) {
+        Set<String> wanted = new HashSet<>(names.size() * 2);   // not Set.copyOf: its probing compares names
+        boolean[] lengths = new boolean[NAME_MAX + 1];          // of the wanted names in bytes: most others need no string
+        for (String name : names) {
+            lengths[plainName(name).length] = true;
+            wanted.add(name);
+        }
         Set<String> files = new HashSet<>();
         List<String> untyped = new ArrayList<>();
         MemorySegment native_ = arena.allocate(DIRENTS_BYTES, 8);
@@ -105,8 +110,11 @@ public final class DirectoryEntries {
                 if (type == DT_REG || type == DT_UNKNOWN) {
                     int end = at + 19;
                     while (entries[end] != 0) end++;
-                    String name = new String(entries, at + 19, end - at - 19, UTF_8);
-                    if (wanted.contains(name)) (type == DT_REG ? files : untyped).add(name);
+                    int length = end - at - 19;
+                    if (length <= NAME_MAX && lengths[length]) {
+                        String name = new String(entries, at + 19, length, UTF_8);
+                        if (wanted.contains(name)) (type == DT_REG ? files : untyped).add(name);
+                    }
                 }
                 at += reclen;
             }
