@@ -18,8 +18,8 @@ import java.util.Set;
  * Questions about many names in one directory. Asked about a few of the directory's entries, it makes one
  * statx(2) per name relative to one open descriptor of the directory (a one-component lookup each, no Path,
  * attribute object or exception per name); asked about most of them (a ListVolumes of everything in one page),
- * it reads the directory instead (getdents64(2), tens of entries per call): on C1 a downcall costs more than the
- * statx itself, and reading the directory costs about a tenth of 10,000 lookups (bench/README.md).
+ * it reads the directory instead (getdents64(2), hundreds of entries per call): on C1 each downcall costs more
+ * than the statx itself (~2.5 microseconds a name; bench/README.md, "Speed on C1").
  */
 public final class DirectoryEntries {
     private static final int O_DIRECTORY = 0200000;
@@ -36,7 +36,7 @@ public final class DirectoryEntries {
      * takes ~50 bytes in XFS and ext4 directories), so that it never costs much more than the lookups would:
      * a page of 500 out of 100,000 volumes still makes 500 lookups.
      */
-    static final long READ_BYTES_PER_NAME = 256;
+    private static final long READ_BYTES_PER_NAME = 256;
     private static final int MIN_NAMES_TO_READ = 64;
     private static final int DIRENTS_BYTES = 32 * 1024;
 
