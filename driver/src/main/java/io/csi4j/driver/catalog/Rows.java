@@ -90,6 +90,20 @@ final class Rows {
         return new Page<>(items, lastSeq, more);
     }
 
+    /** SQL for the index of a TEXT column's value among {@code names} (-1 for any other text). */
+    static String indexOf(String column, String... names) {
+        StringBuilder sql = new StringBuilder("CASE ").append(column);
+        for (int i = 0; i < names.length; i++) sql.append(" WHEN '").append(names[i]).append("' THEN ").append(i);
+        return sql.append(" ELSE -1 END").toString();
+    }
+
+    /** A column selected with {@link #indexOf}. */
+    static int index(ResultSet row, int column, String name) throws SQLException {
+        int index = row.getInt(column);
+        if (index < 0) throw new CatalogException("the catalog holds an unknown " + name + " in a row");
+        return index;
+    }
+
     static State state(ResultSet row) throws SQLException {
         return State.valueOf(row.getString("state"));
     }

@@ -11,8 +11,22 @@ public final class VolumeContext {
 
     private VolumeContext() {}
 
+    /** The contexts of the usual shapes, made once: a ListVolumes page asks for one per entry. */
+    private static final Map<String, Map<String, String>> FILESYSTEMS = Map.of(
+            "ext4", make(VolumeKind.FILESYSTEM, "ext4"), "xfs", make(VolumeKind.FILESYSTEM, "xfs"));
+    private static final Map<String, String> BLOCK = make(VolumeKind.BLOCK, null);
+
     /** In a fixed order (kind, then fs type), as the wire has always shown it. */
     public static Map<String, String> of(VolumeKind kind, String fsType) {
+        if (kind == VolumeKind.BLOCK && fsType == null) return BLOCK;
+        if (kind == VolumeKind.FILESYSTEM && fsType != null) {
+            Map<String, String> usual = FILESYSTEMS.get(fsType);
+            if (usual != null) return usual;
+        }
+        return make(kind, fsType);
+    }
+
+    private static Map<String, String> make(VolumeKind kind, String fsType) {
         var context = new LinkedHashMap<String, String>(4);
         context.put(KIND, kind == VolumeKind.BLOCK ? "block" : "filesystem");
         if (fsType != null) context.put(FS_TYPE, fsType);

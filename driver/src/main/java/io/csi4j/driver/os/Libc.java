@@ -59,6 +59,8 @@ final class Libc {
     private static final class Statfs { static final MethodHandle HANDLE = capturing("statfs", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)); }
     private static final class Statx { static final MethodHandle HANDLE = capturing("statx",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS)); }
+    private static final class Getdents64 { static final MethodHandle HANDLE = capturing("getdents64",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG)); }
     private static final class Fallocate { static final MethodHandle HANDLE = capturing("fallocate",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG)); }
     private static final class Lseek { static final MethodHandle HANDLE = capturing("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT)); }
@@ -203,6 +205,11 @@ final class Libc {
         } catch (Throwable t) {
             throw new IllegalStateException("native call statx failed", t);
         }
+    }
+
+    /** getdents64(2): the next directory entries of {@code fd} into {@code buf}; 0 at the end. */
+    static long getdents64(int fd, MemorySegment buf, Path path) {
+        return check("getdents64", path, (a, e) -> (long) Getdents64.HANDLE.invokeExact(e, fd, buf, buf.byteSize()));
     }
 
     static void fallocate(int fd, int mode, long offset, long length, Path path) {

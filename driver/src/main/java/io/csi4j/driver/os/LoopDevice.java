@@ -143,7 +143,7 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
     static List<Integer> withCapacity() {
         String table;
         try {
-            table = Files.readString(PARTITIONS);
+            table = KernelFile.read(PARTITIONS);
         } catch (IOException e) {
             throw new UncheckedIOException("reading " + PARTITIONS, e);
         }
@@ -187,7 +187,7 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
     private static Optional<String> backingFileOf(Path sys) throws IOException {
         Path file = sys.resolve("loop/backing_file");
         try {   // read, not checked first: one syscall less per loop device, and absence shows the same way
-            return Optional.of(stripNewline(Files.readString(file)));
+            return Optional.of(stripNewline(KernelFile.read(file)));
         } catch (NoSuchFileException e) {
             return Optional.empty(); // detached meanwhile
         } catch (IOException e) {

@@ -258,6 +258,9 @@ class CatalogTablesTest {
         assertEquals(Map.of("v1", List.of("node-a", "node-b"), "v3", List.of("node-c")),
                 publications.nodesOf(List.of("v3", "v2", "v1", "ghost")), "one query for a page of volumes");
         assertEquals(Map.of(), publications.nodesOf(List.of()));
+        // more publications than volumes asked about: the by-id query instead of the whole table, same answer
+        assertEquals(Map.of("v1", List.of("node-a", "node-b")), publications.nodesOf(List.of("v1", "v2")));
+        assertEquals(Map.of("v3", List.of("node-c")), publications.nodesOf(List.of("v3")));
         assertTrue(publications.delete("v3", "node-c"));
         assertThrows(ReferenceException.class, () -> publications.insert(Samples.publication("ghost", "n")));
         assertThrows(ReferenceException.class, () -> catalog.volumes().delete("v1"), "published volume");

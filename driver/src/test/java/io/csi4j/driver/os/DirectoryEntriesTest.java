@@ -27,6 +27,33 @@ class DirectoryEntriesTest {
         assertEquals(Set.of(), DirectoryEntries.regularFiles(dir, List.of()));
     }
 
+    /** A page that asks about most of the directory reads it instead of looking up each name: the same answer. */
+    @Test
+    void readingTheDirectoryAnswersAsTheLookupsDo() throws Exception {
+        List<String> names = new java.util.ArrayList<>();
+        Set<String> files = new java.util.HashSet<>();
+        for (int i = 0; i < 200; i++) {
+            String name = "v" + i + ".img";
+            names.add(name);
+            switch (i % 5) {
+                case 0, 1 -> { Files.writeString(dir.resolve(name), "x"); files.add(name); }
+                case 2 -> Files.createDirectory(dir.resolve(name));
+                case 3 -> Files.createSymbolicLink(dir.resolve(name), dir.resolve("v0.img"));
+                default -> { }  // missing
+            }
+        }
+        Files.writeString(dir.resolve("\u00e9t\u00e9.img"), "x");
+        names.add("\u00e9t\u00e9.img");
+        files.add("\u00e9t\u00e9.img");
+        Files.writeString(dir.resolve("v1.meta"), "{}");   // listed, not asked about
+        assertEquals(files, DirectoryEntries.regularFiles(dir, names));
+        // a few names out of a big directory: looked up one by one, same answer
+        assertEquals(Set.of("v0.img"), DirectoryEntries.regularFiles(dir, List.of("v0.img", "v2.img", "v3.img", "v4.img")));
+        List<String> withLong = new java.util.ArrayList<>(names);
+        withLong.add("x".repeat(256));
+        assertThrows(IllegalArgumentException.class, () -> DirectoryEntries.regularFiles(dir, withLong));
+    }
+
     @Test
     void refusesNamesThatAreNotPlain() {
         assertThrows(IllegalArgumentException.class, () -> DirectoryEntries.regularFiles(dir, List.of("a/b")));
