@@ -41,7 +41,7 @@ public final class ErrorSafetyInterceptor implements ServerInterceptor {
         return new SimpleForwardingServerCallListener<>(delegate) {
             @Override
             public void onMessage(ReqT message) {
-                if (message instanceof Message m) safe.secrets = Secrets.values(m);
+                if (message instanceof Message m) safe.request = m;
                 try {
                     super.onMessage(message);
                 } catch (RuntimeException | Error e) {
@@ -88,7 +88,8 @@ public final class ErrorSafetyInterceptor implements ServerInterceptor {
     }
 
     private static final class SafeCall<ReqT, RespT> extends SimpleForwardingServerCall<ReqT, RespT> {
-        volatile Set<String> secrets = Set.of();
+        // the request, kept so its secret values are collected (a walk of every field) only when a message is scrubbed
+        volatile Message request;
         private volatile boolean closed;
 
         SafeCall(ServerCall<ReqT, RespT> call) {
@@ -105,7 +106,14 @@ public final class ErrorSafetyInterceptor implements ServerInterceptor {
                 mapped = status.withCause(null);
             }
             closed = true;
-            super.close(mapped.withDescription(Secrets.scrub(mapped.getDescription(), secrets)), new Metadata());
+            String description = mapped.getDescription();
+            if (description != null && !description.isEmpty()) mapped = mapped.withDescription(Secrets.scrub(description, secrets()));
+            super.close(mapped, new Metadata());
+        }
+
+        Set<String> secrets() {
+            Message m = request;
+            return m == null ? Set.of() : Secrets.values(m);
         }
 
         /** A failure thrown out of the service. */
@@ -133,8 +141,8 @@ public final class ErrorSafetyInterceptor implements ServerInterceptor {
 
         private void logUnexpected(Throwable t, String reference) {
             String method = getMethodDescriptor().getFullMethodName();
-            LOG.warning(() -> "plugin bug [ref " + reference + "] in " + method + ": " + describe(t, secrets, false));
-            if (LOG.isLoggable(Level.FINE)) LOG.fine(() -> "[ref " + reference + "] " + describe(t, secrets, true));
+            LOG.warning(() -> "plugin bug [ref " + reference + "] in " + method + ": " + describe(t, secrets(), false));
+            if (LOG.isLoggable(Level.FINE)) LOG.fine(() -> "[ref " + reference + "] " + describe(t, secrets(), true));
         }
     }
 
