@@ -491,13 +491,17 @@ public final class Volumes {
 
     /** Grows a READY volume; a capability, when one is given, must be one the volume serves (INVALID_ARGUMENT). */
     public Expansion expand(String volumeId, CapacityRange range, Optional<Capability> capability) {
-        capability.ifPresent(c -> unsupported(readyVolume(volumeId, "volume"), List.of(c))
-                .ifPresent(why -> { throw CsiException.invalidArgument(why); }));
-        return expand(volumeId, range);
+        VolumeRecord v = readyVolume(volumeId, "volume");                  // read once, for the check and the growth
+        capability.ifPresent(c -> unsupported(v, List.of(c)).ifPresent(why -> { throw CsiException.invalidArgument(why); }));
+        return expand(v, range);
     }
 
     public Expansion expand(String volumeId, CapacityRange range) {
-        VolumeRecord v = readyVolume(volumeId, "volume");
+        return expand(readyVolume(volumeId, "volume"), range);
+    }
+
+    private Expansion expand(VolumeRecord v, CapacityRange range) {
+        String volumeId = v.id();
         if (range.limitBytes() > 0 && range.limitBytes() < v.capacityBytes()) {
             throw CsiException.outOfRange("limit_bytes " + range.limitBytes() + " is below the volume's size "
                     + v.capacityBytes() + "; volumes cannot shrink");
