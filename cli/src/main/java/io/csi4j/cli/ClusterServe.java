@@ -61,7 +61,8 @@ final class ClusterServe {
             if (addons != null) builder.listen(addons, cluster.addonsServices().toArray(io.grpc.BindableService[]::new));
             if (flags.metricsAddress != null) builder.metricsAddress(flags.metricsAddress);
             PluginServer server = builder.build().start().stopOnSignals();
-            System.out.println(cluster.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : ""));
+            System.out.println(cluster.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : "")
+                    + " tls=" + io.csi4j.sdk.server.MutualTls.engine());
             System.out.flush();
             server.awaitTermination();
         }

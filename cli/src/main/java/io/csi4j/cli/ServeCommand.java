@@ -169,7 +169,8 @@ public final class ServeCommand implements Callable<Integer> {
             }
             // the describe line comes last: once it is out, every socket is being served
             System.out.println(driver.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : "")
-                    + (agent != null ? " agent=" + server.endpoints().get(addons != null ? 2 : 1).uri() : "")
+                    + (agent != null ? " agent=" + server.endpoints().get(addons != null ? 2 : 1).uri()
+                            + " tls=" + io.csi4j.sdk.server.MutualTls.engine() : "")
                     + " (" + pool.reason() + ")");
             System.out.flush();
             if (aotTraining) {

@@ -88,6 +88,11 @@ class ContainerImageTest {
             String user = podman.run("exec", "csi4j-controller", "cat", "/proc/1/status");
             assertTrue(user.contains("Uid:\t65532\t65532\t65532\t65532"), user);
             assertTrue(user.contains("CapEff:\t0000000000000000"), user);
+            // the links between the roles run on the image's BoringSSL (its library on java.library.path)
+            for (String role : List.of("csi4j-agent", "csi4j-controller")) {
+                String logs = podman.logs(role);
+                assertTrue(logs.contains(" tls=OpenSSL"), role + ":\n" + logs);
+            }
 
             Thread.sleep(5000);  // idle: start-up work done, C heap trimmed (the launcher trims every 2 s)
             measure.append(String.format(Locale.ROOT, "role        start-up (container start to Probe answered)  idle RSS%n"));
