@@ -2,7 +2,8 @@
 //   overhead CONTROLLER_SOCKET AGENT_HOST:PORT CERT KEY CA NODE ITERATIONS
 //       CreateVolume+DeleteVolume (1 MiB, on NODE) through the controller and straight to the agent endpoint
 //       (mutual TLS), interleaved call by call so both see the same machine; p50/p99
-//       of each; then 5x as many ControllerGetVolume (no storage work: routing itself) both ways.
+//       of each; then 5x as many ControllerGetVolume (no storage work: routing itself) both ways, and CreateVolume
+//       repeated with one name (idempotent: the mutating path without storage work) both ways.
 //   fill CONTROLLER_SOCKET TOTAL NODE,NODE,...   creates volumes up to TOTAL, round robin over the nodes (16 at once)
 //   list CONTROLLER_SOCKET ROUNDS                every volume through pages of 500; min/p50 of ROUNDS full listings
 //   createdelete CONTROLLER_SOCKET NODE ITERATIONS   p50/p99 of create+delete through the controller
@@ -74,15 +75,28 @@ public class ClusterBench {
                 }
                 Arrays.sort(gr);
                 Arrays.sort(gd);
+                // CreateVolume repeated with the same name and shape: the agent answers from its catalog (idempotent, no
+                // storage work), so this is the mutating path's routing without the disk's wait in the middle
+                var again = create("get-target", node);
+                for (int i = 0; i < Math.min(n, 500); i++) { routed.createVolume(again); direct.createVolume(again); }
+                long[] cr = new long[n], cd = new long[n];
+                for (int i = 0; i < n; i++) {
+                    long t0 = System.nanoTime(); routed.createVolume(again); cr[i] = (System.nanoTime() - t0) / 1000;
+                    t0 = System.nanoTime(); direct.createVolume(again); cd[i] = (System.nanoTime() - t0) / 1000;
+                }
+                Arrays.sort(cr);
+                Arrays.sort(cd);
                 System.out.printf("create+delete pairs: %d each, 1 MiB, node %s, one client%n", n, node);
                 System.out.printf("through the controller (UNIX socket -> mTLS): p50 %.3f ms  p99 %.3f ms%n", pct(r, 50), pct(r, 99));
                 System.out.printf("straight to the agent (mTLS):                 p50 %.3f ms  p99 %.3f ms%n", pct(d, 50), pct(d, 99));
                 System.out.printf("routing overhead per pair:                     p50 %+.3f ms  p99 %+.3f ms (two calls: %+.3f ms p50 per call)%n",
                         pct(r, 50) - pct(d, 50), pct(r, 99) - pct(d, 99), (pct(r, 50) - pct(d, 50)) / 2);
                 int warm = Math.min(n, 1000);
-                System.out.printf("calls through the controller: %d%n", 2 * warm + 2 * n + 1 + Math.min(m, 2000) + m);
+                System.out.printf("calls through the controller: %d%n", 2 * warm + 2 * n + 1 + Math.min(m, 2000) + m + Math.min(n, 500) + n);
                 System.out.printf("ControllerGetVolume, %d each: through the controller p50 %.3f ms p99 %.3f ms; straight p50 %.3f ms p99 %.3f ms; overhead p50 %+.3f ms p99 %+.3f ms%n",
                         m, pct(gr, 50), pct(gr, 99), pct(gd, 50), pct(gd, 99), pct(gr, 50) - pct(gd, 50), pct(gr, 99) - pct(gd, 99));
+                System.out.printf("CreateVolume repeated (idempotent: no storage work), %d each: through the controller p50 %.3f ms p99 %.3f ms; straight p50 %.3f ms p99 %.3f ms; overhead p50 %+.3f ms p99 %+.3f ms%n",
+                        n, pct(cr, 50), pct(cr, 99), pct(cd, 50), pct(cd, 99), pct(cr, 50) - pct(cd, 50), pct(cr, 99) - pct(cd, 99));
             }
             case "fill" -> {
                 var c = controller(a[1]);
