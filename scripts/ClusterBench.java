@@ -42,6 +42,19 @@ public class ClusterBench {
         return (System.nanoTime() - t0) / 1000;
     }
 
+    /** {@code warm} calls each way, then {@code n} timed, alternated call by call; sorted microseconds of each way. */
+    static long[][] interleaved(int warm, int n, Runnable routed, Runnable direct) {
+        for (int i = 0; i < warm; i++) { routed.run(); direct.run(); }
+        long[] r = new long[n], d = new long[n];
+        for (int i = 0; i < n; i++) {
+            long t0 = System.nanoTime(); routed.run(); r[i] = (System.nanoTime() - t0) / 1000;
+            t0 = System.nanoTime(); direct.run(); d[i] = (System.nanoTime() - t0) / 1000;
+        }
+        Arrays.sort(r);
+        Arrays.sort(d);
+        return new long[][] {r, d};
+    }
+
     static double pct(long[] sorted, double p) {
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100 * sorted.length) - 1)] / 1000.0;
     }
@@ -67,25 +80,13 @@ public class ClusterBench {
                 String id = routed.createVolume(create("get-target", node)).getVolume().getVolumeId();
                 var get = ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build();
                 int m = 5 * n;
-                for (int i = 0; i < Math.min(m, 2000); i++) { routed.controllerGetVolume(get); direct.controllerGetVolume(get); }
-                long[] gr = new long[m], gd = new long[m];
-                for (int i = 0; i < m; i++) {
-                    long t0 = System.nanoTime(); routed.controllerGetVolume(get); gr[i] = (System.nanoTime() - t0) / 1000;
-                    t0 = System.nanoTime(); direct.controllerGetVolume(get); gd[i] = (System.nanoTime() - t0) / 1000;
-                }
-                Arrays.sort(gr);
-                Arrays.sort(gd);
+                long[][] g = interleaved(Math.min(m, 2000), m, () -> routed.controllerGetVolume(get), () -> direct.controllerGetVolume(get));
+                long[] gr = g[0], gd = g[1];
                 // CreateVolume repeated with the same name and shape: the agent answers from its catalog (idempotent, no
                 // storage work), so this is the mutating path's routing without the disk's wait in the middle
                 var again = create("get-target", node);
-                for (int i = 0; i < Math.min(n, 500); i++) { routed.createVolume(again); direct.createVolume(again); }
-                long[] cr = new long[n], cd = new long[n];
-                for (int i = 0; i < n; i++) {
-                    long t0 = System.nanoTime(); routed.createVolume(again); cr[i] = (System.nanoTime() - t0) / 1000;
-                    t0 = System.nanoTime(); direct.createVolume(again); cd[i] = (System.nanoTime() - t0) / 1000;
-                }
-                Arrays.sort(cr);
-                Arrays.sort(cd);
+                long[][] c2 = interleaved(Math.min(n, 500), n, () -> routed.createVolume(again), () -> direct.createVolume(again));
+                long[] cr = c2[0], cd = c2[1];
                 System.out.printf("create+delete pairs: %d each, 1 MiB, node %s, one client%n", n, node);
                 System.out.printf("through the controller (UNIX socket -> mTLS): p50 %.3f ms  p99 %.3f ms%n", pct(r, 50), pct(r, 99));
                 System.out.printf("straight to the agent (mTLS):                 p50 %.3f ms  p99 %.3f ms%n", pct(d, 50), pct(d, 99));
