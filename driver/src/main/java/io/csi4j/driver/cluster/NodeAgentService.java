@@ -71,9 +71,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     @Override
     public void readSource(ReadSourceRequest req, StreamObserver<SourceChunk> out) {
         var call = (ServerCallStreamObserver<SourceChunk>) out;
-        var ready = new java.util.concurrent.Semaphore(0);
-        call.setOnReadyHandler(ready::release);
-        call.setOnCancelHandler(ready::release);
+        var gate = new ReadyGate(call);
         // ready while a few chunks are queued, not only once the last one is nearly gone: this thread prepares the
         // next chunk while the transport encrypts and writes the previous ones
         call.setOnReadyThreshold(SEND_QUEUE_BYTES);
@@ -82,16 +80,11 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         Thread.ofVirtual().name("csi4j-send").start(context.wrap(() -> {
             try {
                 sender.send(req, peer, chunk -> {
-                    while (!call.isReady()) {
-                        if (call.isCancelled()) return false;
-                        try {
-                            // onReady may come before this thread looks again (it is not the handler's thread):
-                            // the short wait bounds what a missed signal costs
-                            ready.tryAcquire(1, java.util.concurrent.TimeUnit.MILLISECONDS);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                            return false;
-                        }
+                    try {
+                        if (!gate.awaitReady()) return false;
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return false;
                     }
                     call.onNext(chunk);
                     return true;

@@ -10,8 +10,6 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.Iterator;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -39,16 +37,12 @@ public final class SnapshotMetadataRouter extends SnapshotMetadataGrpc.SnapshotM
 
     private static <T> void relay(Agent node, StreamObserver<T> out, Function<Agent, Iterator<T>> stream) {
         var call = (ServerCallStreamObserver<T>) out;
-        Semaphore ready = new Semaphore(0);
-        call.setOnReadyHandler(ready::release);
+        var gate = new ReadyGate(call);
         try {
             Iterator<T> messages = node.call(stream);
             while (messages.hasNext()) {
                 T message = messages.next();
-                while (!call.isReady()) {
-                    if (call.isCancelled()) return;
-                    ready.tryAcquire(100, TimeUnit.MILLISECONDS);
-                }
+                if (!gate.awaitReady()) return;
                 call.onNext(message);
             }
             call.onCompleted();
