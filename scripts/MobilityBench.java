@@ -1,10 +1,16 @@
 // Not a test: the data-mobility benchmark of issue 18, run by scripts/bench-mobility against processes it started.
 //   run CONTROLLER_SOCKET WORK_DIR ROUNDS PKI_DIR
-//       loopback: plain TCP over 127.0.0.1, 4 GiB in 1 MiB writes (what the link can do)
-//       disk: 1 GiB written into node-2's pool with fdatasync, then read back after dropping the page cache; three
-//             times, the median of each
+//       loopback: plain TCP over 127.0.0.1, 4 GiB in 1 MiB writes (what the link can do), and the same over mutual TLS
+//             between two Netty event loops with gRPC's TLS settings and engine (what the link can carry encrypted,
+//             shown beside, not part of the verdict)
+//       disk: 1 GiB written into node-2's pool with fdatasync (plainly, and streamed with a flush every 64 MiB as the
+//             copy writes; the better counts), then read back after dropping the page cache; three
+//             times before the copies and once more right before each copy
 //       copy: a 10 GiB block volume on node-1 with 1 GiB of random data, snapshotted, restored onto node-2 ROUNDS
 //             times through the controller (caches dropped before each; node-2's replica removed, so each is full)
+//       verdict: each copy against the slower of the link and the disk reading taken just before it (the host caches
+//             this VM's disk, so a reading can move 5x within a minute and one baseline per run decides the result
+//             more than the copy does); also the median copy against the medians of all disk readings
 // Usage: java -cp "cli/target/csi4j.jar:cli/target/lib/*" scripts/MobilityBench.java run ...
 import io.csi4j.proto.csi.*;
 import io.csi4j.sdk.server.Channels;
@@ -24,16 +30,21 @@ public class MobilityBench {
         String socket = args[1];
         Path work = Path.of(args[2]);
         int rounds = Integer.parseInt(args[3]);
+        double b0 = busy();
         double link = loopback(4 * GIB);
-        System.out.printf("loopback TCP: %.0f MB/s%n", link);
+        double b1 = busy();
+        System.out.printf("loopback TCP: %.0f MB/s (%.2f CPU-s per GiB, machine-wide)%n", link, (b1 - b0) / 4);
+        double tls = tlsLoopback(4 * GIB, Path.of(args[4]));
+        double tlsCpu = (busy() - b1) / 4;
+        System.out.printf("loopback mutual TLS (%s, two event loops): %.0f MB/s (%.2f CPU-s per GiB)%n", io.csi4j.sdk.server.MutualTls.engine(), tls, tlsCpu);
         // three times, the median of each: one reading of this VM's disk moved from 320 to 1,900 MB/s between runs
-        double[][] tries = new double[3][];
-        for (int i = 0; i < tries.length; i++) tries[i] = disk(work.resolve("node-2/pool/bench-disk.tmp"), GIB);
-        double[] disk = {median(tries, 0), median(tries, 1)};
-        System.out.printf("disk: write+fdatasync %.0f MB/s, read (cold) %.0f MB/s (medians of %s)%n", disk[0], disk[1],
-                java.util.Arrays.stream(tries).map(t -> String.format("%.0f/%.0f", t[0], t[1])).toList());
-        double slower = Math.min(link, Math.min(disk[0], disk[1]));
-        System.out.printf("the slower of disk and link: %.0f MB/s (70%%: %.0f MB/s)%n", slower, 0.7 * slower);
+        Path diskFile = work.resolve("node-2/pool/bench-disk.tmp");
+        List<double[]> readings = new ArrayList<>();
+        for (int i = 0; i < 3; i++) readings.add(disk(diskFile, GIB));
+        System.out.printf("disk before the copies: write+fdatasync %.0f MB/s (the better of plain and streamed), read (cold) %.0f MB/s (medians of %s, each plain/streamed/read)%n",
+                median(readings, 0), median(readings, 1), show(readings));
+        double slowerBefore = Math.min(link, Math.min(median(readings, 0), median(readings, 1)));
+        System.out.printf("the slower of disk and link: %.0f MB/s (70%%: %.0f MB/s)%n", slowerBefore, 0.7 * slowerBefore);
 
         var csi = ControllerGrpc.newBlockingStub(Channels.connect(Endpoint.parse(socket)));
         String source = csi.createVolume(request("bench-src", "node-1", 10 * GIB, null)).getVolume().getVolumeId();
@@ -52,26 +63,47 @@ public class MobilityBench {
                 .getSnapshot().getSnapshotId();
         System.out.printf("source: 10 GiB volume, %d bytes allocated (%.2f GiB)%n", allocated, allocated / (double) GIB);
         List<Double> rates = new ArrayList<>();
+        List<Double> copyCpu = new ArrayList<>();   // machine-wide CPU-s per GiB of each copy
+        List<Double> ofRound = new ArrayList<>();   // each copy's rate over the slower of link and its own disk reading
         for (int r = 0; r < rounds; r++) {
             Path replicas = work.resolve("node-2/pool/replicas");
             if (Files.isDirectory(replicas)) try (var s = Files.list(replicas)) { for (Path p : s.toList()) Files.delete(p); }
+            double[] now = disk(diskFile, GIB);
+            readings.add(now);
+            double slower = Math.min(link, Math.min(now[0], now[1]));
             dropCaches();
             double[] cpu0 = agentsCpu();
+            double busy0 = busy();
             long t0 = System.nanoTime();
             var v = csi.createVolume(request("bench-copy-" + r, "node-2", 10 * GIB, snap)).getVolume();
             double seconds = (System.nanoTime() - t0) / 1e9;
             double rate = allocated / 1e6 / seconds;
             double[] cpu1 = agentsCpu();
+            copyCpu.add((busy() - busy0) / (allocated / (double) GIB));
             rates.add(rate);
+            ofRound.add(100 * rate / slower);
             long copyAllocated = io.csi4j.driver.os.FileStat.of(work.resolve("node-2/pool/volumes/" + v.getVolumeId() + ".img")).allocatedBytes();
-            System.out.printf("round %d: restore onto node-2 in %.2f s: %.0f MB/s of allocated data (%.0f%% of the slower); copy allocates %d bytes; CPU node-1 %.2f s, node-2 %.2f s; load %s%n",
-                    r + 1, seconds, rate, 100 * rate / slower, copyAllocated, cpu1[0] - cpu0[0], cpu1[1] - cpu0[1],
+            System.out.printf("round %d: disk just before %.0f/%.0f/%.0f MB/s; restore onto node-2 in %.2f s: %.0f MB/s of allocated data (%.0f%% of the slower, %.0f MB/s); copy allocates %d bytes; CPU node-1 %.2f s, node-2 %.2f s, machine %.2f s per GiB; load %s%n",
+                    r + 1, now[2], now[3], now[1], seconds, rate, 100 * rate / slower, slower, copyAllocated, cpu1[0] - cpu0[0], cpu1[1] - cpu0[1], copyCpu.getLast(),
                     Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
             csi.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build());
         }
         Collections.sort(rates);
-        System.out.printf("median: %.0f MB/s = %.0f%% of the slower of disk and link%n", rates.get(rates.size() / 2),
-                100 * rates.get(rates.size() / 2) / slower);
+        Collections.sort(ofRound);
+        // what the machine spends per GiB on the parts no copy avoids: reading the source cold, carrying it over TLS,
+        // writing it durably; its cores then bound any copy's rate whatever the disk and link could do alone
+        double floor = median(readings, 6) + tlsCpu + median(readings, 5);
+        int cores = Runtime.getRuntime().availableProcessors();
+        System.out.printf("CPU a copy cannot avoid here: read %.2f + TLS %.2f + streamed write %.2f = %.2f CPU-s per GiB (medians);"
+                        + " on %d cores at most %.0f MB/s. The copies: median %.2f CPU-s per GiB%n",
+                median(readings, 6), tlsCpu, median(readings, 5), floor, cores, cores / floor * GIB / 1e6,
+                copyCpu.stream().sorted().toList().get(copyCpu.size() / 2));
+        double slowerAll = Math.min(link, Math.min(median(readings, 0), median(readings, 1)));
+        System.out.printf("median copy against the TLS link alone (%.0f MB/s): %.0f%%%n", tls, 100 * rates.get(rates.size() / 2) / tls);
+        System.out.printf("median of the rounds against their own disk reading: %.0f%% of the slower of disk and link%n",
+                ofRound.get(ofRound.size() / 2));
+        System.out.printf("median copy against the medians of all %d disk readings (%.0f MB/s): %.0f MB/s = %.0f%%%n",
+                readings.size(), slowerAll, rates.get(rates.size() / 2), 100 * rates.get(rates.size() / 2) / slowerAll);
         csi.deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(snap).build());
         csi.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(source).build());
         System.exit(0);
@@ -110,28 +142,135 @@ public class MobilityBench {
         }
     }
 
-    static double median(double[][] tries, int column) {
-        return java.util.Arrays.stream(tries).mapToDouble(t -> t[column]).sorted().toArray()[tries.length / 2];
+    /** 1 MiB writes of random data from one Netty event loop to another over mutual TLS; MB/s at the receiver. */
+    static double tlsLoopback(long bytes, Path pki) throws Exception {
+        File cert = pki.resolve("agent.pem").toFile(), key = pki.resolve("agent-key.pem").toFile(), ca = pki.resolve("ca.pem").toFile();
+        var provider = io.netty.handler.ssl.OpenSsl.isAvailable() ? io.netty.handler.ssl.SslProvider.OPENSSL : io.netty.handler.ssl.SslProvider.JDK;
+        var serverTls = io.grpc.netty.GrpcSslContexts.configure(io.netty.handler.ssl.SslContextBuilder.forServer(cert, key)
+                .trustManager(ca).clientAuth(io.netty.handler.ssl.ClientAuth.REQUIRE), provider).build();
+        var clientTls = io.grpc.netty.GrpcSslContexts.configure(io.netty.handler.ssl.SslContextBuilder.forClient()
+                .keyManager(cert, key).trustManager(ca), provider).build();
+        var loops = new io.netty.channel.MultiThreadIoEventLoopGroup(2, io.netty.channel.nio.NioIoHandler.newFactory());
+        var done = new java.util.concurrent.CompletableFuture<Long>();
+        try {
+            var server = new io.netty.bootstrap.ServerBootstrap().group(loops).channel(io.netty.channel.socket.nio.NioServerSocketChannel.class)
+                    .childHandler(new io.netty.channel.ChannelInitializer<io.netty.channel.socket.SocketChannel>() {
+                        @Override protected void initChannel(io.netty.channel.socket.SocketChannel ch) {
+                            ch.pipeline().addLast(serverTls.newHandler(ch.alloc()), new io.netty.channel.ChannelInboundHandlerAdapter() {
+                                long received;
+                                @Override public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+                                    var buf = (io.netty.buffer.ByteBuf) msg;
+                                    received += buf.readableBytes();
+                                    buf.release();
+                                    if (received >= bytes) done.complete(System.nanoTime());
+                                }
+                            });
+                        }
+                    }).bind(InetAddress.getByName("127.0.0.1"), 0).sync().channel();
+            int port = ((InetSocketAddress) server.localAddress()).getPort();
+            byte[] random = new byte[(int) MIB];
+            new Random(1).nextBytes(random);
+            var block = io.netty.buffer.Unpooled.directBuffer((int) MIB).writeBytes(random);
+            long[] start = new long[1];
+            var client = new io.netty.bootstrap.Bootstrap().group(loops).channel(io.netty.channel.socket.nio.NioSocketChannel.class)
+                    .handler(new io.netty.channel.ChannelInitializer<io.netty.channel.socket.SocketChannel>() {
+                        @Override protected void initChannel(io.netty.channel.socket.SocketChannel ch) {
+                            var tlsHandler = clientTls.newHandler(ch.alloc(), "127.0.0.1", port);  // the agent certificate names 127.0.0.1
+                            ch.pipeline().addLast(tlsHandler, new io.netty.channel.ChannelInboundHandlerAdapter() {
+                                long sent;
+                                void pump(io.netty.channel.ChannelHandlerContext ctx) {
+                                    while (sent < bytes && ctx.channel().isWritable()) {
+                                        ctx.write(block.retainedDuplicate());
+                                        sent += MIB;
+                                    }
+                                    ctx.flush();
+                                }
+                                @Override public void userEventTriggered(io.netty.channel.ChannelHandlerContext ctx, Object event) {
+                                    if (event instanceof io.netty.handler.ssl.SslHandshakeCompletionEvent e) {
+                                        if (!e.isSuccess()) { done.completeExceptionally(e.cause()); return; }
+                                        start[0] = System.nanoTime();
+                                        pump(ctx);
+                                    }
+                                }
+                                @Override public void channelWritabilityChanged(io.netty.channel.ChannelHandlerContext ctx) {
+                                    if (start[0] != 0) pump(ctx);
+                                }
+                            });
+                        }
+                    }).connect("127.0.0.1", port).sync().channel();
+            long end = done.get(120, java.util.concurrent.TimeUnit.SECONDS);
+            client.close().sync();
+            server.close().sync();
+            block.release();
+            return bytes / 1e6 / ((end - start[0]) / 1e9);
+        } finally {
+            loops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
     }
 
+    /** CPU-seconds the whole machine has been busy (all but idle, iowait and steal), from /proc/stat. */
+    static double busy() throws IOException {
+        String[] f = Files.readAllLines(Path.of("/proc/stat")).getFirst().trim().split(" +");
+        long ticks = 0;
+        for (int i : new int[] {1, 2, 3, 6, 7}) ticks += Long.parseLong(f[i]);   // user nice system irq softirq
+        return ticks / 100.0;   // USER_HZ
+    }
+
+    static double median(List<double[]> readings, int column) {
+        return readings.stream().mapToDouble(t -> t[column]).sorted().toArray()[readings.size() / 2];
+    }
+
+    /** Each reading as plain write / streamed write / cold read. */
+    static List<String> show(List<double[]> readings) {
+        return readings.stream().map(t -> String.format("%.0f/%.0f/%.0f", t[2], t[3], t[1])).toList();
+    }
+
+    /**
+     * {best write, cold read, plain write, streamed write} in MB/s, then the machine's CPU-s per GiB of the plain write,
+     * the streamed write and the read. Plain: 1 GiB written, then fdatasync. Streamed: the
+     * same with a flush started every 64 MiB as the copy's receiver does, so the disk writes while more arrives. The
+     * better of the two is what the disk can do: a copy that beat the plain reading showed it understated the disk.
+     */
     static double[] disk(Path file, long bytes) throws Exception {
         byte[] data = new byte[(int) MIB];
         new Random(2).nextBytes(data);
-        long t0 = System.nanoTime();
-        try (var ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            for (long at = 0; at < bytes; at += MIB) ch.write(ByteBuffer.wrap(data), at);
-            ch.force(false);
-        }
-        double write = bytes / 1e6 / ((System.nanoTime() - t0) / 1e9);
+        double b0 = busy();
+        double plain = write(file, data, bytes, false);
+        double b1 = busy();
+        Files.delete(file);
+        double b2 = busy();
+        double streamed = write(file, data, bytes, true);
+        double b3 = busy();
         dropCaches();
-        t0 = System.nanoTime();
+        double b4 = busy();
+        long t0 = System.nanoTime();
         try (var ch = FileChannel.open(file, StandardOpenOption.READ)) {
             ByteBuffer buffer = ByteBuffer.allocateDirect((int) MIB);
             while (ch.read(buffer) > 0) buffer.clear();
         }
         double read = bytes / 1e6 / ((System.nanoTime() - t0) / 1e9);
+        double b5 = busy();
         Files.delete(file);
-        return new double[] {write, read};
+        double gib = bytes / (double) GIB;
+        return new double[] {Math.max(plain, streamed), read, plain, streamed, (b1 - b0) / gib, (b3 - b2) / gib, (b5 - b4) / gib};
+    }
+
+    static double write(Path file, byte[] data, long bytes, boolean streamed) throws Exception {
+        long t0 = System.nanoTime();
+        try (var ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            Thread flusher = null;
+            for (long at = 0; at < bytes; at += MIB) {
+                ch.write(ByteBuffer.wrap(data), at);
+                if (streamed && (at + MIB) % (64 * MIB) == 0 && (flusher == null || !flusher.isAlive())) {
+                    flusher = Thread.ofPlatform().start(() -> {
+                        try { ch.force(false); } catch (IOException e) { throw new UncheckedIOException(e); }
+                    });
+                }
+            }
+            if (flusher != null) flusher.join();
+            ch.force(false);
+        }
+        return bytes / 1e6 / ((System.nanoTime() - t0) / 1e9);
     }
 
     /** CPU seconds (user + system) the two agents used so far, from CSI4J_BENCH_AGENT_PIDS; zeros without it. */
