@@ -1,9 +1,10 @@
 // Not a test: the cluster benchmarks of issue 15, run by scripts/bench-cluster against processes it started.
 //   overhead CONTROLLER_SOCKET AGENT_HOST:PORT CERT KEY CA NODE ITERATIONS
 //       CreateVolume+DeleteVolume (1 MiB, on NODE) through the controller and straight to the agent endpoint
-//       (mutual TLS), interleaved call by call so both see the same machine; p50/p99
-//       of each; then 5x as many ControllerGetVolume (no storage work: routing itself) both ways, and CreateVolume
-//       repeated with one name (idempotent: the mutating path without storage work) both ways.
+//       (mutual TLS), interleaved call by call so both see the same machine, after WARM_PAIRS each way; p50/p99
+//       of each; then 5x as many ControllerGetVolume (no storage work: routing itself) both ways, CreateVolume
+//       repeated with one name (idempotent: the mutating path without storage work) both ways, and create+delete
+//       once more (the steady state, after every phase before it).
 //   fill CONTROLLER_SOCKET TOTAL NODE,NODE,...   creates volumes up to TOTAL, round robin over the nodes (16 at once)
 //   list CONTROLLER_SOCKET ROUNDS                every volume through pages of 500; min/p50 of ROUNDS full listings
 //   createdelete CONTROLLER_SOCKET NODE ITERATIONS   p50/p99 of create+delete through the controller
@@ -35,6 +36,14 @@ public class ClusterBench {
     }
 
     /** One create+delete pair, in microseconds. */
+    /**
+     * Create+delete pairs each way before the timed ones: C2 compiles a per-call path after 5,000-15,000 calls, in the
+     * controller and in the agent. With 1,000 (until 2026-11-25) the timed pairs measured that compiling: +0.44 to
+     * +0.46 ms per call, +0.22 to +0.30 after 6,000, +0.16 after 10,000, the same as in the steady state at the end
+     * (docs/cluster.md).
+     */
+    static final int WARM_PAIRS = 10000;
+
     static long pair(ControllerGrpc.ControllerBlockingStub c, String name, String node) {
         long t0 = System.nanoTime();
         var v = c.createVolume(create(name, node)).getVolume();
@@ -68,7 +77,7 @@ public class ClusterBench {
                 var direct = ControllerGrpc.newBlockingStub(Channels.builder(new Endpoint.Tcp(hp[0], Integer.parseInt(hp[1])), tls, hp[0]).build());
                 String node = a[6];
                 int n = Integer.parseInt(a[7]);
-                for (int i = 0; i < Math.min(n, 1000); i++) { pair(routed, "w-r-" + i, node); pair(direct, "w-d-" + i, node); }
+                for (int i = 0; i < WARM_PAIRS; i++) { pair(routed, "w-r-" + i, node); pair(direct, "w-d-" + i, node); }
                 long[] r = new long[n], d = new long[n];
                 for (int i = 0; i < n; i++) {  // interleaved, so both see the same moments of a busy machine
                     r[i] = pair(routed, "r-" + i, node);
@@ -87,13 +96,18 @@ public class ClusterBench {
                 var again = create("get-target", node);
                 long[][] c2 = interleaved(Math.min(n, 500), n, () -> routed.createVolume(again), () -> direct.createVolume(again));
                 long[] cr = c2[0], cd = c2[1];
-                System.out.printf("create+delete pairs: %d each, 1 MiB, node %s, one client%n", n, node);
+                // create+delete once more, now that the controller has served every phase above: the first measurement
+                // starts after only 2,000 routed calls, when C2 has not compiled the per-call paths yet
+                long[][] late = interleaved(0, n, () -> pair(routed, "late-r-" + UUID.randomUUID(), node),
+                        () -> pair(direct, "late-d-" + UUID.randomUUID(), node));
+                System.out.printf("create+delete pairs: %d each after %d warm-up pairs each way, 1 MiB, node %s, one client%n", n, WARM_PAIRS, node);
                 System.out.printf("through the controller (UNIX socket -> mTLS): p50 %.3f ms  p99 %.3f ms%n", pct(r, 50), pct(r, 99));
                 System.out.printf("straight to the agent (mTLS):                 p50 %.3f ms  p99 %.3f ms%n", pct(d, 50), pct(d, 99));
                 System.out.printf("routing overhead per pair:                     p50 %+.3f ms  p99 %+.3f ms (two calls: %+.3f ms p50 per call)%n",
                         pct(r, 50) - pct(d, 50), pct(r, 99) - pct(d, 99), (pct(r, 50) - pct(d, 50)) / 2);
-                int warm = Math.min(n, 1000);
-                System.out.printf("calls through the controller: %d%n", 2 * warm + 2 * n + 1 + Math.min(m, 2000) + m + Math.min(n, 500) + n);
+                System.out.printf("create+delete again after the phases below (controller warm): through the controller p50 %.3f ms; straight p50 %.3f ms; overhead per pair p50 %+.3f ms (two calls: %+.3f ms p50 per call)%n",
+                        pct(late[0], 50), pct(late[1], 50), pct(late[0], 50) - pct(late[1], 50), (pct(late[0], 50) - pct(late[1], 50)) / 2);
+                System.out.printf("calls through the controller: %d%n", 2 * WARM_PAIRS + 2 * n + 1 + Math.min(m, 2000) + m + Math.min(n, 500) + n + 2 * n);
                 System.out.printf("ControllerGetVolume, %d each: through the controller p50 %.3f ms p99 %.3f ms; straight p50 %.3f ms p99 %.3f ms; overhead p50 %+.3f ms p99 %+.3f ms%n",
                         m, pct(gr, 50), pct(gr, 99), pct(gd, 50), pct(gd, 99), pct(gr, 50) - pct(gd, 50), pct(gr, 99) - pct(gd, 99));
                 System.out.printf("CreateVolume repeated (idempotent: no storage work), %d each: through the controller p50 %.3f ms p99 %.3f ms; straight p50 %.3f ms p99 %.3f ms; overhead p50 %+.3f ms p99 %+.3f ms%n",
