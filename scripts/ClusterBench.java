@@ -35,7 +35,6 @@ public class ClusterBench {
         return ControllerGrpc.newBlockingStub(Channels.builder(Endpoint.parse(socket)).maxInboundMessageSize(64 << 20).build());
     }
 
-    /** One create+delete pair, in microseconds. */
     /**
      * Create+delete pairs each way before the timed ones: C2 compiles a per-call path after 5,000-15,000 calls, in the
      * controller and in the agent. With 1,000 (until 2026-11-25) the timed pairs measured that compiling: +0.44 to
@@ -44,6 +43,7 @@ public class ClusterBench {
      */
     static final int WARM_PAIRS = 10000;
 
+    /** One create+delete pair, in microseconds. */
     static long pair(ControllerGrpc.ControllerBlockingStub c, String name, String node) {
         long t0 = System.nanoTime();
         var v = c.createVolume(create(name, node)).getVolume();
@@ -77,14 +77,10 @@ public class ClusterBench {
                 var direct = ControllerGrpc.newBlockingStub(Channels.builder(new Endpoint.Tcp(hp[0], Integer.parseInt(hp[1])), tls, hp[0]).build());
                 String node = a[6];
                 int n = Integer.parseInt(a[7]);
-                for (int i = 0; i < WARM_PAIRS; i++) { pair(routed, "w-r-" + i, node); pair(direct, "w-d-" + i, node); }
-                long[] r = new long[n], d = new long[n];
-                for (int i = 0; i < n; i++) {  // interleaved, so both see the same moments of a busy machine
-                    r[i] = pair(routed, "r-" + i, node);
-                    d[i] = pair(direct, "d-" + i, node);
-                }
-                Arrays.sort(r);
-                Arrays.sort(d);
+                // interleaved, so both see the same moments of a busy machine
+                long[][] pairs = interleaved(WARM_PAIRS, n, () -> pair(routed, "r-" + UUID.randomUUID(), node),
+                        () -> pair(direct, "d-" + UUID.randomUUID(), node));
+                long[] r = pairs[0], d = pairs[1];
                 // a call the agent answers from its catalog, no storage work: what routing itself costs
                 String id = routed.createVolume(create("get-target", node)).getVolume().getVolumeId();
                 var get = ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build();
@@ -98,8 +94,8 @@ public class ClusterBench {
                 long[] cr = c2[0], cd = c2[1];
                 // create+delete once more, now that the controller has served every phase above: the first measurement
                 // starts after only 2,000 routed calls, when C2 has not compiled the per-call paths yet
-                long[][] late = interleaved(0, n, () -> pair(routed, "late-r-" + UUID.randomUUID(), node),
-                        () -> pair(direct, "late-d-" + UUID.randomUUID(), node));
+                long[][] late = interleaved(0, n, () -> pair(routed, "r-" + UUID.randomUUID(), node),
+                        () -> pair(direct, "d-" + UUID.randomUUID(), node));
                 System.out.printf("create+delete pairs: %d each after %d warm-up pairs each way, 1 MiB, node %s, one client%n", n, WARM_PAIRS, node);
                 System.out.printf("through the controller (UNIX socket -> mTLS): p50 %.3f ms  p99 %.3f ms%n", pct(r, 50), pct(r, 99));
                 System.out.printf("straight to the agent (mTLS):                 p50 %.3f ms  p99 %.3f ms%n", pct(d, 50), pct(d, 99));

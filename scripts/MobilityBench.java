@@ -41,11 +41,11 @@ public class MobilityBench {
         System.out.printf("loopback mutual TLS (%s, two event loops): %.0f MB/s (%.2f CPU-s per GiB)%n", io.csi4j.sdk.server.MutualTls.engine(), tls, tlsCpu);
         // three times, the median of each: one reading of this VM's disk moved from 320 to 1,900 MB/s between runs
         Path diskFile = work.resolve("node-2/pool/bench-disk.tmp");
-        List<double[]> readings = new ArrayList<>();
+        List<Disk> readings = new ArrayList<>();
         for (int i = 0; i < 3; i++) readings.add(disk(diskFile, GIB));
         System.out.printf("disk before the copies: write+fdatasync %.0f MB/s (the better of plain and streamed), read (cold) %.0f MB/s (medians of %s, each plain/streamed/read)%n",
-                median(readings, 0), median(readings, 1), show(readings));
-        double slowerBefore = Math.min(link, Math.min(median(readings, 0), median(readings, 1)));
+                median(readings, Disk::write), median(readings, Disk::read), readings);
+        double slowerBefore = slower(link, readings);
         System.out.printf("the slower of disk and link: %.0f MB/s (70%%: %.0f MB/s)%n", slowerBefore, 0.7 * slowerBefore);
 
         var csi = ControllerGrpc.newBlockingStub(Channels.connect(Endpoint.parse(socket)));
@@ -70,9 +70,9 @@ public class MobilityBench {
         for (int r = 0; r < rounds; r++) {
             Path replicas = work.resolve("node-2/pool/replicas");
             if (Files.isDirectory(replicas)) try (var s = Files.list(replicas)) { for (Path p : s.toList()) Files.delete(p); }
-            double[] now = disk(diskFile, GIB);
+            Disk now = disk(diskFile, GIB);
             readings.add(now);
-            double slower = Math.min(link, Math.min(now[0], now[1]));
+            double slower = slower(link, List.of(now));
             dropCaches();
             double[] cpu0 = agentsCpu();
             double busy0 = busy();
@@ -85,8 +85,8 @@ public class MobilityBench {
             rates.add(rate);
             ofRound.add(100 * rate / slower);
             long copyAllocated = io.csi4j.driver.os.FileStat.of(work.resolve("node-2/pool/volumes/" + v.getVolumeId() + ".img")).allocatedBytes();
-            System.out.printf("round %d: disk just before %.0f/%.0f/%.0f MB/s; restore onto node-2 in %.2f s: %.0f MB/s of allocated data (%.0f%% of the slower, %.0f MB/s); copy allocates %d bytes; CPU node-1 %.2f s, node-2 %.2f s, machine %.2f s per GiB; load %s%n",
-                    r + 1, now[2], now[3], now[1], seconds, rate, 100 * rate / slower, slower, copyAllocated, cpu1[0] - cpu0[0], cpu1[1] - cpu0[1], copyCpu.getLast(),
+            System.out.printf("round %d: disk just before %s MB/s; restore onto node-2 in %.2f s: %.0f MB/s of allocated data (%.0f%% of the slower, %.0f MB/s); copy allocates %d bytes; CPU node-1 %.2f s, node-2 %.2f s, machine %.2f s per GiB; load %s%n",
+                    r + 1, now, seconds, rate, 100 * rate / slower, slower, copyAllocated, cpu1[0] - cpu0[0], cpu1[1] - cpu0[1], copyCpu.getLast(),
                     Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
             csi.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build());
         }
@@ -94,13 +94,14 @@ public class MobilityBench {
         Collections.sort(ofRound);
         // what the machine spends per GiB on the parts no copy avoids: reading the source cold, carrying it over TLS,
         // writing it durably; its cores then bound any copy's rate whatever the disk and link could do alone
-        double floor = median(readings, 6) + tlsCpu + median(readings, 5);
+        double readCpu = median(readings, Disk::readCpu), writeCpu = median(readings, Disk::streamedCpu);
+        double floor = readCpu + tlsCpu + writeCpu;
         int cores = Runtime.getRuntime().availableProcessors();
         System.out.printf("CPU a copy cannot avoid here: read %.2f + TLS %.2f + streamed write %.2f = %.2f CPU-s per GiB (medians);"
                         + " on %d cores at most %.0f MB/s. The copies: median %.2f CPU-s per GiB%n",
-                median(readings, 6), tlsCpu, median(readings, 5), floor, cores, cores / floor * GIB / 1e6,
+                readCpu, tlsCpu, writeCpu, floor, cores, cores / floor * GIB / 1e6,
                 copyCpu.stream().sorted().toList().get(copyCpu.size() / 2));
-        double slowerAll = Math.min(link, Math.min(median(readings, 0), median(readings, 1)));
+        double slowerAll = slower(link, readings);
         System.out.printf("median copy against the TLS link alone (%.0f MB/s): %.0f%%%n", tls, 100 * rates.get(rates.size() / 2) / tls);
         System.out.printf("median of the rounds against their own disk reading: %.0f%% of the slower of disk and link%n",
                 ofRound.get(ofRound.size() / 2));
@@ -218,43 +219,47 @@ public class MobilityBench {
         return ticks / 100.0;   // USER_HZ
     }
 
-    static double median(List<double[]> readings, int column) {
-        return readings.stream().mapToDouble(t -> t[column]).sorted().toArray()[readings.size() / 2];
-    }
-
-    /** Each reading as plain write / streamed write / cold read. */
-    static List<String> show(List<double[]> readings) {
-        return readings.stream().map(t -> String.format("%.0f/%.0f/%.0f", t[2], t[3], t[1])).toList();
-    }
-
     /**
-     * {best write, cold read, plain write, streamed write} in MB/s, then the machine's CPU-s per GiB of the plain write,
-     * the streamed write and the read. Plain: 1 GiB written, then fdatasync. Streamed: the
-     * same with a flush started every 64 MiB as the copy's receiver does, so the disk writes while more arrives. The
-     * better of the two is what the disk can do: a copy that beat the plain reading showed it understated the disk.
+     * One reading of the disk, MB/s: the plain write (1 GiB, then fdatasync), the streamed write (the same with a flush
+     * started every 64 MiB as the copy's receiver does, so the disk writes while more arrives) and the cold read; and
+     * the machine's CPU-s per GiB of the streamed write and of the read. The better write is what the disk can do: a
+     * copy that beat the plain reading showed it understated the disk.
      */
-    static double[] disk(Path file, long bytes) throws Exception {
+    record Disk(double plain, double streamed, double read, double streamedCpu, double readCpu) {
+        double write() { return Math.max(plain, streamed); }
+
+        @Override public String toString() { return String.format("%.0f/%.0f/%.0f", plain, streamed, read); }
+    }
+
+    /** The slower of the link and the medians of the disk's readings. */
+    static double slower(double link, List<Disk> readings) {
+        return Math.min(link, Math.min(median(readings, Disk::write), median(readings, Disk::read)));
+    }
+
+    static double median(List<Disk> readings, java.util.function.ToDoubleFunction<Disk> of) {
+        return readings.stream().mapToDouble(of).sorted().toArray()[readings.size() / 2];
+    }
+
+    static Disk disk(Path file, long bytes) throws Exception {
         byte[] data = new byte[(int) MIB];
         new Random(2).nextBytes(data);
-        double b0 = busy();
         double plain = write(file, data, bytes, false);
-        double b1 = busy();
         Files.delete(file);
-        double b2 = busy();
+        double b0 = busy();
         double streamed = write(file, data, bytes, true);
-        double b3 = busy();
+        double b1 = busy();
         dropCaches();
-        double b4 = busy();
+        double b2 = busy();
         long t0 = System.nanoTime();
         try (var ch = FileChannel.open(file, StandardOpenOption.READ)) {
             ByteBuffer buffer = ByteBuffer.allocateDirect((int) MIB);
             while (ch.read(buffer) > 0) buffer.clear();
         }
         double read = bytes / 1e6 / ((System.nanoTime() - t0) / 1e9);
-        double b5 = busy();
+        double b3 = busy();
         Files.delete(file);
         double gib = bytes / (double) GIB;
-        return new double[] {Math.max(plain, streamed), read, plain, streamed, (b1 - b0) / gib, (b3 - b2) / gib, (b5 - b4) / gib};
+        return new Disk(plain, streamed, read, (b1 - b0) / gib, (b3 - b2) / gib);
     }
 
     static double write(Path file, byte[] data, long bytes, boolean streamed) throws Exception {
