@@ -13,7 +13,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Storage speaks storage (DESIGN.md, "How a request flows"): the catalog, the engines, the OS bindings and
+ * Storage speaks storage (docs/design.md, "Errors at the edge"): the catalog, the engines, the OS bindings and
  * their failure type know nothing of gRPC or of CSI's status codes. A failure there is a StorageException with
  * a reason; the CSI layer maps it ({@code csi/StorageStatus}). Services map wire messages to the domain model
  * and back, nothing else: they read no catalog rows themselves, and the model is plain records.

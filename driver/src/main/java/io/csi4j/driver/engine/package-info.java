@@ -16,7 +16,7 @@
  * The sidecar is written (temp + fsync + rename) before the artifact is renamed into place, so a
  * crash leaves nothing, a sidecar alone (swept), or a complete artifact with its description.
  *
- * <p>Two artifacts are made durable by the catalog instead (DESIGN.md, invariant 2): a blank volume
+ * <p>Two artifacts are made durable by the catalog instead (docs/design.md, "Crash protocol"): a blank volume
  * is derivable from its row, so its sidecar and sparse image are made under their final names without a
  * sync and the row's commit is the create's one sync (a power cut may lose them: the reconciler re-makes
  * them from the row; stage and publish sync them before anything is written into them). A delete unlinks

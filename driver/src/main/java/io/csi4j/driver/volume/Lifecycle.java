@@ -4,7 +4,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * intent → effect → commit (DESIGN.md invariant 2), the part after the intent, written once for volumes,
+ * intent → effect → commit (docs/design.md, "Crash protocol"), the part after the intent, written once for volumes,
  * snapshots and group snapshots. The caller has made the intent durable (a CREATING row); the effect makes the
  * artifact durably; the commit moves the row to READY. A failed effect is rolled back (artifact, then row) and
  * its failure is what the caller sees; a rollback that fails too leaves the CREATING row, which the reconciler

@@ -11,7 +11,7 @@
  *   <li>{@link io.csi4j.driver.volume.Lookup}: reading one object by a wire id, once per kind (volume, snapshot,
  *       group snapshot, volume group): parse the id, read the row, check which node owns it, NOT_FOUND.</li>
  *   <li>{@link io.csi4j.driver.volume.Lifecycle}: the effect and commit of intent → effect → commit, with the
- *       rollback of a failed effect (DESIGN.md invariant 2), for volumes, snapshots and group snapshots. The
+ *       rollback of a failed effect (docs/design.md, "Crash protocol"), for volumes, snapshots and group snapshots. The
  *       intent (a CREATING row) is written by the caller; a blank volume has no intent (its row is the commit,
  *       the image derivable from it) and a delete is commit, then effect (a tombstone names the files).</li>
  *   <li>{@link io.csi4j.driver.volume.VolumeShape}: what a volume is (block, or a filesystem of a type), from the
