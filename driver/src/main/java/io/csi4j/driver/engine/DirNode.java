@@ -27,7 +27,6 @@ final class DirNode implements NodeStorage {
                 () -> engine.mountsOf(MountTable.read(), volumeId).stream().map(MountInfo::mountPoint).distinct().sorted().toList());
     }
 
-
     /** Nothing to attach or mount: checks that the volume exists and the capability fits. */
     @Override
     public void stage(String volumeId, Path stagingPath, StageOptions options) {
