@@ -2,6 +2,7 @@ package io.csi4j.cli;
 
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.open.Engines;
 import io.csi4j.driver.reconcile.CatalogRebuild;
 import io.csi4j.driver.storage.DataDir;
 import java.io.IOException;
@@ -63,7 +64,7 @@ public final class FsckCommand implements Callable<Integer> {
             System.err.println("csi4j fsck: " + e.getMessage());
             return 2;
         }
-        try (StorageEngine storage = engine.open(layout, poolSize, 1.0)) {
+        try (StorageEngine storage = Engines.open(engine, layout, poolSize, 1.0)) {
             CatalogRebuild.Report report = rebuild
                     ? CatalogRebuild.rebuild(dataDir, storage, nodeId != null ? nodeId : hostName(), force, InstantSource.system())
                     : CatalogRebuild.check(dataDir, storage);

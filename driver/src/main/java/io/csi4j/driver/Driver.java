@@ -11,7 +11,9 @@ import io.csi4j.driver.csi.IdentityService;
 import io.csi4j.driver.csi.NodeService;
 import io.csi4j.driver.csi.SnapshotMetadataService;
 import io.csi4j.driver.csi.StorageStatus;
+import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.engine.StorageEngine;
+import io.csi4j.driver.engine.open.Engines;
 import io.csi4j.driver.group.VolumeGroups;
 import io.csi4j.driver.node.NodeVolumes;
 import io.csi4j.driver.reconcile.Reconciler;
@@ -67,7 +69,7 @@ public final class Driver implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create data directory " + config.dataDir(), e);
         }
-        this.engine = config.engine().open(config.layout(), config.poolSizeBytes(), config.overcommitRatio());
+        this.engine = Engines.open(config.engine(), config.layout(), config.poolSizeBytes(), config.overcommitRatio());
         requireCatalogIfPoolHoldsObjects(config.layout(), engine);
         this.catalog = Catalog.openIn(config.dataDir());
         InstantSource clock = InstantSource.system();
@@ -113,7 +115,7 @@ public final class Driver implements AutoCloseable {
      */
     public List<BindableService> addonsServices() {
         var services = new ArrayList<BindableService>();
-        boolean reclaim = engine.reclaimsSpace();
+        boolean reclaim = engine.capability(SpaceReclaimer.class).isPresent();
         services.add(StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
                 AddonsIdentityService.capabilities(config, reclaim), ready::get)));
         if (config.mode().controller()) services.add(StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)));
@@ -141,12 +143,12 @@ public final class Driver implements AutoCloseable {
                 StorageStatus.wrap(new ControllerService(volumes, snapshots, tokens, config.nodeId())),
                 StorageStatus.wrap(new GroupControllerService(groupSnapshots)),
                 StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
-                        AddonsIdentityService.capabilities(config, engine.reclaimsSpace()), ready::get)),
+                        AddonsIdentityService.capabilities(config, engine.capability(SpaceReclaimer.class).isPresent()), ready::get)),
                 StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)),
                 StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies))));
         if (snapshotBlocks.available()) services.add(StorageStatus.wrap(new SnapshotMetadataService(snapshotBlocks)));
         // the controller's ControllerReclaimSpace is this node's offline reclaim
-        if (engine.reclaimsSpace()) services.add(StorageStatus.wrap(reclaimSpaceController()));
+        if (engine.capability(SpaceReclaimer.class).isPresent()) services.add(StorageStatus.wrap(reclaimSpaceController()));
         return services;
     }
 

@@ -7,6 +7,7 @@ import io.csi4j.driver.csi.GroupControllerService;
 import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.csi.WireMapping;
 import io.csi4j.driver.engine.FreezeHold;
+import io.csi4j.driver.engine.Freezer;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
@@ -122,7 +123,8 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         List<String> ids = localVolumes(req.getVolumeIdsList());
         if (req.getHoldMillis() <= 0) throw CsiException.invalidArgument("hold_millis must be positive");
         Duration hold = Duration.ofMillis(Math.min(req.getHoldMillis(), LONGEST_HOLD.toMillis()));
-        holds.add(req.getHoldId(), engine.holdFrozen(ids), hold);
+        holds.add(req.getHoldId(), engine.capability(Freezer.class).orElseThrow(() ->
+                StorageException.unsupported("the " + engine.name() + " engine cannot hold volumes frozen")).holdFrozen(ids), hold);
         reply(out, FreezeVolumesResponse.getDefaultInstance());
     }
 

@@ -26,7 +26,7 @@ import java.util.regex.Pattern;
  * Node-side mount plumbing both engines share: publishing a directory or a device node by bind
  * mount, recognising our mounts in the kernel's table (never from memory), unpublishing.
  */
-final class Binds {
+public final class Binds {
     private Binds() {}
 
     private static final Pattern LOOP_NODE = Pattern.compile("/dev/loop(\\d+)");
@@ -73,7 +73,7 @@ final class Binds {
      * Mounts showing exactly {@code path}'s files (other than at {@code path} itself): binds of a directory,
      * or of a device node (block publications show the node, not the device's filesystem).
      */
-    static List<MountInfo> bindsOf(MountTable table, Path path) {
+    public static List<MountInfo> bindsOf(MountTable table, Path path) {
         Path real = canonical(path);
         return identity(table, path)
                 .map(id -> table.mounts().stream().filter(m -> id.matches(m) && !m.mountPoint().equals(real)).toList())

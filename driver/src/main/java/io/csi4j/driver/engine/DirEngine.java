@@ -26,7 +26,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@code <pool>/snapshots/<id>.dir}) with a reflink per file where the pool can. No block volumes,
  * no enforced capacity (it is recorded and reported). A directory cannot be frozen, so group
  * snapshots are refused while a member is published writable: they could not be write-order
- * consistent. Stage does nothing; publish is a bind mount of the volume's directory.
+ * consistent. Stage does nothing; publish is a bind mount of the volume's directory ({@link DirNode}); a freeze
+ * hold only checks that no member is published writable ({@link DirFreezer}).
  */
 public final class DirEngine extends PoolEngine {
 
@@ -35,6 +36,10 @@ public final class DirEngine extends PoolEngine {
      * sidecar at each CreateVolume's space check made a create cost O(volumes) (60/s at 5,000 volumes).
      */
     private final AtomicLong provisionedBytes = new AtomicLong();
+    private final Capabilities offered = Capabilities.builder()
+            .add(NodeStorage.class, new DirNode(this))
+            .add(Freezer.class, new DirFreezer(this))
+            .build();
 
     private DirEngine(Pool pool) {
         super(pool, "dir", new EngineCapabilities(false, List.of(), Set.of("compression")), ".dir", EntryType.DIRECTORY);
@@ -48,13 +53,18 @@ public final class DirEngine extends PoolEngine {
     }
 
     @Override
-    long provisioned() {
+    protected Capabilities offered() {
+        return offered;
+    }
+
+    @Override
+    protected long provisioned() {
         return provisionedBytes.get();
     }
 
     /** Capacity is not enforced: what a new volume can get is what the filesystem has free. */
     @Override
-    long allocatable(FsStats stats, long provisioned) {
+    protected long allocatable(FsStats stats, long provisioned) {
         return stats.availableBytes();
     }
 
@@ -63,7 +73,7 @@ public final class DirEngine extends PoolEngine {
         return List.of(pool.describe(), "dir engine: volume capacity is recorded but not enforced; no block volumes");
     }
 
-    private Path dir(String volumeId) {
+    Path dir(String volumeId) {
         return layout.artifact(Artifact.Kind.VOLUME, volumeId);
     }
 
@@ -87,7 +97,7 @@ public final class DirEngine extends PoolEngine {
         PoolLayout.checkId("volume", volumeId);
         blankSize(capacityBytes, access);
         // sidecar, then the directory, under their final names and unsynced: a blank volume is derivable from its row
-        return translate("creating volume " + volumeId, () -> layout.locked(volumeId, () -> {
+        return translate("creating volume " + volumeId, () -> locks.locked(volumeId, () -> {
             if (existing(volumeId, capacityBytes, "", label)) return capacityBytes;
             makeBlank(volumeId, capacityBytes, access, label);
             return capacityBytes;
@@ -106,12 +116,12 @@ public final class DirEngine extends PoolEngine {
     }
 
     @Override
-    void checkBlank(long sizeBytes, AccessType access) {
+    protected void checkBlank(long sizeBytes, AccessType access) {
         checkAccess(access);
     }
 
     @Override
-    boolean remakeBlank(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
+    protected boolean remakeBlank(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
         if (store.exists(Artifact.Kind.VOLUME, volumeId)) return false;
         makeBlank(volumeId, sizeBytes, access, label);
         return true;
@@ -119,7 +129,7 @@ public final class DirEngine extends PoolEngine {
 
     /** A directory has no size of its own: the one recorded at create is its size. */
     @Override
-    long volumeSize(String volumeId, long recorded) {
+    protected long volumeSize(String volumeId, long recorded) {
         return recorded;
     }
 
@@ -172,7 +182,7 @@ public final class DirEngine extends PoolEngine {
     @Override
     public void deleteVolume(String volumeId) {
         PoolLayout.checkId("volume", volumeId);
-        run("deleting volume " + volumeId, () -> layout.locked(volumeId, () -> {  // one deleter counts the size
+        run("deleting volume " + volumeId, () -> locks.locked(volumeId, () -> {  // one deleter counts the size
             long size = 0;
             if (layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) {
                 List<MountInfo> mounts = mountsOf(MountTable.read(), volumeId);
@@ -189,7 +199,7 @@ public final class DirEngine extends PoolEngine {
     }
 
     /** Mounts of the volume's directory (or inside it) anywhere, and mounts on top of something in it. */
-    private List<MountInfo> mountsOf(MountTable table, String volumeId) {
+    List<MountInfo> mountsOf(MountTable table, String volumeId) {
         Path dir = dir(volumeId);
         List<MountInfo> mounts = new ArrayList<>(table.under(dir));
         Binds.identity(table, dir).ifPresent(id -> table.mounts().stream().filter(id::covers).forEach(mounts::add));
@@ -202,18 +212,11 @@ public final class DirEngine extends PoolEngine {
         return translate("looking up volume " + volumeId, () -> !mountsOf(MountTable.read(), volumeId).isEmpty());
     }
 
-    @Override
-    public List<Path> mountPoints(String volumeId) {
-        PoolLayout.checkId("volume", volumeId);
-        return translate("looking up mounts of volume " + volumeId,
-                () -> mountsOf(MountTable.read(), volumeId).stream().map(MountInfo::mountPoint).distinct().sorted().toList());
-    }
-
     /** Capacity is not enforced: growing only records the new size. */
     @Override
     public long expandVolume(String volumeId, long newCapacityBytes) {
         PoolLayout.checkId("volume", volumeId);
-        return translate("expanding volume " + volumeId, () -> layout.locked(volumeId, () -> {   // not after a delete
+        return translate("expanding volume " + volumeId, () -> locks.locked(volumeId, () -> {   // not after a delete
             store.require(Artifact.Kind.VOLUME, volumeId);
             Artifact artifact = layout.readSidecar(Artifact.Kind.VOLUME, volumeId).orElseGet(() ->
                     new Artifact(volumeId, Artifact.Kind.VOLUME, name(), 0, AccessType.mount(""), "", Instant.now()));
@@ -250,26 +253,9 @@ public final class DirEngine extends PoolEngine {
         return volume.sizeBytes();
     }
 
-    /** A directory cannot be frozen: the hold only checks that no member is published writable. */
-    @Override
-    public FreezeHold holdFrozen(List<String> volumeIds) {
-        List<String> ids = volumeIds.stream().map(id -> PoolLayout.checkId("volume", id)).toList();
-        return translate("holding " + ids, () -> {
-            MountTable table = MountTable.read();
-            for (String volumeId : ids) {
-                store.require(Artifact.Kind.VOLUME, volumeId);
-                if (mountsOf(table, volumeId).stream().anyMatch(m -> !m.readOnly())) {
-                    throw StorageException.inUse("volume " + volumeId
-                            + " is published writable; a directory cannot be frozen, so a group snapshot could not be write-order consistent");
-                }
-            }
-            return new FreezeHold(ids, null);
-        });
-    }
-
     /** Nothing to freeze here, with or without a hold: a member published writable is refused. */
     @Override
-    Map<String, Long> snapshotGroup(Map<String, String> members, Artifact.Label label, FreezeHold held) {
+    protected Map<String, Long> snapshotGroup(Map<String, String> members, Artifact.Label label, FreezeHold held) {
         MountTable table = MountTable.read();
         for (String volumeId : members.values()) {
             store.require(Artifact.Kind.VOLUME, volumeId);
@@ -308,88 +294,6 @@ public final class DirEngine extends PoolEngine {
         PoolLayout.checkId("volume", volumeId);
         return translate("checking volume " + volumeId, () -> layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)
                 ? Optional.empty() : Optional.of("volume directory " + dir(volumeId) + " is missing"));
-    }
-
-    // ---- node side ----
-
-    /** Nothing to attach or mount: checks that the volume exists and the capability fits. */
-    @Override
-    public void stage(String volumeId, Path stagingPath, StageOptions options) {
-        PoolLayout.checkId("volume", volumeId);
-        if (options instanceof StageOptions.Block) throw StorageException.invalid("the dir engine has no block volumes");
-        MountOptions.parse(((StageOptions.Mount) options).mountFlags());
-        run("staging volume " + volumeId, () -> requireVolume(volumeId));
-    }
-
-    @Override
-    public void unstage(String volumeId, Path stagingPath) {
-        PoolLayout.checkId("volume", volumeId);
-        run("unstaging volume " + volumeId, () -> {
-            if (!layout.exists(Artifact.Kind.VOLUME, volumeId, EntryType.DIRECTORY)) return;
-            List<MountInfo> mounts = mountsOf(MountTable.read(), volumeId);
-            if (!mounts.isEmpty()) {
-                throw StorageException.inUse("volume " + volumeId + " is still published at "
-                        + mounts.stream().map(MountInfo::mountPoint).toList());
-            }
-        });
-    }
-
-    /** Filesystem-specific mount options mean nothing for a bind of a directory and are ignored. */
-    @Override
-    public void publish(String volumeId, Path stagingPath, Path targetPath, PublishOptions options) {
-        PoolLayout.checkId("volume", volumeId);
-        if (options.block()) throw StorageException.invalid("the dir engine has no block volumes");
-        MountOptions mountOptions = MountOptions.parse(options.mountFlags());
-        run("publishing volume " + volumeId + " at " + targetPath, () -> {
-            Path dir = requireVolume(volumeId);
-            // made without a sync at create (derivable from its row while blank): durable before anything is written in
-            layout.syncArtifact(Artifact.Kind.VOLUME, volumeId);
-            if (options.volumeMountGroup().isPresent()) Binds.grantGroup(dir, options.volumeMountGroup().getAsInt());
-            Binds.bindDirectory(dir, targetPath, options.readOnly(), mountOptions);
-        });
-    }
-
-    @Override
-    public void unpublish(String volumeId, Path targetPath) {
-        PoolLayout.checkId("volume", volumeId);
-        run("unpublishing volume " + volumeId + " from " + targetPath, () -> {
-            MountTable table = MountTable.read();
-            Optional<MountInfo> there = table.at(targetPath);
-            if (there.isPresent() && PoolLayout.type(dir(volumeId)) == EntryType.DIRECTORY) {
-                boolean ours = Binds.identity(table, dir(volumeId)).filter(id -> id.matches(there.get())).isPresent();
-                if (!ours) {
-                    throw StorageException.inUse(targetPath + " has " + there.get().source() + ":" + there.get().root()
-                            + " mounted, not volume " + volumeId);
-                }
-            }
-            Binds.unmountAndRemove(targetPath);
-        });
-    }
-
-    /** The pool's numbers: a directory has no size of its own. */
-    @Override
-    public VolumeStats stats(String volumeId, Path volumePath) {
-        PoolLayout.checkId("volume", volumeId);
-        return translate("stats of volume " + volumeId + " at " + volumePath, () -> {
-            if (PoolLayout.type(volumePath) == EntryType.MISSING) throw StorageException.notFound(volumePath + " does not exist");
-            Path real = Binds.canonical(volumePath);
-            if (mountsOf(MountTable.read(), volumeId).stream().noneMatch(m -> m.mountPoint().equals(real))) {
-                throw StorageException.notFound("volume " + volumeId + " is not published at " + volumePath);
-            }
-            Optional<String> abnormal = volumeCondition(volumeId);
-            FsStats fs = FsStats.of(volumePath);
-            return new VolumeStats(fs.totalBytes(), fs.totalBytes() - fs.freeBytes(), fs.availableBytes(),
-                    fs.totalInodes(), fs.totalInodes() - fs.freeInodes(), fs.freeInodes(), abnormal);
-        });
-    }
-
-    @Override
-    public long nodeExpand(String volumeId, Path volumePath) {
-        PoolLayout.checkId("volume", volumeId);
-        return translate("expanding volume " + volumeId, () -> {
-            requireVolume(volumeId);
-            return layout.readSidecar(Artifact.Kind.VOLUME, volumeId).map(Artifact::sizeBytes).orElse(0L);
-        });
     }
 
     @Override

@@ -15,13 +15,13 @@ import java.util.function.Supplier;
  * Turns what the OS layer throws into storage failures with a reason (the CSI layer picks the code). The message keeps the
  * call and the path ({@code mount(/dev/loop3 -> /x): EBUSY ...}), prefixed by what we were doing.
  */
-final class EngineErrors {
+public final class EngineErrors {
     private EngineErrors() {}
 
     private static final int EDQUOT = 122;
 
     /** Runs {@code body}; a StorageException passes through, anything from the OS is translated. */
-    static <T> T translate(String doing, Supplier<T> body) {
+    public static <T> T translate(String doing, Supplier<T> body) {
         try {
             return body.get();
         } catch (StorageException e) {
@@ -39,14 +39,14 @@ final class EngineErrors {
         }
     }
 
-    static void run(String doing, Runnable body) {
+    public static void run(String doing, Runnable body) {
         translate(doing, () -> {
             body.run();
             return null;
         });
     }
 
-    static StorageException of(String doing, OsException e) {
+    public static StorageException of(String doing, OsException e) {
         String message = doing + ": " + e.getMessage();
         return switch (e.errno()) {
             case Errno.ENOSPC, EDQUOT -> new StorageException(Reason.NO_SPACE, message, e);
@@ -57,7 +57,7 @@ final class EngineErrors {
     }
 
     /** java.nio reports errno only as text ("No space left on device"). */
-    static StorageException of(String doing, IOException e) {
+    public static StorageException of(String doing, IOException e) {
         String message = doing + ": " + e;
         if (e instanceof NoSuchFileException) return new StorageException(Reason.NOT_FOUND, message, e);
         // FileChannel.write reports ENOSPC as a plain IOException whose message is strerror's text
@@ -71,7 +71,7 @@ final class EngineErrors {
     }
 
     /** An IOException from java.nio inside engine code, rethrown unchecked (translated by {@link #translate}). */
-    static UncheckedIOException unchecked(String what, IOException e) {
+    public static UncheckedIOException unchecked(String what, IOException e) {
         return new UncheckedIOException(what, e);
     }
 }

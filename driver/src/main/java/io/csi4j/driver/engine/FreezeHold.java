@@ -17,7 +17,7 @@ public final class FreezeHold implements AutoCloseable {
     private final Freeze.Frozen frozen;  // null when no member is mounted: nothing to freeze
     private boolean released;
 
-    FreezeHold(Collection<String> volumeIds, Freeze.Frozen frozen) {
+    public FreezeHold(Collection<String> volumeIds, Freeze.Frozen frozen) {
         this.volumeIds = new TreeSet<>(volumeIds);
         this.frozen = frozen;
     }
@@ -27,7 +27,7 @@ public final class FreezeHold implements AutoCloseable {
     }
 
     /** Runs {@code work} while the hold is frozen; BUSY when it was released or lapsed first. */
-    synchronized void whileFrozen(Collection<String> members, Runnable work) {
+    public synchronized void whileFrozen(Collection<String> members, Runnable work) {
         if (released) throw StorageException.busy("the freeze hold on " + volumeIds + " was released before the cut; retry");
         if (!volumeIds.containsAll(members)) {
             throw StorageException.invalid("volumes " + members + " are not all held frozen (the hold covers " + volumeIds + ")");

@@ -33,15 +33,15 @@ import java.util.Set;
  * picks up where the previous one stopped. {@link ImageEngine} validates ids, translates errors
  * and calls in here with the volume's image path.
  */
-final class LoopStaging {
+public final class LoopStaging {
     /** Loop devices read and write the image with O_DIRECT ({@link ImageEngine.Options#directIo}). */
     private final boolean directIo;
 
-    LoopStaging(boolean directIo) {
+    public LoopStaging(boolean directIo) {
         this.directIo = directIo;
     }
 
-    static void applyReadAhead(Path node, long kib) {
+    public static void applyReadAhead(Path node, long kib) {
         BlockDevice.setReadAheadSectors(node, (kib == 0 ? ImageFormat.DEFAULT_READ_AHEAD_KIB : kib) * 2);
     }
 
@@ -49,7 +49,7 @@ final class LoopStaging {
      * A filesystem the kernel turned read-only (errors=remount-ro): its superblock is read-only
      * although no mount of it asked for that (a read-only stage makes its mounts read-only too).
      */
-    static Optional<String> readOnlyAfterErrors(MountTable table, List<MountInfo> mounts) {
+    public static Optional<String> readOnlyAfterErrors(MountTable table, List<MountInfo> mounts) {
         if (mounts.isEmpty()) return Optional.empty();
         List<String> superOptions = mounts.getFirst().superOptions();
         // ext4 shows an error remount as "emergency_ro" (Linux >= 6.x), older kernels and others as "ro"
@@ -62,7 +62,7 @@ final class LoopStaging {
         return Optional.empty();
     }
 
-    static void refreshAttached(Path image, long size) {
+    public static void refreshAttached(Path image, long size) {
         for (LoopDevice device : LoopDevice.findByBackingFile(image)) {
             if (device.size() != size) device.refreshCapacity();
         }
@@ -76,7 +76,7 @@ final class LoopStaging {
     }
 
     /** {@code options.fsType()} is resolved already (the capability's, else the recorded one, else ext4). */
-    void stage(String volumeId, Path image, Path stagingPath, StageOptions options) {
+    public void stage(String volumeId, Path image, Path stagingPath, StageOptions options) {
         switch (options) {
             case StageOptions.Block block -> stageBlock(volumeId, image, block);
             case StageOptions.Mount mount -> stageMount(volumeId, image, stagingPath, mount);
@@ -151,7 +151,7 @@ final class LoopStaging {
      * Restores and clones carry the source's XFS UUID, and XFS refuses to mount a second filesystem
      * with a UUID already mounted: always mount XFS volumes with {@code nouuid}.
      */
-    static String mountData(String fsType, MountOptions options) {
+    public static String mountData(String fsType, MountOptions options) {
         List<String> data = new ArrayList<>(options.data());
         if (fsType.equals("xfs") && !data.contains("nouuid")) data.add("nouuid");
         return data.isEmpty() ? null : String.join(",", data);
@@ -199,7 +199,7 @@ final class LoopStaging {
                 .orElseThrow(() -> new IllegalStateException("dumpe2fs printed no \"" + key + "\""));
     }
 
-    void unstage(String volumeId, Path image, Path stagingPath) {
+    public void unstage(String volumeId, Path image, Path stagingPath) {
         MountTable table = MountTable.read();
         Optional<MountInfo> there = table.at(stagingPath);
         if (there.isPresent()) {
@@ -264,7 +264,7 @@ final class LoopStaging {
         }
     }
 
-    void publish(String volumeId, Path image, Path stagingPath, Path targetPath, PublishOptions publishOptions) {
+    public void publish(String volumeId, Path image, Path stagingPath, Path targetPath, PublishOptions publishOptions) {
         if (publishOptions.block()) publishBlock(volumeId, image, targetPath, publishOptions.readOnly());
         else publishMount(volumeId, image, stagingPath, targetPath, publishOptions);
     }
@@ -325,7 +325,7 @@ final class LoopStaging {
         Binds.bindDirectory(stagingPath, target, publishOptions.readOnly(), MountOptions.parse(publishOptions.mountFlags()));
     }
 
-    void unpublish(String volumeId, Path image, Path targetPath) {
+    public void unpublish(String volumeId, Path image, Path targetPath) {
         MountTable table = MountTable.read();
         Optional<MountInfo> there = table.at(targetPath);
         // only this volume's mount comes down: a target_path naming another mount ("/", someone else's
@@ -342,7 +342,7 @@ final class LoopStaging {
      * FITRIM of the volume's filesystem at {@code volumePath}, which must be a mount of this image's loop device
      * (its staging mount or a bind of it): no other filesystem is ever trimmed through a volume's request.
      */
-    void trim(String volumeId, Path image, Path volumePath) {
+    public void trim(String volumeId, Path image, Path volumePath) {
         MountInfo mount = MountTable.read().at(volumePath).orElseThrow(() ->
                 StorageException.notFound(volumePath + " is not a mount point of volume " + volumeId));
         if (FileStat.of(volumePath).isBlockDevice() || !Binds.isLoopOf(mount, image)) {
@@ -351,7 +351,7 @@ final class LoopStaging {
         io.csi4j.driver.os.Trim.filesystem(volumePath);
     }
 
-    VolumeStats stats(String volumeId, Path image, Path volumePath) {
+    public VolumeStats stats(String volumeId, Path image, Path volumePath) {
         if (PoolLayout.type(volumePath) == EntryType.MISSING) {
             throw StorageException.notFound(volumePath + " does not exist");
         }
@@ -394,7 +394,7 @@ final class LoopStaging {
         return other.rdevMajor() == stat.rdevMajor() && other.rdevMinor() == stat.rdevMinor();
     }
 
-    long nodeExpand(String volumeId, Path image, Path volumePath) {
+    public long nodeExpand(String volumeId, Path image, Path volumePath) {
         MountTable table = MountTable.read();
         if (PoolLayout.type(volumePath) == EntryType.MISSING) throw StorageException.notFound(volumePath + " does not exist");
         FileStat stat = FileStat.of(volumePath);

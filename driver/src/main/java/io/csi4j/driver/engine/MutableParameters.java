@@ -58,7 +58,7 @@ public record MutableParameters(Optional<Long> readAheadKiB, Optional<String> co
     }
 
     /** New writes to {@code path} (a file, or everything created in a directory) are compressed so. */
-    static void setBtrfsCompression(Path path, String compression) {
+    public static void setBtrfsCompression(Path path, String compression) {
         Tools.run(Tools.DEFAULT_TIMEOUT, "btrfs", List.of("property", "set", path.toString(), "compression", compression));
     }
 }

@@ -1,18 +1,16 @@
 package io.csi4j.driver.engine;
 
-import io.csi4j.driver.storage.StorageException;
 import java.nio.file.Path;
 import java.util.List;
 
 /**
- * The node side of storage: attach, stage and publish a volume of the pool on this node. Every method derives
- * its state from the kernel's mount table and loop devices, never from memory, so it works the same after a
- * restart. Errors are {@code StorageException}s with a reason, as on the pool side.
+ * Capability: the node side of storage, attach, stage and publish a volume of the pool on this node (both engines
+ * have it; the core, {@link PoolStorage}, is what the controller's domain needs). Every method derives its state
+ * from the kernel's mount table and loop devices, never from memory, so it is idempotent and works the same after a
+ * restart. Errors are {@code StorageException}s with a reason, as on the pool side: NOT_FOUND without the volume,
+ * INVALID for options the engine cannot apply, IN_USE for something else in the way.
  */
-public interface NodeStorage {
-
-    /** "image" or "dir". */
-    String name();
+public interface NodeStorage extends Capability {
 
     /**
      * Makes the volume available at {@code stagingPath}: a filesystem volume is attached, formatted
@@ -21,10 +19,13 @@ public interface NodeStorage {
      */
     void stage(String volumeId, Path stagingPath, StageOptions options);
 
-    /** Undoes {@link #stage}; IN_USE while the volume is still published. */
+    /** Undoes {@link #stage}; OK when it is not staged; IN_USE while the volume is still published. */
     void unstage(String volumeId, Path stagingPath);
 
-    /** Bind-mounts the staged filesystem (or the block device) at {@code targetPath}, which it creates. */
+    /**
+     * Bind-mounts the staged filesystem (or the block device) at {@code targetPath}, which it creates; a repeat is OK
+     * (idempotent from the mount table).
+     */
     void publish(String volumeId, Path stagingPath, Path targetPath, PublishOptions options);
 
     /** Unmounts {@code targetPath} and removes it; OK when it is not mounted. */
@@ -33,16 +34,9 @@ public interface NodeStorage {
     /** Every mount point showing this volume now (its staging path and its targets), from the mount table. */
     List<Path> mountPoints(String volumeId);
 
+    /** Usage of the volume published or staged at {@code volumePath}; NOT_FOUND when it is not there. Reads only. */
     VolumeStats stats(String volumeId, Path volumePath);
 
-    /** Grows the filesystem online to fill the (already grown) volume. Returns the new size. */
+    /** Grows the filesystem online to fill the (already grown) volume; a repeat is a no-op. Returns the new size. */
     long nodeExpand(String volumeId, Path volumePath);
-
-    /**
-     * Discards the free blocks of the volume's filesystem mounted at {@code volumePath} (its staging path or a
-     * target). NOT_FOUND when no filesystem of this volume is mounted there.
-     */
-    default void trim(String volumeId, Path volumePath) {
-        throw StorageException.unsupported("the " + name() + " engine cannot reclaim space");
-    }
 }

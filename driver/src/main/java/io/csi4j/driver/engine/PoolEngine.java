@@ -19,20 +19,23 @@ import java.util.function.Supplier;
  * The skeleton both engines share: a pool, its layout and its {@link ArtifactStore}, and every call that is the
  * same whatever an artifact is (an image file or a directory): listing, sidecars, idempotent re-creation, the
  * blank volume re-made from its row, deleting snapshots, undoing a group cut. An engine adds how it makes, cuts,
- * sizes and attaches its artifacts.
+ * sizes and attaches its artifacts, and the {@link Capabilities} it offers. Open to the engines of other packages
+ * ({@code engine.image}), which is why its hooks are protected.
  */
-abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, DirEngine {
+public abstract non-sealed class PoolEngine implements StorageEngine {
     protected final Pool pool;
     protected final PoolLayout layout;
+    protected final IdLocks locks;
     protected final ArtifactStore store;
     private final String name;
     private final EngineCapabilities capabilities;
 
-    PoolEngine(Pool pool, String name, EngineCapabilities capabilities, String suffix, EntryType type) {
+    protected PoolEngine(Pool pool, String name, EngineCapabilities capabilities, String suffix, EntryType type) {
         this.pool = pool;
         this.name = name;
         this.capabilities = capabilities;
         this.layout = PoolLayout.open(pool.path(), suffix);
+        this.locks = layout.locks();
         this.store = new ArtifactStore(layout, type);
     }
 
@@ -42,13 +45,21 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
     @Override
     public final EngineCapabilities capabilities() { return capabilities; }
 
+    /** What this engine offers beyond the core, built once when it is opened. */
+    protected abstract Capabilities offered();
+
+    @Override
+    public final <C extends Capability> Optional<C> capability(Class<C> type) {
+        return offered().find(type);
+    }
+
     @Override
     public final void checkMutableParameters(Map<String, String> mutableParameters) {
         mutableParameters(mutableParameters);
     }
 
     /** The mutable parameters parsed, INVALID unless this engine can apply every one on this pool. */
-    final MutableParameters mutableParameters(Map<String, String> mutableParameters) {
+    protected final MutableParameters mutableParameters(Map<String, String> mutableParameters) {
         MutableParameters parsed = MutableParameters.parse(mutableParameters, capabilities.mutableKeys());
         if (parsed.compression().isPresent() && !pool.filesystem().equals("btrfs")) {
             throw StorageException.invalid("compression needs a btrfs pool; this pool is " + pool.filesystem());
@@ -67,13 +78,13 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
     }
 
     /** Cuts one snapshot per member (snapshot id -> volume id, in id order), consistent as this engine can make it. */
-    abstract Map<String, Long> snapshotGroup(Map<String, String> members, Artifact.Label label, FreezeHold held);
+    protected abstract Map<String, Long> snapshotGroup(Map<String, String> members, Artifact.Label label, FreezeHold held);
 
     /** The sum of the volumes' nominal sizes, with those being made right now. */
-    abstract long provisioned();
+    protected abstract long provisioned();
 
     /** The largest volume that can be made now, given what the pool's filesystem has and what is promised. */
-    abstract long allocatable(FsStats stats, long provisioned);
+    protected abstract long allocatable(FsStats stats, long provisioned);
 
     @Override
     public final PoolInfo pool() {
@@ -86,26 +97,26 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
     }
 
     /** The bytes volume {@code volumeId} is sized to now; {@code recorded} when the engine keeps no size of its own. */
-    abstract long volumeSize(String volumeId, long recorded);
+    protected abstract long volumeSize(String volumeId, long recorded);
 
     /**
      * Under the id's lock, at re-making a blank volume from its row: makes what is missing (or too short) of it;
      * true when something was made.
      */
-    abstract boolean remakeBlank(String volumeId, long sizeBytes, AccessType access, Artifact.Label label);
+    protected abstract boolean remakeBlank(String volumeId, long sizeBytes, AccessType access, Artifact.Label label);
 
     /** Refuses a blank volume this engine cannot make (capacity, access type), before anything is written. */
-    abstract void checkBlank(long sizeBytes, AccessType access);
+    protected abstract void checkBlank(long sizeBytes, AccessType access);
 
     @Override
     public final boolean ensureBlankVolume(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
         PoolLayout.checkId("volume", volumeId);
         checkBlank(sizeBytes, access);
-        return translate("re-making blank volume " + volumeId, () -> layout.locked(volumeId, () ->
+        return translate("re-making blank volume " + volumeId, () -> locks.locked(volumeId, () ->
                 remakeBlank(volumeId, sizeBytes, access, label) | store.settleBlank(blank(volumeId, sizeBytes, access, label))));
     }
 
-    final Artifact blank(String volumeId, long size, AccessType access, Artifact.Label label) {
+    protected final Artifact blank(String volumeId, long size, AccessType access, Artifact.Label label) {
         return new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, "", Instant.now()).withLabel(label);
     }
 
@@ -113,7 +124,7 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
      * True when the volume exists already as asked (labelled now if it was made without, by a version that
      * labelled afterwards); EXISTS when it exists otherwise.
      */
-    final boolean existing(String volumeId, long size, String source, Artifact.Label label) {
+    protected final boolean existing(String volumeId, long size, String source, Artifact.Label label) {
         if (!store.exists(Artifact.Kind.VOLUME, volumeId)) return false;
         Optional<Artifact> recorded = layout.readSidecar(Artifact.Kind.VOLUME, volumeId);
         long existingSize = volumeSize(volumeId, recorded.map(Artifact::sizeBytes).orElse(size));
@@ -128,7 +139,7 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
     }
 
     /** A new volume from a snapshot's or another volume's content: ids checked, the source required, then {@code make}. */
-    final long fromSource(String volumeId, Artifact.Kind sourceKind, String sourceId, Supplier<Long> make) {
+    protected final long fromSource(String volumeId, Artifact.Kind sourceKind, String sourceId, Supplier<Long> make) {
         String what = sourceKind == Artifact.Kind.SNAPSHOT ? "snapshot" : "source volume";
         PoolLayout.checkId("volume", volumeId);
         PoolLayout.checkId(what, sourceId);
@@ -144,7 +155,7 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
      * Runs a cut or a copy from these volumes; when it fails because one of them was deleted meanwhile (a DeleteVolume
      * committed between our check and the read), NOT_FOUND: the delete won the race, nothing failed.
      */
-    final <T> T sourcesStayed(Collection<String> volumeIds, Supplier<T> work) {
+    protected final <T> T sourcesStayed(Collection<String> volumeIds, Supplier<T> work) {
         try {
             return work.get();
         } catch (RuntimeException e) {
@@ -160,13 +171,13 @@ abstract sealed class PoolEngine implements StorageEngine permits ImageEngine, D
     }
 
     /** The volume's artifact (image or directory); NOT_FOUND when it does not exist. */
-    final Path requireVolume(String volumeId) {
+    protected final Path requireVolume(String volumeId) {
         store.require(Artifact.Kind.VOLUME, volumeId);
         return layout.artifact(Artifact.Kind.VOLUME, volumeId);
     }
 
     /** Undoes a group cut that failed: every member snapshot goes, committed or not; failures join {@code cause}. */
-    final void deleteMembers(Collection<String> snapshotIds, RuntimeException cause) {
+    protected final void deleteMembers(Collection<String> snapshotIds, RuntimeException cause) {
         for (String snapshotId : snapshotIds) {
             try {
                 layout.delete(Artifact.Kind.SNAPSHOT, snapshotId);

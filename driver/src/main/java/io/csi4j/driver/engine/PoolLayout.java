@@ -34,10 +34,10 @@ import java.util.stream.Stream;
  * An id must be a plain file name of safe characters, and every path is checked without following
  * symlinks, so no id reaches outside the pool.
  */
-final class PoolLayout {
+public final class PoolLayout {
     /** Ids we generate are {@code ObjectId}s; anything else that is a plain, short, safe name is tolerated. */
-    static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
-    static final String SIDECAR = ".meta";
+    public static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    public static final String SIDECAR = ".meta";
 
     private final Path root;
     private final Path volumes;
@@ -45,6 +45,7 @@ final class PoolLayout {
     private final Path tmp;
     private final Path replicas;
     private final String artifactSuffix;
+    private final IdLocks locks = new IdLocks();
 
     private PoolLayout(Path root, String artifactSuffix) {
         this.root = root;
@@ -56,7 +57,7 @@ final class PoolLayout {
     }
 
     /** Creates the directories if missing; refuses a pool whose directories are symlinks. */
-    static PoolLayout open(Path pool, String artifactSuffix) {
+    public static PoolLayout open(Path pool, String artifactSuffix) {
         Path root;
         try {
             root = pool.toRealPath();
@@ -79,12 +80,15 @@ final class PoolLayout {
         return layout;
     }
 
-    Path root() { return root; }
+    public Path root() { return root; }
 
-    Path tmpDir() { return tmp; }
+    /** The pool's per-id locks: its deletes take them, and so does an engine's work that must not meet a delete. */
+    public IdLocks locks() { return locks; }
+
+    public Path tmpDir() { return tmp; }
 
     /** INVALID unless {@code id} is a plain safe file name. */
-    static String checkId(String what, String id) {
+    public static String checkId(String what, String id) {
         if (!isSafeId(id)) {
             String shown = id == null ? "null" : id.length() > 64 ? id.substring(0, 64) + "..." : id;
             throw StorageException.invalid(what + " id is not a valid id: \"" + shown.replace("\0", "\\0") + "\"");
@@ -93,7 +97,7 @@ final class PoolLayout {
     }
 
     /** {@link #SAFE_ID} without "..", by hand: every path computation asks, and the regex was a cost of its own. */
-    static boolean isSafeId(String id) {
+    public static boolean isSafeId(String id) {
         if (id == null || id.isEmpty() || id.length() > 128 || id.contains("..")) return false;
         for (int i = 0; i < id.length(); i++) {
             char c = id.charAt(i);
@@ -103,34 +107,34 @@ final class PoolLayout {
         return true;
     }
 
-    Path dir(Artifact.Kind kind) {
+    public Path dir(Artifact.Kind kind) {
         return kind == Artifact.Kind.VOLUME ? volumes : snapshots;
     }
 
-    Path artifact(Artifact.Kind kind, String id) {
+    public Path artifact(Artifact.Kind kind, String id) {
         return contained(dir(kind), checkId(kindName(kind), id) + artifactSuffix);
     }
 
-    Path sidecar(Artifact.Kind kind, String id) {
+    public Path sidecar(Artifact.Kind kind, String id) {
         return contained(dir(kind), checkId(kindName(kind), id) + SIDECAR);
     }
 
     /** A fresh name in .tmp for work on {@code id}. */
-    Path temporary(String id, String suffix) {
+    public Path temporary(String id, String suffix) {
         return contained(tmp, id + suffix + "." + UUID.randomUUID().toString().substring(0, 8));
     }
 
-    static String kindName(Artifact.Kind kind) {
+    public static String kindName(Artifact.Kind kind) {
         return kind == Artifact.Kind.VOLUME ? "volume" : "snapshot";
     }
 
     /** Where the replica of a snapshot of another node's volume lives. */
-    Path replica(String sourceVolumeId, String snapshotId) {
+    public Path replica(String sourceVolumeId, String snapshotId) {
         return contained(replicas, checkId("volume", sourceVolumeId) + "@" + checkId("snapshot", snapshotId) + artifactSuffix);
     }
 
     /** The replicas present (a name not of that shape is not ours and ignored). */
-    List<Replica> replicas() {
+    public List<Replica> replicas() {
         if (type(replicas) == EntryType.MISSING) return List.of();
         List<Replica> found = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(replicas, "*@*" + artifactSuffix)) {
@@ -146,7 +150,7 @@ final class PoolLayout {
     }
 
     /** Makes a synced temp file the replica, durably (the directory is made on first use). */
-    void commitReplica(Path temp, Replica replica) {
+    public void commitReplica(Path temp, Replica replica) {
         try {
             Files.createDirectory(replicas);
             Durable.fsyncDirectory(root);
@@ -161,7 +165,7 @@ final class PoolLayout {
     }
 
     /** Removes the replicas of a source volume but the one of snapshot {@code keep}. */
-    void dropReplicas(String sourceVolumeId, String keep) {
+    public void dropReplicas(String sourceVolumeId, String keep) {
         boolean any = false;
         for (Replica r : replicas()) {
             if (r.sourceVolumeId().equals(sourceVolumeId) && !r.snapshotId().equals(keep)) {
@@ -181,10 +185,10 @@ final class PoolLayout {
         return path;
     }
 
-    enum EntryType { MISSING, FILE, DIRECTORY, OTHER }
+    public enum EntryType { MISSING, FILE, DIRECTORY, OTHER }
 
     /** What is at {@code path}, not following a symlink there (a symlink is OTHER). */
-    static EntryType type(Path path) {
+    public static EntryType type(Path path) {
         return switch (FileStat.typeOf(path)) {  // one statx, no exception for a name that is not there
             case MISSING -> EntryType.MISSING;
             case FILE -> EntryType.FILE;
@@ -197,7 +201,7 @@ final class PoolLayout {
      * Whether the artifact exists as the expected type; IN_USE when something else
      * (a symlink, a device, a file where a directory belongs) sits under its name.
      */
-    boolean exists(Artifact.Kind kind, String id, EntryType expected) {
+    public boolean exists(Artifact.Kind kind, String id, EntryType expected) {
         Path path = artifact(kind, id);
         EntryType found = type(path);
         if (found == EntryType.MISSING) return false;
@@ -212,7 +216,7 @@ final class PoolLayout {
      * Which of these ids have an artifact of the expected type: the directory is checked once, then one
      * lstat per id (for a page of ListVolumes, where a path per id would re-check the directory each time).
      */
-    Set<String> present(Artifact.Kind kind, Collection<String> ids, EntryType expected) {
+    public Set<String> present(Artifact.Kind kind, Collection<String> ids, EntryType expected) {
         Path dir = dir(kind);
         if (type(dir) != EntryType.DIRECTORY) {
             throw StorageException.inUse(dir + " is not a directory (symlink or file); refusing this pool");
@@ -232,7 +236,7 @@ final class PoolLayout {
         return present;
     }
 
-    Optional<Artifact> readSidecar(Artifact.Kind kind, String id) {
+    public Optional<Artifact> readSidecar(Artifact.Kind kind, String id) {
         Path path = sidecar(kind, id);
         if (type(path) != EntryType.FILE) return Optional.empty();
         try {
@@ -248,7 +252,7 @@ final class PoolLayout {
      * Writes the sidecar durably under its final name (temp + fsync + rename + fsync of the directory).
      * The .tmp directory is not synced: whatever a crash leaves there is swept at start-up.
      */
-    void writeSidecar(Artifact artifact) {
+    public void writeSidecar(Artifact artifact) {
         Path target = sidecar(artifact.kind(), artifact.id());
         Path temp = writeSidecarTemp(artifact);
         try {
@@ -279,7 +283,7 @@ final class PoolLayout {
      * both, which the start-up reconciler re-makes from the row ({@link #syncArtifact} makes them durable
      * before anything is written into the artifact).
      */
-    void writeSidecarUnsynced(Artifact artifact) {
+    public void writeSidecarUnsynced(Artifact artifact) {
         Path target = sidecar(artifact.kind(), artifact.id());
         Path temp = writeSidecarTemp(artifact);
         try {
@@ -293,7 +297,7 @@ final class PoolLayout {
      * Makes an artifact made without syncing durable: the artifact (a file's size and blocks, or a
      * directory's entries), its sidecar and their names. Cheap when they are durable already.
      */
-    void syncArtifact(Artifact.Kind kind, String id) {
+    public void syncArtifact(Artifact.Kind kind, String id) {
         Durable.fsync(artifact(kind, id));
         Path sidecar = sidecar(kind, id);
         if (type(sidecar) == EntryType.FILE) Durable.fsync(sidecar);
@@ -301,7 +305,7 @@ final class PoolLayout {
     }
 
     /** Makes every create, rename and unlink done so far in this kind's directory durable. */
-    void syncDirectory(Artifact.Kind kind) {
+    public void syncDirectory(Artifact.Kind kind) {
         Durable.fsyncDirectory(dir(kind));
     }
 
@@ -309,7 +313,7 @@ final class PoolLayout {
      * Whether the artifact holds anything written into it: a file with allocated blocks, or a directory
      * with an entry. A blank volume that nobody staged holds nothing, so losing it loses nothing.
      */
-    boolean holdsData(Artifact.Kind kind, String id) {
+    public boolean holdsData(Artifact.Kind kind, String id) {
         Path path = artifact(kind, id);
         return switch (type(path)) {
             case MISSING -> false;
@@ -326,7 +330,7 @@ final class PoolLayout {
     }
 
     /** A finished artifact in .tmp and what its sidecar will say about it. */
-    record Finished(Artifact artifact, Path temp) {}
+    public record Finished(Artifact artifact, Path temp) {}
 
     /**
      * Makes finished artifacts visible under their final names with their sidecars, durably, syncing each
@@ -334,7 +338,7 @@ final class PoolLayout {
      * artifact (an artifact never shows without its description; a sidecar left alone by a crash is
      * swept at start-up), then the directories are synced. Renames out of .tmp need no sync of .tmp.
      */
-    void reveal(List<Finished> finished) {
+    public void reveal(List<Finished> finished) {
         List<Path> sidecarTemps = new ArrayList<>();
         try {
             for (Finished f : finished) sidecarTemps.add(writeSidecarTemp(f.artifact()));
@@ -356,7 +360,7 @@ final class PoolLayout {
     }
 
     /** Makes a finished temp artifact visible under its final name, durably (its sidecar is there already). */
-    void commit(Path temp, Artifact.Kind kind, String id) {
+    public void commit(Path temp, Artifact.Kind kind, String id) {
         Durable.fsync(temp);
         Path target = artifact(kind, id);
         Durable.rename(temp, target);
@@ -364,7 +368,7 @@ final class PoolLayout {
     }
 
     /** Ids with an artifact on disk (names that are not valid ids are ignored: they are not ours). */
-    Set<String> ids(Artifact.Kind kind) {
+    public Set<String> ids(Artifact.Kind kind) {
         Set<String> ids = new TreeSet<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir(kind), "*" + artifactSuffix)) {
             for (Path entry : entries) {
@@ -382,7 +386,7 @@ final class PoolLayout {
      * Removes whatever interrupted work left: everything in .tmp, and sidecars whose artifact never
      * got its final name. Only safe while no engine call is running (at start-up).
      */
-    List<Path> sweep() {
+    public List<Path> sweep() {
         List<Path> removed = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(tmp)) {
             for (Path entry : entries) {
@@ -410,7 +414,7 @@ final class PoolLayout {
     }
 
     /** Deletes a file or a tree without following symlinks (a symlink is removed, not its target). */
-    static void deleteTree(Path path) throws IOException {
+    public static void deleteTree(Path path) throws IOException {
         if (type(path) == EntryType.DIRECTORY) {
             try (Stream<Path> walk = Files.walk(path)) {
                 for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
@@ -420,7 +424,7 @@ final class PoolLayout {
         }
     }
 
-    static void deleteQuietly(Path path) {
+    public static void deleteQuietly(Path path) {
         try {
             deleteTree(path);
         } catch (IOException | UncheckedIOException ignored) {
@@ -428,27 +432,9 @@ final class PoolLayout {
         }
     }
 
-    /**
-     * Locks by id, for what must not interleave with a delete of the same artifact: an expand or a label
-     * that found the artifact must not write its sidecar (or re-create its file) after a concurrent delete
-     * removed it (DeleteVolumeGroup deletes member volumes that other calls may be working on).
-     */
-    private final Object[] idLocks = java.util.stream.IntStream.range(0, 64).mapToObj(i -> new Object()).toArray();
-
-    private Object lockFor(String id) {
-        return idLocks[Math.floorMod(id.hashCode(), idLocks.length)];
-    }
-
-    /** Runs {@code body} while no artifact with this id is deleted. Take no other id's lock inside. */
-    <T> T locked(String id, java.util.function.Supplier<T> body) {
-        synchronized (lockFor(id)) {
-            return body.get();
-        }
-    }
-
     /** Rewrites the sidecar if the artifact (of {@code type}) and its sidecar still exist; false if not. */
-    boolean rewriteSidecar(Artifact.Kind kind, String id, EntryType type, java.util.function.UnaryOperator<Artifact> change) {
-        return locked(id, () -> {
+    public boolean rewriteSidecar(Artifact.Kind kind, String id, EntryType type, java.util.function.UnaryOperator<Artifact> change) {
+        return locks.locked(id, () -> {
             if (!exists(kind, id, type)) return false;
             Optional<Artifact> current = readSidecar(kind, id);
             if (current.isEmpty()) return false;
@@ -463,20 +449,16 @@ final class PoolLayout {
      * of the directory. A file goes with one unlink; a directory tree is renamed into .tmp first, so a
      * crash in the middle of deleting it leaves nothing half-visible (the start-up sweep finishes it).
      */
-    void delete(Artifact.Kind kind, String id) {
-        synchronized (lockFor(id)) {
-            deleteUnlocked(kind, id, true);
-        }
+    public void delete(Artifact.Kind kind, String id) {
+        locks.locked(id, () -> deleteUnlocked(kind, id, true));
     }
 
     /**
      * As {@link #delete} without the sync of the directory: for a caller whose catalog commit (a tombstone)
      * already makes the delete durable, and that syncs the directory later, once for many ({@link #syncDirectory}).
      */
-    void deleteUnsynced(Artifact.Kind kind, String id) {
-        synchronized (lockFor(id)) {
-            deleteUnlocked(kind, id, false);
-        }
+    public void deleteUnsynced(Artifact.Kind kind, String id) {
+        locks.locked(id, () -> deleteUnlocked(kind, id, false));
     }
 
     private void deleteUnlocked(Artifact.Kind kind, String id, boolean sync) {

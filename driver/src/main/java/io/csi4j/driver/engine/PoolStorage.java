@@ -1,16 +1,19 @@
 package io.csi4j.driver.engine;
 
-import io.csi4j.driver.storage.StorageException;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
 /**
- * The pool side of storage: volumes and snapshots as artifacts in a pool, what the controller's domain rules
+ * The engine's core: volumes and snapshots as artifacts in a pool and their lifecycle (create, restore, clone,
+ * expand, snapshot, delete, list, capacity), which every engine has; what the controller's domain rules
  * ({@code Volumes}, {@code Snapshots}, groups) need and all they may touch. Open, so that the rules can be
- * tested against an engine held in memory; {@link StorageEngine} is the real one, with its node side.
+ * tested against an engine held in memory; {@link StorageEngine} is the real one. Everything an engine may or may
+ * not offer (the node side, block maps, moving data, reclaiming space, holding a freeze) is a {@link Capability}
+ * found by {@link #capability}, never a flag beside a method that throws.
  *
  * <p>Contract, for every method: idempotent (a repeat after success, or after a crash at any
  * instant, converges to the same end state), atomic from the outside (an artifact appears under
@@ -27,12 +30,13 @@ public interface PoolStorage extends AutoCloseable {
     /** "image" or "dir". */
     String name();
 
+    /** The pool's capacity: its size, what is free, what is promised to volumes, the largest volume makeable now. */
     PoolInfo pool();
 
     /** What the plugin should say at start-up about this engine and its pool (e.g. no reflink). */
     List<String> notices();
 
-    /** What volumes this engine makes: checked before any row or artifact is written. */
+    /** What volumes this engine makes: checked before any row or artifact is written. No I/O. */
     EngineCapabilities capabilities();
 
     default boolean supportsBlock() {
@@ -98,10 +102,16 @@ public interface PoolStorage extends AutoCloseable {
     /** True while the volume is attached on this node (staged or published), so it must not be deleted. */
     boolean inUse(String volumeId);
 
-    /** Grows the artifact (and, if attached, the loop capacity); never shrinks. Returns the new size. */
+    /**
+     * Grows the artifact (and, if attached, the loop capacity) durably; never shrinks, so a repeat returns the size
+     * it has. NOT_FOUND without the volume; NO_SPACE beyond what the pool can promise. Returns the new size.
+     */
     long expandVolume(String volumeId, long newCapacityBytes);
 
-    /** Cuts a snapshot; a mounted filesystem volume is frozen around the cut. Returns its size. */
+    /**
+     * Cuts a snapshot; a mounted filesystem volume is frozen around the cut. A repeat of a complete one is OK;
+     * one of another volume under this id is EXISTS; NOT_FOUND without the volume. Returns its size.
+     */
     long createSnapshot(String snapshotId, String volumeId, Artifact.Label label);
 
     /**
@@ -115,13 +125,7 @@ public interface PoolStorage extends AutoCloseable {
      */
     Map<String, Long> createGroupSnapshot(Map<String, String> snapshotToVolume, Artifact.Label label, FreezeHold held);
 
-    /**
-     * Freezes the mounted filesystems of these volumes until the returned hold is closed (flushing attached
-     * block devices, which cannot be frozen). NOT_FOUND for a volume that does not exist; BUSY when one is
-     * frozen already. The caller must close the hold, also when it fails.
-     */
-    FreezeHold holdFrozen(List<String> volumeIds);
-
+    /** Removes the snapshot's artifact durably; OK when it is gone already. */
     void deleteSnapshot(String snapshotId);
 
     /**
@@ -132,7 +136,7 @@ public interface PoolStorage extends AutoCloseable {
      */
     void modifyVolume(String volumeId, Map<String, String> mutableParameters);
 
-    /** Empty when healthy; else why not (artifact missing, filesystem read-only after errors ...). */
+    /** Empty when healthy; else why not (artifact missing, filesystem read-only after errors ...). Reads only. */
     Optional<String> volumeCondition(String volumeId);
 
     /**
@@ -140,7 +144,7 @@ public interface PoolStorage extends AutoCloseable {
      * what is shared (mount table, loop devices) instead of one per volume. Every id is in the result.
      */
     default Map<String, Optional<String>> volumeConditions(List<String> volumeIds) {
-        Map<String, Optional<String>> conditions = new java.util.HashMap<>();
+        Map<String, Optional<String>> conditions = new HashMap<>();
         for (String id : volumeIds) conditions.put(id, volumeCondition(id));
         return conditions;
     }
@@ -159,82 +163,12 @@ public interface PoolStorage extends AutoCloseable {
      */
     List<Path> removeTemporaryArtifacts();
 
-    // ---- snapshot metadata: what a snapshot holds, what changed between two ----
-
-    /** Whether snapshots are block images whose ranges {@link #allocatedRanges} and {@link #changedRanges} map. */
-    default boolean mapsSnapshotBlocks() {
-        return false;
-    }
-
     /**
-     * The allocated ranges of the snapshot's block image from {@code from} on, computed as they are pulled.
-     * NOT_FOUND without its image; UNSUPPORTED on an engine whose snapshots are no block images.
-     * {@code cancelled} is polled while scanning: a true answer ends the scan with a CancellationException.
+     * The capability of this type when the engine offers it ({@link Capability}: {@link NodeStorage},
+     * {@link SnapshotRanges}, {@link DataMover}, {@link SpaceReclaimer}, {@link Freezer} ...), else empty; the
+     * caller then raises the error it gives for an engine that cannot. The same instance on every call; no I/O.
      */
-    default RangeCursor allocatedRanges(String snapshotId, long from, java.util.function.BooleanSupplier cancelled) {
-        throw StorageException.unsupported("the " + name() + " engine keeps no block images of snapshots");
-    }
-
-    /**
-     * The ranges whose content may differ between two snapshots of one volume, from {@code from} on, up to the
-     * target's size: from shared physical extents where the pool reflinks, else by comparing data.
-     */
-    default RangeCursor changedRanges(String baseSnapshotId, String targetSnapshotId, long from,
-                                      java.util.function.BooleanSupplier cancelled) {
-        throw StorageException.unsupported("the " + name() + " engine keeps no block images of snapshots");
-    }
-
-    // ---- moving volumes between nodes ----
-
-    /** Whether volumes can be sent to another node ({@link #openSource}) and made from its bytes ({@link #beginImport}). */
-    default boolean movesData() {
-        return false;
-    }
-
-    /**
-     * A stable image of the snapshot, or of the volume cut now (frozen if mounted here), to send to another node.
-     * NOT_FOUND without the artifact; UNSUPPORTED unless {@link #movesData}.
-     */
-    default SourceImage openSource(Artifact.Kind kind, String id) {
-        throw StorageException.unsupported("the " + name() + " engine cannot send volumes to another node");
-    }
-
-    /**
-     * Starts a volume made of {@code sourceBytes} that arrive from another node, grown to {@code capacityBytes}
-     * (0: the source's size; smaller: OUT_OF_RANGE), its size promised to the pool now (NO_SPACE). It starts as
-     * the content of the replica {@code base} when given (then only changed ranges need writing), else as zeros.
-     * It is invisible until {@link ImageImport#commit}, which keeps it as replica {@code keepAs} when given.
-     */
-    default ImageImport beginImport(String volumeId, long sourceBytes, long capacityBytes, AccessType access, String sourceRef,
-                                    Artifact.Label label, Replica base, Replica keepAs) {
-        throw StorageException.unsupported("the " + name() + " engine cannot make volumes from another node's data");
-    }
-
-    /** The copies of other nodes' snapshots this pool keeps ({@link Replica}). */
-    default List<Replica> replicas() {
-        return List.of();
-    }
-
-    // ---- space reclaim (CSI-Addons ReclaimSpace) ----
-
-    /** Whether {@link #trim} gives a volume's free space back to the pool. */
-    default boolean reclaimsSpace() {
-        return false;
-    }
-
-    /** Bytes the volume really takes in the pool (allocated blocks, not its size). */
-    default long allocatedBytes(String volumeId) {
-        throw StorageException.unsupported("the " + name() + " engine cannot tell what a volume takes");
-    }
-
-
-    /**
-     * Reclaims the free space of a filesystem volume that no workload uses, without showing its filesystem to
-     * anyone (ControllerReclaimSpace). IN_USE while it is attached as a block device.
-     */
-    default void trimOffline(String volumeId) {
-        throw StorageException.unsupported("the " + name() + " engine cannot reclaim space");
-    }
+    <C extends Capability> Optional<C> capability(Class<C> type);
 
     @Override
     void close();

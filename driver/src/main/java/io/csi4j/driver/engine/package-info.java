@@ -1,12 +1,27 @@
 /**
  * Storage engines: where volume and snapshot bytes live, behind {@link io.csi4j.driver.engine.StorageEngine}:
- * its pool side ({@link io.csi4j.driver.engine.PoolStorage}, artifacts in the pool: all the controller's domain
- * rules touch, so they can be tested against an engine held in memory) and its node side
- * ({@link io.csi4j.driver.engine.NodeStorage}: attach, stage, publish).
+ * a small core ({@link io.csi4j.driver.engine.PoolStorage}: artifacts in the pool and their lifecycle, all the
+ * controller's domain rules touch, so they can be tested against an engine held in memory) and capabilities an
+ * engine offers or not, each a small interface found by type with {@code PoolStorage.capability(Class)}
+ * ({@link io.csi4j.driver.engine.Capability}, registered in the engine's
+ * {@link io.csi4j.driver.engine.Capabilities}):
+ * <ul>
+ *   <li>{@link io.csi4j.driver.engine.NodeStorage}: the node side, attach, stage, publish (both engines);</li>
+ *   <li>{@link io.csi4j.driver.engine.Freezer}: hold volumes frozen between calls, for a group snapshot across
+ *       nodes (both engines; the dir engine only refuses members published writable);</li>
+ *   <li>{@link io.csi4j.driver.engine.SnapshotRanges}: allocated and changed ranges of snapshots (image);</li>
+ *   <li>{@link io.csi4j.driver.engine.DataMover}: send and import volumes between nodes, replicas (image);</li>
+ *   <li>{@link io.csi4j.driver.engine.SpaceReclaimer}: give free space back, tell what a volume takes (image).</li>
+ * </ul>
+ * A caller that finds a capability absent raises the error it gives for an engine that cannot. A new capability
+ * (replication, encryption, preallocation modes) is a new interface extending {@code Capability}, a class
+ * implementing it in the engine's package, and one registration line in that engine: no shared interface changes,
+ * and the in-memory fake of the core ({@code MemoryPool}, in the tests) does not change either.
  *
  * <p>{@link io.csi4j.driver.engine.Pool} is {@code <data-dir>/pool}: a plain directory, or an XFS image
  * ({@code <data-dir>/pool.img}, reflink on) that the plugin mounts there and that outlives it.
- * Inside a pool ({@link io.csi4j.driver.engine.PoolLayout}):
+ * Inside a pool ({@link io.csi4j.driver.engine.PoolLayout}: paths and sidecars; its
+ * per-id locks against a concurrent delete are {@link io.csi4j.driver.engine.IdLocks}):
  * <pre>
  *   volumes/&lt;id&gt;.img | .dir   the volume (image engine: sparse file; dir engine: directory)
  *   volumes/&lt;id&gt;.meta         its sidecar: one JSON object ({@link io.csi4j.driver.engine.Artifact})
@@ -32,18 +47,22 @@
  * adds how it makes, sizes, cuts and attaches its artifacts. {@link io.csi4j.driver.engine.FreezeHold} keeps
  * members frozen between calls for a group snapshot that spans nodes.
  *
- * <p>{@link io.csi4j.driver.engine.EngineKind#open} is the one way an engine is opened: on the pool of a
- * {@link io.csi4j.driver.storage.DataDir}, which names what lives in the data directory.
+ * <p>{@code engine.open.Engines#open} is the one way an engine of an {@link io.csi4j.driver.engine.EngineKind}
+ * is opened: on the pool of a {@link io.csi4j.driver.storage.DataDir}, which names what lives in the data
+ * directory. It lives in a package of its own, above this one and {@code engine.image}, so that the import graph
+ * has no cycle.
  *
  * <p>{@link io.csi4j.driver.engine.EngineCapabilities} says what volumes an engine makes (block or not, the
  * filesystems, the mutable parameters it applies); with {@code PoolStorage.blankSize} (the smallest volume)
  * and {@code PoolStorage.checkMutableParameters} (their ranges, and what the pool allows) the domain refuses a
  * request before any row or artifact is written.
  *
- * <p>{@link io.csi4j.driver.engine.ImageEngine} attaches images through loop devices
+ * <p>The image engine ({@code engine.image}, a package split by job) attaches images through loop devices
  * ({@link io.csi4j.driver.engine.LoopStaging}); what both sides know of an image (its filesystems, their
  * minimum sizes, the default read-ahead) is {@link io.csi4j.driver.engine.ImageFormat}, so neither calls the
- * other back. {@link io.csi4j.driver.engine.DirEngine} bind-mounts directories. Node operations read the kernel's mount table and loop devices every time, so they
+ * other back. Both stay here for now, public for {@code engine.image}. {@link io.csi4j.driver.engine.DirEngine}
+ * bind-mounts directories ({@link io.csi4j.driver.engine.DirNode}; its freeze hold is
+ * {@link io.csi4j.driver.engine.DirFreezer}). Node operations read the kernel's mount table and loop devices every time, so they
  * are idempotent across plugin restarts.
  */
 package io.csi4j.driver.engine;

@@ -3,8 +3,10 @@ package io.csi4j.driver.mobility;
 import com.google.protobuf.UnsafeByteOperations;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.engine.Artifact;
+import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.RangeCursor;
+import io.csi4j.driver.engine.SnapshotRanges;
 import io.csi4j.driver.engine.SourceImage;
 import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.State;
@@ -53,7 +55,8 @@ public final class SourceSender {
 
     /** Streams the source into {@code sink}; NOT_FOUND for a source this node does not hold (ready). */
     public void send(ReadSourceRequest req, String peer, Sink sink, BooleanSupplier cancelled) {
-        if (!engine.movesData()) throw CsiException.failedPrecondition("the " + engine.name() + " engine cannot send volumes to another node");
+        DataMover mover = engine.capability(DataMover.class).orElseThrow(() ->
+                CsiException.failedPrecondition("the " + engine.name() + " engine cannot send volumes to another node"));
         Artifact.Kind kind;
         String id;
         String sourceVolumeId;
@@ -71,7 +74,7 @@ public final class SourceSender {
             default -> throw CsiException.invalidArgument("snapshot_id or volume_id is REQUIRED");
         }
         Optional<String> base = kind == Artifact.Kind.SNAPSHOT ? base(req, id, sourceVolumeId) : Optional.empty();
-        try (SourceImage image = engine.openSource(kind, id);
+        try (SourceImage image = mover.openSource(kind, id);
              Copies.Copy copy = copies.start(id, false, peer, id)) {
             long toSend = 0;
             try (RangeCursor scan = ranges(image, base, id, cancelled)) {
@@ -123,7 +126,7 @@ public final class SourceSender {
      * a ready snapshot of the same volume here, if any.
      */
     private Optional<String> base(ReadSourceRequest req, String target, String sourceVolumeId) {
-        if (!engine.mapsSnapshotBlocks()) return Optional.empty();
+        if (engine.capability(SnapshotRanges.class).isEmpty()) return Optional.empty();
         if (req.getBaseSnapshotIdsList().contains(target)) return Optional.of(target);
         return req.getBaseSnapshotIdsList().stream()
                 .map(b -> catalog.snapshots().byId(b)).flatMap(Optional::stream)
@@ -132,7 +135,8 @@ public final class SourceSender {
     }
 
     private RangeCursor ranges(SourceImage image, Optional<String> base, String target, BooleanSupplier cancelled) {
-        return base.isPresent() ? engine.changedRanges(base.get(), target, 0, cancelled) : image.allocated(cancelled);
+        return base.isPresent() ? engine.capability(SnapshotRanges.class).orElseThrow().changedRanges(base.get(), target, 0, cancelled)
+                : image.allocated(cancelled);
     }
 
     private SnapshotRecord readySnapshot(String id) {

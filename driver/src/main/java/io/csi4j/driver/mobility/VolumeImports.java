@@ -1,5 +1,6 @@
 package io.csi4j.driver.mobility;
 
+import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.ImageImport;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.Replica;
@@ -57,7 +58,7 @@ public final class VolumeImports {
     /** Makes the volume from {@code source}'s copy of the request's content source, or joins the copy under way. */
     public Result importVolume(NewVolume request, PeerAgent source) {
         if (request.source() instanceof ContentSource.None) throw CsiException.invalidArgument("volume_content_source is REQUIRED");
-        if (!engine.movesData()) {
+        if (engine.capability(DataMover.class).isEmpty()) {
             throw CsiException.failedPrecondition("the content source lives on node '" + source.getNodeId() + "', and the "
                     + engine.name() + " engine of node '" + nodeId + "' cannot copy volumes between nodes (the image engine can)");
         }
@@ -95,7 +96,8 @@ public final class VolumeImports {
             case ContentSource.FromVolume v -> { read.setVolumeId(v.volumeId()); yield v.volumeId(); }
             case ContentSource.None none -> throw new IllegalStateException("checked by the caller");
         };
-        List<Replica> replicas = request.source() instanceof ContentSource.FromSnapshot ? engine.replicas() : List.of();
+        List<Replica> replicas = request.source() instanceof ContentSource.FromSnapshot
+                ? engine.capability(DataMover.class).map(DataMover::replicas).orElse(List.of()) : List.of();
         replicas.forEach(r -> read.addBaseSnapshotIds(r.snapshotId()));
         try (Context.CancellableContext stream = Context.ROOT.withCancellation();
              Copies.Copy progress = copies.start(request.name(), true, source.getNodeId(), sourceId)) {

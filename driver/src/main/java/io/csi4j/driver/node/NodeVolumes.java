@@ -3,9 +3,12 @@ package io.csi4j.driver.node;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.engine.NodeStorage;
+import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.PublishOptions;
+import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.engine.StageOptions;
 import io.csi4j.driver.engine.VolumeStats;
+import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.model.State;
 import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeRecord;
@@ -36,13 +39,19 @@ public final class NodeVolumes {
 
     private final Catalog catalog;
     private final NodeStorage engine;
+    private final String engineName;
+    private final Optional<SpaceReclaimer> reclaimer;
     private final Volumes volumes;
     private final DriverConfig config;
     private final EphemeralTombstones tombstones;
 
-    public NodeVolumes(Catalog catalog, NodeStorage engine, Volumes volumes, DriverConfig config) {
+    /** {@code storage} must offer a node side ({@link NodeStorage}); its {@link SpaceReclaimer} serves NodeReclaimSpace. */
+    public NodeVolumes(Catalog catalog, PoolStorage storage, Volumes volumes, DriverConfig config) {
         this.catalog = catalog;
-        this.engine = engine;
+        this.engine = storage.capability(NodeStorage.class)
+                .orElseThrow(() -> new IllegalStateException("the " + storage.name() + " engine has no node side"));
+        this.engineName = storage.name();
+        this.reclaimer = storage.capability(SpaceReclaimer.class);
         this.volumes = volumes;
         this.config = config;
         this.tombstones = new EphemeralTombstones(config.dataDir().resolve("ephemeral-unpublished"));
@@ -119,7 +128,8 @@ public final class NodeVolumes {
                     + "device passes discards to the image as holes");
         }
         long before = volumes.allocatedBytes(id);
-        engine.trim(id, volumePath);
+        reclaimer.orElseThrow(() -> StorageException.unsupported("the " + engineName + " engine cannot reclaim space"))
+                .trim(id, volumePath);
         return new io.csi4j.driver.volume.SpaceUsage(before, volumes.allocatedBytes(id));
     }
 

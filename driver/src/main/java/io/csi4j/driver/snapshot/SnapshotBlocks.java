@@ -2,7 +2,9 @@ package io.csi4j.driver.snapshot;
 
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.RangeCursor;
+import io.csi4j.driver.engine.SnapshotRanges;
 import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.storage.StorageException;
 import io.csi4j.sdk.CsiException;
 import java.util.EnumMap;
 import java.util.Map;
@@ -32,13 +34,13 @@ public final class SnapshotBlocks {
 
     /** Whether this engine can answer at all (advertised as SNAPSHOT_METADATA_SERVICE only then). */
     public boolean available() {
-        return engine.mapsSnapshotBlocks();
+        return engine.capability(SnapshotRanges.class).isPresent();
     }
 
     public RangeCursor allocated(String snapshotId, long startingOffset, BooleanSupplier cancelled) {
         checkOffset(startingOffset);
         snapshots.get(snapshotId);   // NOT_FOUND unless it exists and is ready
-        return counted(engine.allocatedRanges(snapshotId, startingOffset, cancelled));
+        return counted(ranges().allocatedRanges(snapshotId, startingOffset, cancelled));
     }
 
     public RangeCursor delta(String baseSnapshotId, String targetSnapshotId, long startingOffset, BooleanSupplier cancelled) {
@@ -50,7 +52,12 @@ public final class SnapshotBlocks {
                     + ") and " + targetSnapshotId + " (of volume " + target.sourceVolumeId()
                     + ") are of different volumes; a delta needs two snapshots of one volume");
         }
-        return counted(engine.changedRanges(baseSnapshotId, targetSnapshotId, startingOffset, cancelled));
+        return counted(ranges().changedRanges(baseSnapshotId, targetSnapshotId, startingOffset, cancelled));
+    }
+
+    private SnapshotRanges ranges() {
+        return engine.capability(SnapshotRanges.class).orElseThrow(() ->
+                StorageException.unsupported("the " + engine.name() + " engine keeps no block images of snapshots"));
     }
 
     /** How many ranges go into one message: 0 asks for our default; negative is invalid; more is capped. */

@@ -1,8 +1,10 @@
 package io.csi4j.driver.volume;
 
 import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeRecord;
+import io.csi4j.driver.storage.StorageException;
 import io.csi4j.sdk.CsiException;
 
 /**
@@ -20,7 +22,7 @@ public final class OfflineReclaim {
     }
 
     public boolean available() {
-        return engine.reclaimsSpace();
+        return engine.capability(SpaceReclaimer.class).isPresent();
     }
 
     public SpaceUsage reclaim(String volumeId) {
@@ -29,8 +31,10 @@ public final class OfflineReclaim {
             throw CsiException.failedPrecondition("volume " + volumeId + " is a block volume: the plugin cannot tell which of "
                     + "its blocks are free; discard from inside (blkdiscard, or fstrim of the filesystem on it)");
         }
-        long before = engine.allocatedBytes(volumeId);
-        engine.trimOffline(volumeId);
-        return new SpaceUsage(before, engine.allocatedBytes(volumeId));
+        SpaceReclaimer reclaimer = engine.capability(SpaceReclaimer.class).orElseThrow(() ->
+                StorageException.unsupported("the " + engine.name() + " engine cannot tell what a volume takes"));
+        long before = reclaimer.allocatedBytes(volumeId);
+        reclaimer.trimOffline(volumeId);
+        return new SpaceUsage(before, reclaimer.allocatedBytes(volumeId));
     }
 }

@@ -7,9 +7,11 @@ import io.csi4j.driver.catalog.CatalogTransaction;
 import io.csi4j.driver.catalog.DuplicateNameException;
 import io.csi4j.driver.catalog.ReferenceException;
 import io.csi4j.driver.engine.Artifact;
+import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.ImageImport;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.Replica;
+import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.model.ContentSource;
@@ -205,7 +207,9 @@ public final class Volumes {
             case ContentSource.FromVolume v -> Artifact.volumeSource(v.volumeId());
         };
         return effectThenCommit(request, shape, row, groupId, () -> {
-            try (var target = engine.beginImport(row.id(), incoming.sourceBytes(), size, shape.access(), sourceRef,
+            DataMover mover = engine.capability(DataMover.class).orElseThrow(() -> StorageException.unsupported(
+                    "the " + engine.name() + " engine cannot make volumes from another node's data"));
+            try (var target = mover.beginImport(row.id(), incoming.sourceBytes(), size, shape.access(), sourceRef,
                     new Artifact.Label(row.name(), ""), incoming.base(), incoming.keepAs())) {
                 incoming.fill(target);
                 return target.commit();
@@ -424,7 +428,9 @@ public final class Volumes {
 
     /** The bytes the volume's artifact takes in the pool now (what a reclaim gives back is the difference). */
     public long allocatedBytes(String volumeId) {
-        return engine.allocatedBytes(volumeId);
+        return engine.capability(SpaceReclaimer.class)
+                .orElseThrow(() -> StorageException.unsupported("the " + engine.name() + " engine cannot tell what a volume takes"))
+                .allocatedBytes(volumeId);
     }
 
     public Optional<String> condition(String volumeId) {

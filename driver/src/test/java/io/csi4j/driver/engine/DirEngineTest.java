@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import static io.csi4j.driver.engine.TestPool.node;
 import static io.csi4j.driver.engine.ImageEngineLifecycleTest.snapshotId;
 import static io.csi4j.driver.engine.ImageEngineLifecycleTest.volumeId;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -110,10 +111,10 @@ class DirEngineTest {
             PoolInfo info = engine.pool();
             assertEquals(1024 * MIB, info.provisionedBytes(), "recorded");
             assertEquals(info.availableBytes(), info.allocatableBytes(), "not enforced: promises more than the pool holds");
-            engine.stage(vol, test.staging(vol), new StageOptions.Mount("", List.of(), 0));
+            node(engine).stage(vol, test.staging(vol), new StageOptions.Mount("", List.of(), 0));
             Path target = test.target(vol);
-            engine.publish(vol, test.staging(vol), target, new PublishOptions(false, false, List.of("nosuid"), OptionalInt.of(4242)));
-            engine.publish(vol, test.staging(vol), target, new PublishOptions(false, false, List.of("nosuid"), OptionalInt.of(4242)));
+            node(engine).publish(vol, test.staging(vol), target, new PublishOptions(false, false, List.of("nosuid"), OptionalInt.of(4242)));
+            node(engine).publish(vol, test.staging(vol), target, new PublishOptions(false, false, List.of("nosuid"), OptionalInt.of(4242)));
             MountInfo bind = MountTable.read().at(target).orElseThrow();
             assertTrue(bind.root().endsWith("/volumes/" + vol + ".dir"), "a bind of the volume directory: " + bind.root());
             assertTrue(bind.mountOptions().contains("nosuid"), bind.mountOptions().toString());
@@ -122,7 +123,7 @@ class DirEngineTest {
             assertFalse(ImageEngineLifecycleTest.asUser(1000, "mkdir", target.resolve("by-stranger")));
             Files.delete(target.resolve("by-member"));
             assertTrue(engine.inUse(vol));
-            assertEquals(List.of(target), engine.mountPoints(vol));
+            assertEquals(List.of(target), node(engine).mountPoints(vol));
 
             // a tree written through the publication
             Files.createDirectories(target.resolve("a/b/c"));
@@ -153,10 +154,10 @@ class DirEngineTest {
             assertEquals(2048 * MIB, engine.restoreSnapshot(restored, snap, 2048 * MIB, AccessType.mount(""), Label.NONE));
             assertEquals(Status.Code.OUT_OF_RANGE, code(() -> engine.restoreSnapshot(volumeId(), snap, MIB, AccessType.mount(""), Label.NONE)));
             Path restoredTarget = test.target(restored);
-            engine.publish(restored, test.staging(restored), restoredTarget, RO);
+            node(engine).publish(restored, test.staging(restored), restoredTarget, RO);
             assertEquals(tree, describe(restoredTarget));
             assertTrue(Files.isSymbolicLink(restoredTarget.resolve("escape")), "a symlink is copied as a symlink, never followed");
-            assertEquals(Status.Code.ALREADY_EXISTS, code(() -> engine.publish(restored, test.staging(restored), restoredTarget, RW)));
+            assertEquals(Status.Code.ALREADY_EXISTS, code(() -> node(engine).publish(restored, test.staging(restored), restoredTarget, RW)));
 
             Files.writeString(target.resolve("later"), "after the snapshot");
             String clone = volumeId();
@@ -164,11 +165,11 @@ class DirEngineTest {
             assertEquals(describe(target), describe(test.pool.path().resolve("volumes/" + clone + ".dir")));
 
             assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> engine.deleteVolume(vol)), "published");
-            assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> engine.unstage(vol, test.staging(vol))), "published");
-            engine.unpublish(vol, target);
-            engine.unpublish(vol, target);
+            assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> node(engine).unstage(vol, test.staging(vol))), "published");
+            node(engine).unpublish(vol, target);
+            node(engine).unpublish(vol, target);
             assertFalse(Files.exists(target, LinkOption.NOFOLLOW_LINKS));
-            engine.unstage(vol, test.staging(vol));
+            node(engine).unstage(vol, test.staging(vol));
             assertFalse(engine.inUse(vol));
 
             // unpublished, and a read-only publication cannot write: the group is consistent
@@ -178,11 +179,11 @@ class DirEngineTest {
             assertEquals(2, engine.createGroupSnapshot(members, Label.NONE, null).size());
             assertEquals(2048 * MIB, engine.expandVolume(restored, 1024 * MIB), "never shrinks");
             assertEquals(4096 * MIB, engine.expandVolume(restored, 4096 * MIB));
-            assertEquals(4096 * MIB, engine.nodeExpand(restored, restoredTarget));
+            assertEquals(4096 * MIB, node(engine).nodeExpand(restored, restoredTarget));
             assertEquals(4096 * MIB, engine.artifact(Artifact.Kind.VOLUME, restored).orElseThrow().sizeBytes());
-            assertTrue(engine.stats(restored, restoredTarget).totalBytes() > 0);
+            assertTrue(node(engine).stats(restored, restoredTarget).totalBytes() > 0);
 
-            engine.unpublish(restored, restoredTarget);
+            node(engine).unpublish(restored, restoredTarget);
             assertEquals(List.of(), test.leftovers());
             for (String id : List.of(vol, restored, clone)) {
                 engine.deleteVolume(id);

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.Random;
+import io.csi4j.driver.engine.image.ImageEngine;
 
 /**
  * Not a test: measures the image engine on real pools (root, loop devices, mkfs.xfs needed).

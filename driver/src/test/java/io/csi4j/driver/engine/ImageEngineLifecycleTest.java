@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import static io.csi4j.driver.engine.TestPool.node;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
+import io.csi4j.driver.engine.image.ImageEngine;
 
 /**
  * The image engine end to end on real pools: xfs and btrfs (reflink) and ext4 (copy fallback),
@@ -67,8 +69,8 @@ class ImageEngineLifecycleTest {
             assertEquals(size, engine.artifact(Artifact.Kind.VOLUME, vol).orElseThrow().sizeBytes());
 
             Path staging = test.staging(vol);
-            engine.stage(vol, staging, stageOptions);
-            engine.stage(vol, staging, stageOptions); // idempotent: read back from the mount table
+            node(engine).stage(vol, staging, stageOptions);
+            node(engine).stage(vol, staging, stageOptions); // idempotent: read back from the mount table
             MountInfo staged = MountTable.read().at(staging).orElseThrow();
             assertEquals(volumeFs, staged.fsType());
             assertTrue(staged.mountOptions().contains("noatime"), staged.mountOptions().toString());
@@ -77,8 +79,8 @@ class ImageEngineLifecycleTest {
 
             Path target = test.target(vol);
             PublishOptions rw = new PublishOptions(false, false, List.of("noatime"), OptionalInt.of(4242));
-            engine.publish(vol, staging, target, rw);
-            engine.publish(vol, staging, target, rw);
+            node(engine).publish(vol, staging, target, rw);
+            node(engine).publish(vol, staging, target, rw);
             assertEquals(4242, Files.getAttribute(target, "unix:gid"), "volume root belongs to the mount group");
             assertEquals(02070, (Integer) Files.getAttribute(target, "unix:mode") & 02070, "group rwx and setgid");
             assertEquals(1, MountTable.read().mounts().stream().filter(m -> m.mountPoint().equals(target)).count());
@@ -108,21 +110,21 @@ class ImageEngineLifecycleTest {
             assertEquals(restoredSize, engine.restoreSnapshot(restored, snap, restoredSize, access, Label.NONE));
             Path restoredStaging = test.staging(restored);
             Path restoredTarget = test.target(restored);
-            engine.stage(restored, restoredStaging, stageOptions);
-            engine.publish(restored, restoredStaging, restoredTarget, new PublishOptions(false, true, List.of(), OptionalInt.empty()));
+            node(engine).stage(restored, restoredStaging, stageOptions);
+            node(engine).publish(restored, restoredStaging, restoredTarget, new PublishOptions(false, true, List.of(), OptionalInt.empty()));
             Pattern.assertHolds(restoredTarget.resolve("pattern"), 0, 42, 4 << 20);
             assertEquals("nested", Files.readString(restoredTarget.resolve("a/b/note")));
             assertTrue(MountTable.read().at(restoredTarget).orElseThrow().readOnly());
             long restoredFsSize = FsStats.of(restoredTarget).totalBytes();
             assertTrue(restoredFsSize - originalFsSize > 48 * MIB,
                     "the restored filesystem was grown to the larger volume at stage: " + originalFsSize + " -> " + restoredFsSize);
-            assertEquals(Status.Code.ALREADY_EXISTS, StorageStatus.code(assertThrows(StorageException.class, () -> engine.publish(restored, restoredStaging,
+            assertEquals(Status.Code.ALREADY_EXISTS, StorageStatus.code(assertThrows(StorageException.class, () -> node(engine).publish(restored, restoredStaging,
                     restoredTarget, new PublishOptions(false, false, List.of(), OptionalInt.empty()))).reason()), "read-only already");
 
             String clone = volumeId();
             assertEquals(size, engine.cloneVolume(clone, vol, 0, access, Label.NONE), "clone of a mounted volume");
             Path cloneStaging = test.staging(clone);
-            engine.stage(clone, cloneStaging, stageOptions);
+            node(engine).stage(clone, cloneStaging, stageOptions);
             byte[] expected = Pattern.bytes(42, 4 << 20);
             System.arraycopy(Pattern.bytes(43, 1 << 20), 0, expected, 0, 1 << 20);
             org.junit.jupiter.api.Assertions.assertArrayEquals(expected, Files.readAllBytes(cloneStaging.resolve("pattern")),
@@ -134,38 +136,38 @@ class ImageEngineLifecycleTest {
             assertEquals(grown, BlockDevice.size(device.node()), "the loop device saw the new size");
             long fsBefore = FsStats.of(target).totalBytes();
             if (volumeFs.equals("ext4") && !ScratchFilesystem.hasCapability(ScratchFilesystem.CAP_SYS_RESOURCE)) {
-                StorageException e = assertThrows(StorageException.class, () -> engine.nodeExpand(vol, target));
+                StorageException e = assertThrows(StorageException.class, () -> node(engine).nodeExpand(vol, target));
                 assertEquals(Status.Code.FAILED_PRECONDITION, StorageStatus.code(e.reason()), e.getMessage());
                 assertTrue(e.getMessage().contains("CAP_SYS_RESOURCE"), e.getMessage());
-                engine.unpublish(vol, target);
-                engine.unstage(vol, staging);
-                engine.stage(vol, staging, stageOptions); // grown offline here
-                engine.publish(vol, staging, target, rw);
+                node(engine).unpublish(vol, target);
+                node(engine).unstage(vol, staging);
+                node(engine).stage(vol, staging, stageOptions); // grown offline here
+                node(engine).publish(vol, staging, target, rw);
             } else {
-                assertEquals(grown, engine.nodeExpand(vol, target));
+                assertEquals(grown, node(engine).nodeExpand(vol, target));
             }
             long fsAfter = FsStats.of(target).totalBytes();
             assertTrue(fsAfter - fsBefore > 100 * MIB, volumeFs + " grew from " + fsBefore + " to " + fsAfter);
             Pattern.assertHolds(target.resolve("pattern"), 0, 43, 1 << 20);
 
-            VolumeStats stats = engine.stats(vol, target);
+            VolumeStats stats = node(engine).stats(vol, target);
             assertEquals(fsAfter, stats.totalBytes());
             assertTrue(stats.usedBytes() >= 4 * MIB && stats.usedInodes() > 0, stats.toString());
             assertTrue(stats.abnormal().isEmpty(), stats.toString());
 
             assertEquals(Status.Code.FAILED_PRECONDITION,
-                    StorageStatus.code(assertThrows(StorageException.class, () -> engine.unstage(vol, staging)).reason()), "still published");
+                    StorageStatus.code(assertThrows(StorageException.class, () -> node(engine).unstage(vol, staging)).reason()), "still published");
             assertEquals(Status.Code.FAILED_PRECONDITION,
                     StorageStatus.code(assertThrows(StorageException.class, () -> engine.deleteVolume(vol)).reason()), "still attached");
 
             for (String id : List.of(vol, restored)) {
-                engine.unpublish(id, test.target(id));
-                engine.unpublish(id, test.target(id));
+                node(engine).unpublish(id, test.target(id));
+                node(engine).unpublish(id, test.target(id));
                 assertFalse(Files.exists(test.target(id), LinkOption.NOFOLLOW_LINKS), "the target is removed");
             }
             for (String id : List.of(vol, restored, clone)) {
-                engine.unstage(id, test.staging(id));
-                engine.unstage(id, test.staging(id));
+                node(engine).unstage(id, test.staging(id));
+                node(engine).unstage(id, test.staging(id));
             }
             assertEquals(List.of(), test.leftovers());
             for (String id : List.of(vol, restored, clone)) {
@@ -188,19 +190,19 @@ class ImageEngineLifecycleTest {
             String vol = volumeId();
             assertEquals(32 * MIB, engine.createVolume(vol, 32 * MIB, AccessType.BLOCK, Label.NONE));
             Path staging = test.staging(vol);
-            engine.stage(vol, staging, new StageOptions.Block(0));
-            engine.stage(vol, staging, new StageOptions.Block(0));
+            node(engine).stage(vol, staging, new StageOptions.Block(0));
+            node(engine).stage(vol, staging, new StageOptions.Block(0));
             List<LoopDevice> attached = LoopDevice.findByBackingFile(test.pool.path().resolve("volumes/" + vol + ".img"));
             assertEquals(1, attached.size(), "one device, however often staged");
             assertFalse(attached.getFirst().autoclear(), "nothing holds a block volume open: no autoclear");
 
             Path target = test.target(vol);
-            engine.publish(vol, staging, target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
-            engine.publish(vol, staging, target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
+            node(engine).publish(vol, staging, target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
+            node(engine).publish(vol, staging, target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
             assertTrue(io.csi4j.driver.os.FileStat.of(target).isBlockDevice());
             assertTrue(engine.inUse(vol));
-            assertEquals(List.of(target), engine.mountPoints(vol), "a block publication is a bind of the device node");
-            assertEquals(32 * MIB, engine.stats(vol, target).totalBytes());
+            assertEquals(List.of(target), node(engine).mountPoints(vol), "a block publication is a bind of the device node");
+            assertEquals(32 * MIB, node(engine).stats(vol, target).totalBytes());
 
             Pattern.write(target, 0, 7, 1 << 20);
             Pattern.write(target, 20 * MIB, 8, 4096);
@@ -212,20 +214,20 @@ class ImageEngineLifecycleTest {
             engine.restoreSnapshot(restored, snap, 0, AccessType.BLOCK, Label.NONE);
             Path restoredStaging = test.staging(restored);
             Path restoredTarget = test.target(restored);
-            engine.stage(restored, restoredStaging, new StageOptions.Block(0));
-            engine.publish(restored, restoredStaging, restoredTarget, new PublishOptions(true, true, List.of(), OptionalInt.empty()));
+            node(engine).stage(restored, restoredStaging, new StageOptions.Block(0));
+            node(engine).publish(restored, restoredStaging, restoredTarget, new PublishOptions(true, true, List.of(), OptionalInt.empty()));
             Pattern.assertHolds(restoredTarget, 0, 7, 1 << 20);
             Pattern.assertHolds(restoredTarget, 20 * MIB, 8, 4096);
             assertThrows(java.io.IOException.class, () -> Pattern.write(restoredTarget, 0, 1, 512),
                     "a read-only block publication refuses writes");
 
             assertEquals(Status.Code.FAILED_PRECONDITION,
-                    StorageStatus.code(assertThrows(StorageException.class, () -> engine.unstage(vol, staging)).reason()), "still published");
+                    StorageStatus.code(assertThrows(StorageException.class, () -> node(engine).unstage(vol, staging)).reason()), "still published");
             for (String id : List.of(vol, restored)) {
-                engine.unpublish(id, test.target(id));
+                node(engine).unpublish(id, test.target(id));
                 assertFalse(Files.exists(test.target(id), LinkOption.NOFOLLOW_LINKS));
-                engine.unstage(id, test.staging(id));
-                engine.unstage(id, test.staging(id));
+                node(engine).unstage(id, test.staging(id));
+                node(engine).unstage(id, test.staging(id));
             }
             assertEquals(List.of(), test.leftovers());
             engine.deleteVolume(vol);

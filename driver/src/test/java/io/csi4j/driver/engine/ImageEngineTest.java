@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import static io.csi4j.driver.engine.TestPool.node;
 import static io.csi4j.driver.engine.ImageEngineLifecycleTest.snapshotId;
 import static io.csi4j.driver.engine.ImageEngineLifecycleTest.volumeId;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -39,6 +40,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import io.csi4j.driver.engine.image.ImageEngine;
 
 /** The image engine's edges: group consistency, refusals, idempotency, conditions, modify, sweeping. */
 @ExtendWith(LeakCheck.class)
@@ -66,7 +68,7 @@ class ImageEngineTest {
             try {
                 for (String vol : volumes) {
                     engine.createVolume(vol, 64 * MIB, AccessType.mount("ext4"), Label.NONE);
-                    engine.stage(vol, test.staging(vol), EXT4);
+                    node(engine).stage(vol, test.staging(vol), EXT4);
                     logs.add(FileChannel.open(test.staging(vol).resolve("log"), StandardOpenOption.CREATE,
                             StandardOpenOption.WRITE, StandardOpenOption.APPEND, StandardOpenOption.DSYNC));
                 }
@@ -96,9 +98,9 @@ class ImageEngineTest {
                 for (Map.Entry<String, String> member : group.entrySet()) {
                     String restored = volumeId();
                     engine.restoreSnapshot(restored, member.getKey(), 0, AccessType.mount("ext4"), Label.NONE);
-                    engine.stage(restored, test.staging(restored), EXT4);
+                    node(engine).stage(restored, test.staging(restored), EXT4);
                     for (String line : Files.readAllLines(test.staging(restored).resolve("log"))) present.add(Long.parseLong(line));
-                    engine.unstage(restored, test.staging(restored));
+                    node(engine).unstage(restored, test.staging(restored));
                     engine.deleteVolume(restored);
                 }
                 long newest = present.last();
@@ -109,7 +111,7 @@ class ImageEngineTest {
             } finally {
                 stop.set(true);
                 for (FileChannel log : logs) log.close();
-                for (String vol : volumes) engine.unstage(vol, test.staging(vol));
+                for (String vol : volumes) node(engine).unstage(vol, test.staging(vol));
             }
             assertEquals(List.of(), test.leftovers());
         }
@@ -126,7 +128,7 @@ class ImageEngineTest {
         try (TestPool test = TestPool.create("xfs", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String a = volumeId();
             engine.createVolume(a, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
-            engine.stage(a, test.staging(a), EXT4);
+            node(engine).stage(a, test.staging(a), EXT4);
             try {
                 Map<String, String> group = new LinkedHashMap<>();
                 group.put(snapshotId(), a);
@@ -153,9 +155,9 @@ class ImageEngineTest {
                 engine.createGroupSnapshot(retried, Label.NONE, null);
                 String restored = volumeId();
                 engine.restoreSnapshot(restored, stale, 0, AccessType.mount("ext4"), Label.NONE);
-                engine.stage(restored, test.staging(restored), EXT4);
+                node(engine).stage(restored, test.staging(restored), EXT4);
                 assertTrue(Files.exists(test.staging(restored).resolve("after")), "the member was cut again with the group");
-                engine.unstage(restored, test.staging(restored));
+                node(engine).unstage(restored, test.staging(restored));
 
                 // thawed: writes go through at once
                 CompletableFuture<Void> write = CompletableFuture.runAsync(() -> {
@@ -167,7 +169,7 @@ class ImageEngineTest {
                 });
                 write.get(10, TimeUnit.SECONDS);
             } finally {
-                engine.unstage(a, test.staging(a));
+                node(engine).unstage(a, test.staging(a));
             }
             assertEquals(List.of(), test.leftovers());
         }
@@ -183,7 +185,7 @@ class ImageEngineTest {
             engine.createVolume(big, 400 * MIB, AccessType.BLOCK, Label.NONE);
             Path bigImage = test.pool.path().resolve("volumes/" + big + ".img");
             for (int i = 0; i < 300; i++) Pattern.write(bigImage, i * MIB, i, (int) MIB); // 300 MiB of data to copy
-            engine.stage(small, test.staging(small), EXT4);
+            node(engine).stage(small, test.staging(small), EXT4);
             try {
                 Map<String, String> group = new LinkedHashMap<>();
                 group.put(snapshotId(), small);
@@ -200,7 +202,7 @@ class ImageEngineTest {
                     }
                 }).get(10, TimeUnit.SECONDS);
             } finally {
-                engine.unstage(small, test.staging(small));
+                node(engine).unstage(small, test.staging(small));
             }
             assertEquals(List.of(), test.leftovers());
         }
@@ -212,14 +214,14 @@ class ImageEngineTest {
             String vol = volumeId();
             engine.createVolume(vol, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
             Path staging = test.staging(vol);
-            engine.stage(vol, staging, EXT4);
-            engine.unstage(vol, staging);
+            node(engine).stage(vol, staging, EXT4);
+            node(engine).unstage(vol, staging);
             assertEquals(Status.Code.FAILED_PRECONDITION,
-                    code(() -> engine.stage(vol, staging, new StageOptions.Mount("xfs", List.of(), 0))), "holds ext4, not xfs");
-            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> engine.stage(vol, staging, new StageOptions.Mount("ntfs", List.of(), 0))));
+                    code(() -> node(engine).stage(vol, staging, new StageOptions.Mount("xfs", List.of(), 0))), "holds ext4, not xfs");
+            assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> node(engine).stage(vol, staging, new StageOptions.Mount("ntfs", List.of(), 0))));
             assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> engine.createVolume(volumeId(), MIB, AccessType.mount("btrfs"), Label.NONE)));
             assertEquals(Status.Code.INVALID_ARGUMENT,
-                    code(() -> engine.stage(vol, staging, new StageOptions.Mount("ext4", List.of("bind"), 0))));
+                    code(() -> node(engine).stage(vol, staging, new StageOptions.Mount("ext4", List.of("bind"), 0))));
             assertEquals(List.of(), test.leftovers());
 
             // bytes without a filesystem (a block volume staged as a filesystem): never formatted over
@@ -227,11 +229,11 @@ class ImageEngineTest {
             engine.createVolume(raw, 16 * MIB, AccessType.BLOCK, Label.NONE);
             Path image = test.pool.path().resolve("volumes/" + raw + ".img");
             Pattern.write(image, 8 * MIB, 5, 4096);
-            assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> engine.stage(raw, test.staging(raw), EXT4)));
+            assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> node(engine).stage(raw, test.staging(raw), EXT4)));
             Pattern.assertHolds(image, 8 * MIB, 5, 4096);
             assertEquals(List.of(), test.leftovers());
 
-            assertEquals(Status.Code.NOT_FOUND, code(() -> engine.stage(volumeId(), staging, EXT4)));
+            assertEquals(Status.Code.NOT_FOUND, code(() -> node(engine).stage(volumeId(), staging, EXT4)));
             assertEquals(Status.Code.NOT_FOUND, code(() -> engine.createSnapshot(snapshotId(), volumeId(), Label.NONE)));
             assertEquals(Status.Code.NOT_FOUND, code(() -> engine.restoreSnapshot(volumeId(), snapshotId(), 0, AccessType.BLOCK, Label.NONE)));
             assertEquals(Status.Code.NOT_FOUND, code(() -> engine.cloneVolume(volumeId(), volumeId(), 0, AccessType.BLOCK, Label.NONE)));
@@ -241,11 +243,11 @@ class ImageEngineTest {
             engine.createSnapshot(snap, vol, Label.NONE);
             assertEquals(Status.Code.ALREADY_EXISTS, code(() -> engine.createSnapshot(snap, raw, Label.NONE)), "same id, other volume");
             assertEquals(Status.Code.OUT_OF_RANGE, code(() -> engine.restoreSnapshot(volumeId(), snap, 16 * MIB, AccessType.mount(""), Label.NONE)));
-            assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> engine.publish(vol, staging, test.target(vol),
+            assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> node(engine).publish(vol, staging, test.target(vol),
                     new PublishOptions(false, false, List.of(), OptionalInt.empty()))), "not staged");
             // unpublish and unstage of what is not there converge
-            engine.unpublish(vol, test.target(vol));
-            engine.unstage(vol, staging);
+            node(engine).unpublish(vol, test.target(vol));
+            node(engine).unstage(vol, staging);
         }
     }
 
@@ -272,7 +274,7 @@ class ImageEngineTest {
         try (TestPool test = TestPool.create("btrfs", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String vol = volumeId();
             engine.createVolume(vol, 32 * MIB, AccessType.BLOCK, Label.NONE);
-            engine.stage(vol, test.staging(vol), new StageOptions.Block(512));
+            node(engine).stage(vol, test.staging(vol), new StageOptions.Block(512));
             try {
                 Path node = LoopDevice.findByBackingFile(test.pool.path().resolve("volumes/" + vol + ".img")).getFirst().node();
                 assertEquals(1024, BlockDevice.readAheadSectors(node), "512 KiB from the stage");
@@ -294,7 +296,7 @@ class ImageEngineTest {
                         List.of("property", "get", test.pool.path().resolve("volumes/" + vol + ".img").toString(), "compression"));
                 assertEquals("compression=zstd", property.stdout().strip());
             } finally {
-                engine.unstage(vol, test.staging(vol));
+                node(engine).unstage(vol, test.staging(vol));
             }
         }
         try (TestPool test = TestPool.create("xfs", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
@@ -312,28 +314,28 @@ class ImageEngineTest {
             String vol = volumeId();
             engine.createVolume(vol, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
             Path staging = test.staging(vol);
-            engine.stage(vol, staging, new StageOptions.Mount("ext4", List.of("errors=remount-ro"), 0));
+            node(engine).stage(vol, staging, new StageOptions.Mount("ext4", List.of("errors=remount-ro"), 0));
             assertTrue(engine.volumeCondition(vol).isEmpty());
             // ext4's debugging "abort" takes the error path: the filesystem turns read-only under the mount
             Mounts.mount(null, staging, null, EnumSet.of(MountFlag.REMOUNT), "abort");
             assertTrue(engine.volumeCondition(vol).orElseThrow().contains("read-only"), engine.volumeCondition(vol).toString());
-            assertTrue(engine.stats(vol, staging).abnormal().isPresent());
-            engine.unstage(vol, staging);
+            assertTrue(node(engine).stats(vol, staging).abnormal().isPresent());
+            node(engine).unstage(vol, staging);
 
             String block = volumeId();
             engine.createVolume(block, 16 * MIB, AccessType.BLOCK, Label.NONE);
-            engine.stage(block, test.staging(block), new StageOptions.Block(0));
+            node(engine).stage(block, test.staging(block), new StageOptions.Block(0));
             Path target = test.target(block);
-            engine.publish(block, test.staging(block), target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
-            assertTrue(engine.stats(block, target).abnormal().isEmpty());
+            node(engine).publish(block, test.staging(block), target, new PublishOptions(true, false, List.of(), OptionalInt.empty()));
+            assertTrue(node(engine).stats(block, target).abnormal().isEmpty());
             LoopDevice.findByBackingFile(test.pool.path().resolve("volumes/" + block + ".img")).forEach(LoopDevice::detach);
-            assertTrue(engine.stats(block, target).abnormal().orElseThrow().contains("detached"), engine.stats(block, target).toString());
-            engine.unpublish(block, target);
-            engine.unstage(block, test.staging(block));
+            assertTrue(node(engine).stats(block, target).abnormal().orElseThrow().contains("detached"), node(engine).stats(block, target).toString());
+            node(engine).unpublish(block, target);
+            node(engine).unstage(block, test.staging(block));
 
             Files.delete(test.pool.path().resolve("volumes/" + vol + ".img"));
             assertTrue(engine.volumeCondition(vol).orElseThrow().contains("missing"));
-            assertEquals(Status.Code.NOT_FOUND, code(() -> engine.stats(vol, test.node.resolve("nowhere"))));
+            assertEquals(Status.Code.NOT_FOUND, code(() -> node(engine).stats(vol, test.node.resolve("nowhere"))));
             assertEquals(List.of(), test.leftovers());
         }
     }
@@ -378,26 +380,26 @@ class ImageEngineTest {
             Path target = test.target(vol);
             try (ImageEngine first = test.imageEngine(1.0)) {
                 first.createVolume(vol, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
-                first.stage(vol, staging, EXT4);
-                first.publish(vol, staging, target, new PublishOptions(false, false, List.of(), OptionalInt.empty()));
+                node(first).stage(vol, staging, EXT4);
+                node(first).publish(vol, staging, target, new PublishOptions(false, false, List.of(), OptionalInt.empty()));
                 Files.writeString(target.resolve("kept"), "across a restart");
             }
             // a new engine (a restarted plugin) knows nothing but what the kernel says
             try (ImageEngine second = test.imageEngine(1.0)) {
-                second.stage(vol, staging, EXT4);
-                second.publish(vol, staging, target, new PublishOptions(false, false, List.of(), OptionalInt.empty()));
+                node(second).stage(vol, staging, EXT4);
+                node(second).publish(vol, staging, target, new PublishOptions(false, false, List.of(), OptionalInt.empty()));
                 assertEquals(1, MountTable.read().mounts().stream().filter(m -> m.mountPoint().equals(target)).count());
                 assertTrue(second.inUse(vol));
-                assertEquals(List.of(staging, target).stream().sorted().toList(), second.mountPoints(vol));
-                assertEquals(Status.Code.ALREADY_EXISTS, code(() -> second.publish(vol, staging, target,
+                assertEquals(List.of(staging, target).stream().sorted().toList(), node(second).mountPoints(vol));
+                assertEquals(Status.Code.ALREADY_EXISTS, code(() -> node(second).publish(vol, staging, target,
                         new PublishOptions(false, true, List.of(), OptionalInt.empty()))), "published read-write, not read-only");
-                second.unpublish(vol, target);
-                second.unstage(vol, staging);
-                second.stage(vol, staging, EXT4);
+                node(second).unpublish(vol, target);
+                node(second).unstage(vol, staging);
+                node(second).stage(vol, staging, EXT4);
                 assertEquals("across a restart", Files.readString(staging.resolve("kept")));
-                second.unstage(vol, staging);
+                node(second).unstage(vol, staging);
                 assertFalse(second.inUse(vol));
-                assertEquals(List.of(), second.mountPoints(vol));
+                assertEquals(List.of(), node(second).mountPoints(vol));
             }
             assertEquals(List.of(), test.leftovers());
         }
@@ -408,7 +410,7 @@ class ImageEngineTest {
         try (TestPool test = TestPool.create("ext4", 512 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
             String vol = volumeId();
             engine.createVolume(vol, 16 * MIB, AccessType.BLOCK, Label.NONE);
-            engine.stage(vol, test.staging(vol), new StageOptions.Block(0));
+            node(engine).stage(vol, test.staging(vol), new StageOptions.Block(0));
             Path node = LoopDevice.findByBackingFile(test.pool.path().resolve("volumes/" + vol + ".img")).getFirst().node();
             try (FileChannel device = FileChannel.open(node, StandardOpenOption.WRITE)) {
                 device.write(ByteBuffer.wrap(Pattern.bytes(3, 65536)), 0); // buffered, not fsync'ed
@@ -417,7 +419,7 @@ class ImageEngineTest {
             engine.createSnapshot(snap, vol, Label.NONE);
             assertArrayEquals(Pattern.bytes(3, 65536),
                     Pattern.read(test.pool.path().resolve("snapshots/" + snap + ".img"), 0, 65536), "flushed before the cut");
-            engine.unstage(vol, test.staging(vol));
+            node(engine).unstage(vol, test.staging(vol));
             assertEquals(List.of(), test.leftovers());
         }
     }

@@ -168,10 +168,10 @@ public final class MemoryPool implements PoolStorage {
         return sizes;
     }
 
+    /** A fake of the core alone: it offers no capability. */
     @Override
-    public FreezeHold holdFrozen(List<String> volumeIds) {
-        for (String id : volumeIds) require(volumes, "volume", id);
-        return new FreezeHold(volumeIds, null);  // nothing mounted: nothing to freeze
+    public <C extends Capability> Optional<C> capability(Class<C> type) {
+        return Optional.empty();
     }
 
     @Override

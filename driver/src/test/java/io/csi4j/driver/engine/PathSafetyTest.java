@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine;
 
+import static io.csi4j.driver.engine.TestPool.node;
 import static io.csi4j.driver.engine.ImageEngineLifecycleTest.snapshotId;
 import static io.csi4j.driver.engine.ImageEngineLifecycleTest.volumeId;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -69,12 +70,12 @@ class PathSafetyTest {
                 id -> e.volumeCondition(id),
                 id -> e.artifact(Artifact.Kind.VOLUME, id),
                 id -> e.artifact(Artifact.Kind.SNAPSHOT, id),
-                id -> e.stage(id, staging, new StageOptions.Mount("ext4", List.of(), 0)),
-                id -> e.unstage(id, staging),
-                id -> e.publish(id, staging, target, publish),
-                id -> e.unpublish(id, target),
-                id -> e.stats(id, test.node),
-                id -> e.nodeExpand(id, test.node));
+                id -> node(e).stage(id, staging, new StageOptions.Mount("ext4", List.of(), 0)),
+                id -> node(e).unstage(id, staging),
+                id -> node(e).publish(id, staging, target, publish),
+                id -> node(e).unpublish(id, target),
+                id -> node(e).stats(id, test.node),
+                id -> node(e).nodeExpand(id, test.node));
     }
 
     /** Mounts under the test's directories, or of a loop device backed by a file in the pool. */
@@ -144,8 +145,8 @@ class PathSafetyTest {
                     () -> engine.restoreSnapshot(volumeId(), snap, 0, access, Label.NONE),
                     () -> engine.deleteSnapshot(snap),
                     () -> engine.modifyVolume(vol, Map.of()),
-                    () -> engine.stage(vol, staging, image ? new StageOptions.Block(0) : new StageOptions.Mount("", List.of(), 0)),
-                    () -> engine.publish(vol, staging, target, new PublishOptions(!image ? false : true, false, List.of(), OptionalInt.empty()))));
+                    () -> node(engine).stage(vol, staging, image ? new StageOptions.Block(0) : new StageOptions.Mount("", List.of(), 0)),
+                    () -> node(engine).publish(vol, staging, target, new PublishOptions(!image ? false : true, false, List.of(), OptionalInt.empty()))));
             for (int i = 0; i < refused.size(); i++) {
                 Runnable call = refused.get(i);
                 StorageException e = assertThrows(StorageException.class, call::run, "call #" + i);

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import io.csi4j.driver.engine.image.ImageEngine;
 
 /** The pool: a plain directory, or (--pool-size) an XFS image the plugin mounts, adopts and re-attaches. */
 @ExtendWith(LeakCheck.class)

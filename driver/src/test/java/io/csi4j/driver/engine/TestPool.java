@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.stream.Stream;
+import io.csi4j.driver.engine.image.ImageEngine;
 
 /**
  * A pool on a real scratch filesystem (ext4, xfs or btrfs) plus a "node" directory for staging and
@@ -51,6 +52,11 @@ final class TestPool implements AutoCloseable {
 
     ImageEngine imageEngine(double overcommit) {
         return ImageEngine.open(pool, new ImageEngine.Options(overcommit, false));
+    }
+
+    /** The node side of a real engine (every real engine offers it). */
+    static NodeStorage node(PoolStorage engine) {
+        return engine.capability(NodeStorage.class).orElseThrow();
     }
 
     DirEngine dirEngine() {

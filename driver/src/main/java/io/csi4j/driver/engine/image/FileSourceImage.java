@@ -1,5 +1,9 @@
-package io.csi4j.driver.engine;
+package io.csi4j.driver.engine.image;
 
+import io.csi4j.driver.engine.EngineErrors;
+import io.csi4j.driver.engine.PoolLayout;
+import io.csi4j.driver.engine.RangeCursor;
+import io.csi4j.driver.engine.SourceImage;
 import io.csi4j.driver.os.ExtentFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,5 +1,8 @@
-package io.csi4j.driver.engine;
+package io.csi4j.driver.engine.image;
 
+import io.csi4j.driver.engine.EngineErrors;
+import io.csi4j.driver.engine.ImageImport;
+import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.os.Fallocate;
 import java.io.IOException;
 import java.nio.ByteBuffer;

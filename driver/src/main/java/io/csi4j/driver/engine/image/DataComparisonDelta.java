@@ -1,5 +1,7 @@
-package io.csi4j.driver.engine;
+package io.csi4j.driver.engine.image;
 
+import io.csi4j.driver.engine.EngineErrors;
+import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.os.ExtentFile;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

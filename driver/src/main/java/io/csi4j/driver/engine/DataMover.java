@@ -1,0 +1,30 @@
+package io.csi4j.driver.engine;
+
+import java.util.List;
+
+/**
+ * Capability: volumes move between nodes. This node sends an artifact's bytes ({@link #openSource}) and makes a
+ * volume of bytes that arrive from another ({@link #beginImport}), keeping copies of other nodes' snapshots
+ * ({@link Replica}) so that a later copy of the same volume only sends what changed.
+ */
+public interface DataMover extends Capability {
+
+    /**
+     * A stable image of the snapshot, or of the volume cut now (frozen if mounted here), to send; the caller closes
+     * it, which removes a cut. NOT_FOUND without the artifact. Nothing visible in the pool changes.
+     */
+    SourceImage openSource(Artifact.Kind kind, String id);
+
+    /**
+     * Starts a volume made of {@code sourceBytes} that arrive from another node, grown to {@code capacityBytes}
+     * (0: the source's size; smaller: OUT_OF_RANGE), its size promised to the pool now (NO_SPACE). It starts as the
+     * content of the replica {@code base} when given (then only changed ranges need writing), else as zeros. It is
+     * invisible until {@link ImageImport#commit}, which makes it durable and keeps it as replica {@code keepAs} when
+     * given; closing it uncommitted leaves nothing behind.
+     */
+    ImageImport beginImport(String volumeId, long sourceBytes, long capacityBytes, AccessType access, String sourceRef,
+                            Artifact.Label label, Replica base, Replica keepAs);
+
+    /** The copies of other nodes' snapshots this pool keeps; empty where the pool cannot reflink. Reads only. */
+    List<Replica> replicas();
+}

@@ -1,0 +1,74 @@
+package io.csi4j.driver.engine.image;
+
+import static io.csi4j.driver.engine.EngineErrors.translate;
+
+import io.csi4j.driver.engine.Artifact;
+import io.csi4j.driver.engine.PoolLayout;
+import io.csi4j.driver.engine.PoolLayout.EntryType;
+import io.csi4j.driver.engine.RangeCursor;
+import io.csi4j.driver.engine.SnapshotRanges;
+import io.csi4j.driver.os.ExtentFile;
+import io.csi4j.driver.storage.StorageException;
+import java.util.function.BooleanSupplier;
+
+/** What a snapshot's image holds and what changed between two ({@link SnapshotRanges}), from extents or data. */
+final class ImageBlockMaps implements SnapshotRanges {
+    private final ImagePool images;
+
+    ImageBlockMaps(ImagePool images) {
+        this.images = images;
+    }
+
+    @Override
+    public RangeCursor allocatedRanges(String snapshotId, long from, BooleanSupplier cancelled) {
+        ExtentFile image = openSnapshot(snapshotId);
+        try {
+            checkOffset(from, image.size());
+            return new AllocatedRanges(image, from, cancelled);
+        } catch (RuntimeException e) {
+            image.close();
+            throw e;
+        }
+    }
+
+    /**
+     * From physical extents where the pool reflinks (every snapshot of a volume was cut by FICLONE of its one
+     * image), else by comparing data; the cursor says which ({@link RangeCursor#method}).
+     */
+    @Override
+    public RangeCursor changedRanges(String baseSnapshotId, String targetSnapshotId, long from, BooleanSupplier cancelled) {
+        ExtentFile base = openSnapshot(baseSnapshotId);
+        ExtentFile target = null;
+        try {
+            target = openSnapshot(targetSnapshotId);
+            checkOffset(from, target.size());
+            ExtentFile t = target;
+            boolean shared = images.pool().reflink() && translate("mapping " + t.path(), () -> base.mapsExtents() && t.mapsExtents());
+            return shared ? new SharedExtentDelta(base, target, from, cancelled)
+                    : new DataComparisonDelta(base, target, from, translate("reading " + images.pool().path(),
+                            () -> Math.max(512, t.blockSize())), cancelled);
+        } catch (RuntimeException e) {
+            base.close();
+            if (target != null) target.close();
+            throw e;
+        }
+    }
+
+    private ExtentFile openSnapshot(String snapshotId) {
+        PoolLayout.checkId("snapshot", snapshotId);
+        return translate("opening snapshot " + snapshotId, () -> {
+            if (!images.layout().exists(Artifact.Kind.SNAPSHOT, snapshotId, EntryType.FILE)) {
+                throw StorageException.notFound("snapshot " + snapshotId + " has no image in the pool");
+            }
+            return ExtentFile.open(images.snapshotImage(snapshotId));
+        });
+    }
+
+    /** A resume offset may be the capacity itself (everything was sent), not beyond it. */
+    private static void checkOffset(long from, long capacity) {
+        if (from < 0 || from > capacity) {
+            throw StorageException.outOfRange("starting_offset " + from + " is outside the snapshot's volume of "
+                    + capacity + " bytes");
+        }
+    }
+}

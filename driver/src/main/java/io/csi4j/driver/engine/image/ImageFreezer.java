@@ -1,0 +1,104 @@
+package io.csi4j.driver.engine.image;
+
+import static io.csi4j.driver.engine.EngineErrors.translate;
+
+import io.csi4j.driver.engine.Artifact;
+import io.csi4j.driver.engine.FreezeHold;
+import io.csi4j.driver.engine.Freezer;
+import io.csi4j.driver.engine.PoolLayout;
+import io.csi4j.driver.os.Durable;
+import io.csi4j.driver.os.Errno;
+import io.csi4j.driver.os.Freeze;
+import io.csi4j.driver.os.LoopDevice;
+import io.csi4j.driver.os.MountInfo;
+import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.os.OsException;
+import io.csi4j.driver.storage.StorageException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Freezing the filesystems of attached images: around a cut (snapshot, clone, a volume sent to another node), held
+ * between calls for a group snapshot that spans nodes ({@link Freezer}), and thawed at start-up when a crash left
+ * one frozen.
+ */
+final class ImageFreezer implements Freezer {
+    private final ImagePool images;
+
+    ImageFreezer(ImagePool images) {
+        this.images = images;
+    }
+
+    /**
+     * Runs {@code work} with every mounted filesystem of these volumes frozen (thawed afterwards,
+     * also when it fails). Attached but unmounted devices (block volumes) cannot be frozen; their
+     * page cache is flushed into the image first, so what was written before the cut is in it.
+     */
+    void cut(List<String> volumeIds, Runnable work) {
+        Freeze.Frozen frozen = freezeMounted(volumeIds);
+        if (frozen == null) {
+            work.run();
+            return;
+        }
+        try (frozen) {
+            work.run();
+        }
+    }
+
+    /** Freezes the mounted filesystems of these volumes (null when none is mounted); flushes attached block devices. */
+    private Freeze.Frozen freezeMounted(List<String> volumeIds) {
+        MountTable table = MountTable.read();
+        Map<String, Path> mountPoints = new LinkedHashMap<>();
+        for (String volumeId : volumeIds) {
+            for (LoopDevice device : LoopDevice.findByCanonicalBackingFile(images.image(volumeId))) {
+                List<MountInfo> mounts = table.mountsOf(device.node());
+                if (mounts.isEmpty()) {
+                    Durable.fsync(device.node());
+                } else {
+                    MountInfo m = mounts.getFirst();
+                    mountPoints.putIfAbsent(m.major() + ":" + m.minor(), m.mountPoint());
+                }
+            }
+        }
+        if (mountPoints.isEmpty()) return null;
+        try {
+            return Freeze.freezeAll(mountPoints.values());
+        } catch (OsException e) {
+            // frozen already: another snapshot of one of these volumes is being cut right now
+            if (e.is(Errno.EBUSY)) throw new StorageException(StorageException.Reason.BUSY, "freezing " + mountPoints.values() + ": busy; retry", e);
+            throw e;
+        }
+    }
+
+    @Override
+    public FreezeHold holdFrozen(List<String> volumeIds) {
+        List<String> ids = volumeIds.stream().map(id -> PoolLayout.checkId("volume", id)).toList();
+        return translate("freezing " + ids, () -> {
+            for (String volumeId : ids) {
+                images.store().require(Artifact.Kind.VOLUME, volumeId);
+            }
+            return new FreezeHold(ids, freezeMounted(ids));
+        });
+    }
+
+    /**
+     * A process killed while it held a snapshot's freeze leaves the filesystem frozen: the kernel
+     * keeps the freeze, every write of the workload hangs and every later freeze is EBUSY. At
+     * start-up no cut is in flight, so each of our mounted volumes is thawed (a no-op if not frozen).
+     */
+    List<Path> thawLeftFrozen() {
+        List<Path> thawed = new ArrayList<>();
+        MountTable table = MountTable.read();
+        for (String volumeId : images.layout().ids(Artifact.Kind.VOLUME)) {
+            for (LoopDevice device : LoopDevice.findByCanonicalBackingFile(images.image(volumeId))) {
+                for (MountInfo m : table.mountsOf(device.node())) {
+                    if (Freeze.thaw(m.mountPoint())) thawed.add(m.mountPoint());
+                }
+            }
+        }
+        return thawed;
+    }
+}

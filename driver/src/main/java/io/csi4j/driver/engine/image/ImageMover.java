@@ -1,0 +1,120 @@
+package io.csi4j.driver.engine.image;
+
+import static io.csi4j.driver.engine.EngineErrors.translate;
+import static io.csi4j.driver.engine.ImageFormat.MIB;
+
+import io.csi4j.driver.engine.AccessType;
+import io.csi4j.driver.engine.Artifact;
+import io.csi4j.driver.engine.DataMover;
+import io.csi4j.driver.engine.ImageImport;
+import io.csi4j.driver.engine.PoolLayout;
+import io.csi4j.driver.engine.Replica;
+import io.csi4j.driver.engine.SourceImage;
+import io.csi4j.driver.os.Durable;
+import io.csi4j.driver.os.Reflink;
+import io.csi4j.driver.os.SparseFile;
+import io.csi4j.driver.storage.StorageException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * Moving volumes between nodes ({@link DataMover}): an image to send (a snapshot's as it is, a volume's cut now), a
+ * volume made of bytes that arrive, and the replicas of other nodes' snapshots kept for the next delta.
+ */
+final class ImageMover implements DataMover {
+    private final ImagePool images;
+    private final ImageCapacity capacity;
+    private final ImageFreezer freezer;
+
+    ImageMover(ImagePool images, ImageCapacity capacity, ImageFreezer freezer) {
+        this.images = images;
+        this.capacity = capacity;
+        this.freezer = freezer;
+    }
+
+    /** A snapshot's image as it is; a volume's cut now into .tmp (frozen if mounted), removed again at close. */
+    @Override
+    public SourceImage openSource(Artifact.Kind kind, String id) {
+        PoolLayout.checkId(PoolLayout.kindName(kind), id);
+        return translate("opening " + PoolLayout.kindName(kind) + " " + id + " to send", () -> {
+            images.store().require(kind, id);
+            if (kind == Artifact.Kind.SNAPSHOT) return new FileSourceImage(images.snapshotImage(id), false);
+            Path cut = images.layout().temporary(id, ".send");
+            try {
+                freezer.cut(List.of(id), () -> images.cloneOrCopy(images.image(id), cut));
+                return new FileSourceImage(cut, true);
+            } catch (RuntimeException e) {
+                PoolLayout.deleteQuietly(cut);
+                throw e;
+            }
+        });
+    }
+
+    /**
+     * A sparse temporary image of {@code sourceBytes} (a reflink of the replica of {@code baseSnapshotId} when given,
+     * cut to that size), its final size promised to the pool now. Commit syncs it, keeps it as the replica of
+     * {@code keepAs} (when given: the snapshot it now holds, replacing older replicas of that source volume), grows
+     * it to {@code capacityBytes} and reveals it.
+     */
+    @Override
+    public ImageImport beginImport(String volumeId, long sourceBytes, long capacityBytes, AccessType access, String sourceRef,
+                                   Artifact.Label label, Replica base, Replica keepAs) {
+        PoolLayout.checkId("volume", volumeId);
+        ImagePool.checkCapacity(capacityBytes);
+        long size = capacityBytes == 0 ? sourceBytes : Math.max(Math.ceilDiv(capacityBytes, MIB) * MIB, sourceBytes);
+        if (capacityBytes != 0 && capacityBytes < sourceBytes) {
+            throw StorageException.outOfRange(sourceRef + " holds " + sourceBytes + " bytes; " + capacityBytes + " cannot hold it");
+        }
+        String what = "volume " + volumeId + " (a copy of " + sourceRef + ")";
+        capacity.reserve(size, "volume " + volumeId);
+        PoolLayout layout = images.layout();
+        Path temp = layout.temporary(volumeId, ".img");
+        try {
+            translate("starting " + what, () -> {
+                if (base != null) {
+                    Reflink.clone(replicaFile(base), temp);
+                    ImagePool.sized(temp, sourceBytes);
+                } else {
+                    SparseFile.create(temp, sourceBytes);
+                }
+                return null;
+            });
+        } catch (RuntimeException e) {
+            capacity.settle(size, 0);
+            PoolLayout.deleteQuietly(temp);
+            throw e;
+        }
+        return new FileImageImport(temp, what, t -> {
+            Durable.fsync(t);
+            if (keepAs != null && images.pool().reflink()) keepReplica(t, keepAs);
+            if (size > sourceBytes) ImagePool.sized(t, size);
+            layout.reveal(List.of(new PoolLayout.Finished(new Artifact(volumeId, Artifact.Kind.VOLUME, ImagePool.NAME, size, access,
+                    sourceRef, Instant.now()).withLabel(label), t)));
+            return size;
+        }, provisioned -> capacity.settle(size, provisioned));
+    }
+
+    /** The replicas this pool keeps (source volume id -> snapshot id); none where the pool cannot reflink. */
+    @Override
+    public List<Replica> replicas() {
+        return translate("listing replicas", images.layout()::replicas);
+    }
+
+    private Path replicaFile(Replica replica) {
+        return images.layout().replica(replica.sourceVolumeId(), replica.snapshotId());
+    }
+
+    /** A durable reflink of {@code image} under the replica's name; older replicas of that source volume go. */
+    private void keepReplica(Path image, Replica keep) {
+        PoolLayout layout = images.layout();
+        Path temp = layout.temporary(keep.snapshotId(), ".replica");
+        try {
+            Reflink.clone(image, temp);
+            layout.commitReplica(temp, keep);
+            layout.dropReplicas(keep.sourceVolumeId(), keep.snapshotId());
+        } finally {
+            PoolLayout.deleteQuietly(temp);
+        }
+    }
+}

@@ -1,0 +1,75 @@
+package io.csi4j.driver.engine.image;
+
+import static io.csi4j.driver.engine.EngineErrors.run;
+import static io.csi4j.driver.engine.EngineErrors.translate;
+import static io.csi4j.driver.engine.ImageFormat.MIB;
+import static io.csi4j.driver.engine.ImageFormat.fileSize;
+import static io.csi4j.driver.engine.image.ImagePool.checkCapacity;
+import static io.csi4j.driver.engine.image.ImagePool.sized;
+
+import io.csi4j.driver.engine.Artifact;
+import io.csi4j.driver.engine.LoopStaging;
+import io.csi4j.driver.engine.PoolLayout;
+import io.csi4j.driver.engine.PoolLayout.EntryType;
+import io.csi4j.driver.os.Durable;
+import io.csi4j.driver.os.LoopDevice;
+import io.csi4j.driver.storage.StorageException;
+import java.nio.file.Path;
+import java.util.List;
+
+/** Growing and removing volume images, with what they count against the pool. */
+final class ImageVolumes {
+    private final ImagePool images;
+    private final ImageCapacity capacity;
+
+    ImageVolumes(ImagePool images, ImageCapacity capacity) {
+        this.images = images;
+        this.capacity = capacity;
+    }
+
+    void delete(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        run("deleting volume " + volumeId, () -> {
+            // Check, measure and unlink under the id's lock: two deleters of one volume (DeleteVolume finishing
+            // a DELETING row while DeleteVolumeGroup deletes its members) must converge, and only the call
+            // that really removed the file may return its size to the pool.
+            long freed = images.locks().locked(volumeId, () -> {
+                long size = 0;
+                if (images.layout().exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
+                    List<LoopDevice> attached = LoopDevice.findByCanonicalBackingFile(images.image(volumeId));
+                    if (!attached.isEmpty()) {
+                        throw StorageException.inUse("volume " + volumeId + " is attached as "
+                                + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published on this node)");
+                    }
+                    size = fileSize(images.image(volumeId));
+                }
+                images.layout().deleteUnsynced(Artifact.Kind.VOLUME, volumeId);  // durable by the caller's tombstone
+                return size;
+            });
+            capacity.settle(0, -freed);
+        });
+    }
+
+    long expand(String volumeId, long newCapacityBytes) {
+        PoolLayout.checkId("volume", volumeId);
+        checkCapacity(newCapacityBytes);
+        return translate("expanding volume " + volumeId, () -> {
+            Path image = images.image(volumeId);
+            // under the id's lock: a concurrent delete must not be undone by sized() re-creating the file
+            long size = images.locks().locked(volumeId, () -> {
+                images.store().require(Artifact.Kind.VOLUME, volumeId);
+                long current = fileSize(image);
+                long target = Math.ceilDiv(newCapacityBytes, MIB) * MIB;
+                if (target <= current) return current;
+                capacity.grow(target - current, "growing volume " + volumeId + " by " + (target - current) + " bytes", () -> {
+                    sized(image, target);
+                    Durable.fsync(image);
+                });
+                images.layout().readSidecar(Artifact.Kind.VOLUME, volumeId).ifPresent(a -> images.layout().writeSidecar(a.withSize(target)));
+                return target;
+            });
+            LoopStaging.refreshAttached(image, size); // also converges a crash between growing the file and this
+            return size;
+        });
+    }
+}

@@ -1,0 +1,25 @@
+/**
+ * The image engine: volumes are sparse image files in the pool, attached on the node through loop devices;
+ * snapshots, clones and restores are reflinks where the pool can, else sparse-aware copies.
+ *
+ * <p>Split by job, each class small enough to hold in one's head:
+ * <ul>
+ *   <li>{@link io.csi4j.driver.engine.image.ImageEngine}: the core ({@code PoolStorage}): create, restore, clone,
+ *       snapshot (single and group), modify, conditions, and the capabilities it registers.</li>
+ *   <li>{@code ImageCapacity}: thin accounting (what is promised, what the overcommitted pool can still promise).</li>
+ *   <li>{@code ImageCopies}: images made of other images' content (a restore, a clone, a group's snapshots), cut
+ *       under a freeze and revealed after the thaw; {@code ImageVolumes}: growing and removing images.</li>
+ *   <li>{@code ImageConditions}: whether a volume (or a page of them) is healthy.</li>
+ *   <li>Capabilities, one class each: {@code ImageNode} ({@code NodeStorage}: stage, publish ... through
+ *       {@code engine.LoopStaging}), {@code ImageFreezer} ({@code Freezer}; also the freeze around every cut and the
+ *       thaw at start-up), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
+ *       {@code SharedExtentDelta}, {@code DataComparisonDelta}), {@code ImageMover} ({@code DataMover}, with
+ *       {@code FileSourceImage} and {@code FileImageImport}), {@code ImageReclaimer} ({@code SpaceReclaimer}).</li>
+ *   <li>{@code ImagePool}: what they all work on (pool, layout, per-id locks, artifact store) and the few helpers
+ *       they share (where an image is, a reflink-or-copy, sizing a file).</li>
+ * </ul>
+ * A new capability of this engine is a new class here and one {@code .add(...)} line in {@code ImageEngine}.
+ * This package depends on {@code engine} (the core, the layout, the skeleton {@code PoolEngine}), never the other
+ * way round; {@code engine.open.Engines} opens it.
+ */
+package io.csi4j.driver.engine.image;
