@@ -51,7 +51,7 @@ public final class ServeCommand implements Callable<Integer> {
             description = "What a thin pool image leaves free on the filesystem beneath it: auto makes the image that much "
                     + "smaller, capacity counts only what that filesystem can still hold beyond it, and when other writers "
                     + "take the rest, volumes are reported abnormal and new ones refused. A size (e.g. 5Gi) or a share of "
-                    + "that filesystem; 10% is the kubelet's default nodefs eviction threshold. Default: ${DEFAULT-VALUE}")
+                    + "that filesystem; 10%% is the kubelet's default nodefs eviction threshold. Default: ${DEFAULT-VALUE}")
     String poolReserve;
 
     @Option(names = "--mode", paramLabel = "all|controller|node", defaultValue = "all",
@@ -139,6 +139,7 @@ public final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PluginLogging.install(level(logLevel));
+        poolReserve();   // a bad --pool-reserve is refused before anything is made
         // the controller is stateless: no pool, so the pool choice is not made for it
         if (agents != null) return new ClusterServe(this, config(OptionalLong.empty())).serveController();
         PoolChoice.Choice pool = poolChoice();
