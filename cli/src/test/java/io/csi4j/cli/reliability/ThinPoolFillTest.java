@@ -3,6 +3,7 @@ package io.csi4j.cli.reliability;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.csi4j.driver.os.FsStats;
+import io.csi4j.driver.storage.ByteUnits;
 import io.csi4j.proto.csi.*;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -68,6 +69,22 @@ class ThinPoolFillTest {
             Path target = node.resolve("a/target");
             stage(rpc, a, staging, target);
             assertFalse(condition(rpc, a).getAbnormal(), condition(rpc, a).getMessage());
+            assertTrue(plugin.stderr().contains("keeping " + ByteUnits.human(reserve) + " free there (--pool-reserve 10%)"), plugin.stderr());
+
+            // new volumes are refused before the pool can lie: the disk beneath filled into the reserve, not beyond
+            long capacityBefore = capacity(rpc);
+            long claimable = metric(metricsPort, "csi4j_pool_claimable_bytes");
+            long prefill = FsStats.of(backing).availableBytes() - claimable - reserve / 2;
+            fill(backing.resolve("filler"), prefill);
+            long capacityInReserve = capacity(rpc);
+            System.out.printf("thin pool: capacity %d MiB, %d MiB once the disk beneath had the claimable %d MiB + half the reserve free%n",
+                    capacityBefore / MIB, capacityInReserve / MIB, claimable / MIB);
+            assertEquals(0, metric(metricsPort, "csi4j_pool_overcommitted"), "not yet: the image can still claim all it may");
+            assertFalse(condition(rpc, b).getAbnormal(), condition(rpc, b).getMessage());
+            assertTrue(capacityInReserve < capacityBefore - reserve / 4, capacityInReserve + " of " + capacityBefore);
+            var early = assertThrows(StatusRuntimeException.class, () -> create(rpc, "fill-c", capacityInReserve + MIB));
+            assertEquals(Status.Code.RESOURCE_EXHAUSTED, early.getStatus().getCode());
+            assertTrue(early.getStatus().getDescription().contains("is kept free"), early.getStatus().getDescription());
 
             // the workload: records fsynced one by one; acked counts those whose fsync returned
             AtomicLong acked = new AtomicLong();
@@ -79,7 +96,7 @@ class ThinPoolFillTest {
             assertTrue(beforeFill >= RECORDS_BEFORE_FILL, "the workload wrote " + beforeFill + " records before the fill: " + workloadError.get());
 
             // another writer fills the filesystem beneath the pool image
-            long filled = fill(backing.resolve("filler"));
+            long filled = fill(backing.resolve("filler"), Long.MAX_VALUE);
             System.out.printf("thin pool: %d records fsynced before the fill, then %d MiB written beside the pool until ENOSPC%n",
                     beforeFill, filled / MIB);
             workload.join(120_000);
@@ -182,20 +199,24 @@ class ThinPoolFillTest {
         return acked;
     }
 
-    /** Writes 4 MiB chunks beside the pool until ENOSPC (bounded by the filesystem's size); bytes written. */
-    private static long fill(Path filler) throws IOException {
+    /**
+     * Appends to the filler beside the pool: {@code limit} bytes, or (Long.MAX_VALUE) until ENOSPC, bounded by the
+     * filesystem's size either way; bytes written.
+     */
+    private static long fill(Path filler, long limit) throws IOException {
         ByteBuffer chunk = ByteBuffer.allocateDirect(4 << 20);
         while (chunk.hasRemaining()) chunk.put((byte) 0x5a);
         long written = 0;
-        try (FileChannel f = FileChannel.open(filler, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        try (FileChannel f = FileChannel.open(filler, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
             try {
-                for (int i = 0; i < 1000; i++) {
-                    chunk.rewind();
+                for (int i = 0; i < 1000 && written < limit; i++) {
+                    chunk.clear().limit((int) Math.min(chunk.capacity(), limit - written));
                     while (chunk.hasRemaining()) written += f.write(chunk);
                 }
-                fail("a 1600 MiB filesystem took 4000 MiB");
+                if (limit == Long.MAX_VALUE) fail("a 1600 MiB filesystem took 4000 MiB");
             } catch (IOException full) {
                 assertTrue(full.getMessage().contains("No space left"), full.toString());
+                assertEquals(Long.MAX_VALUE, limit, "ENOSPC before the " + limit + " bytes asked: " + full);
             }
             try {
                 f.force(true);
