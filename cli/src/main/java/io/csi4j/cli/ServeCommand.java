@@ -6,6 +6,7 @@ import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.DriverConfig.Mode;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.PoolChoice;
+import io.csi4j.driver.engine.PoolReserve;
 import io.csi4j.driver.storage.DataDir;
 import io.csi4j.sdk.PluginLogging;
 import io.csi4j.sdk.server.Endpoint;
@@ -41,10 +42,17 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--pool-size", paramLabel = "auto|0|SIZE", defaultValue = "auto",
             description = "auto: when the data directory's filesystem cannot reflink, create (once) a thin XFS pool image "
-                    + "there as large as its free space, and adopt it on later starts, so snapshots and clones are "
-                    + "instant; SIZE (e.g. 20Gi): such an image of this size; 0: serve from the data directory's own "
-                    + "filesystem (without reflink, snapshots are full copies). Default: ${DEFAULT-VALUE}")
+                    + "there as large as its free space less --pool-reserve, and adopt it on later starts, so snapshots and "
+                    + "clones are instant; SIZE (e.g. 20Gi): such an image of this size; 0: serve from the data directory's "
+                    + "own filesystem (without reflink, snapshots are full copies). Default: ${DEFAULT-VALUE}")
     String poolSize;
+
+    @Option(names = "--pool-reserve", paramLabel = "SIZE|N%", defaultValue = "10%",
+            description = "What a thin pool image leaves free on the filesystem beneath it: auto makes the image that much "
+                    + "smaller, capacity counts only what that filesystem can still hold beyond it, and when other writers "
+                    + "take the rest, volumes are reported abnormal and new ones refused. A size (e.g. 5Gi) or a share of "
+                    + "that filesystem; 10%% is the kubelet's default nodefs eviction threshold. Default: ${DEFAULT-VALUE}")
+    String poolReserve;
 
     @Option(names = "--mode", paramLabel = "all|controller|node", defaultValue = "all",
             description = "Which services to serve. Default: ${DEFAULT-VALUE}")
@@ -131,6 +139,7 @@ public final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PluginLogging.install(level(logLevel));
+        poolReserve();   // a bad --pool-reserve is refused before anything is made
         // the controller is stateless: no pool, so the pool choice is not made for it
         if (agents != null) return new ClusterServe(this, config(OptionalLong.empty())).serveController();
         PoolChoice.Choice pool = poolChoice();
@@ -158,6 +167,8 @@ public final class ServeCommand implements Callable<Integer> {
                 metrics.include(driver.snapshotBlocks()::prometheusText);
                 // copies of volumes between nodes, in and out, and their progress
                 metrics.include(driver.copies()::prometheusText);
+                // a thin pool image: what the filesystem beneath can still hold, and whether the pool is overcommitted
+                metrics.include(driver::poolBackingMetrics);
                 builder.metrics(metrics).metricsAddress(metricsAddress);
             }
             PluginServer server = builder.build().start().stopOnSignals();
@@ -202,7 +213,7 @@ public final class ServeCommand implements Callable<Integer> {
     PoolChoice.Choice poolChoice() {
         String value = poolSize == null ? "auto" : poolSize.trim();
         DataDir layout = new DataDir(dataDir.toAbsolutePath().normalize());
-        if (value.equalsIgnoreCase("auto")) return PoolChoice.decide(PoolChoice.Facts.of(layout));
+        if (value.equalsIgnoreCase("auto")) return PoolChoice.decide(PoolChoice.Facts.of(layout), poolReserve());
         long bytes;
         try {
             bytes = ByteSize.parse(value);
@@ -229,7 +240,21 @@ public final class ServeCommand implements Callable<Integer> {
                     "--volume-group-delete must be delete-volumes or retain-volumes, not '" + groupDelete + "'");
         };
         return new DriverConfig(dataDir, node, engine, poolBytes,
-                mode, maxVolumesPerNode, defaultVolumeSize, overcommitRatio, policy, !severalGroups, maxGroupMembers);
+                mode, maxVolumesPerNode, defaultVolumeSize, overcommitRatio, policy, !severalGroups, maxGroupMembers,
+                poolReserve());
+    }
+
+    /** --pool-reserve: N% of the backing filesystem, or a size. */
+    PoolReserve poolReserve() {
+        String value = poolReserve == null ? "10%" : poolReserve.trim();
+        try {
+            if (value.endsWith("%")) return PoolReserve.percent(Integer.parseInt(value.substring(0, value.length() - 1).trim()));
+            return PoolReserve.bytes(ByteSize.parse(value));
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "--pool-reserve must be a size such as 5Gi or a share such as 10%, not '" + value + "'"
+                            + (e instanceof NumberFormatException ? "" : " (" + e.getMessage() + ")"));
+        }
     }
 
     private static Level level(String name) {

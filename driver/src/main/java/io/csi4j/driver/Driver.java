@@ -11,6 +11,7 @@ import io.csi4j.driver.csi.IdentityService;
 import io.csi4j.driver.csi.NodeService;
 import io.csi4j.driver.csi.SnapshotMetadataService;
 import io.csi4j.driver.csi.StorageStatus;
+import io.csi4j.driver.engine.PoolBacking;
 import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.engine.open.Engines;
@@ -37,6 +38,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -49,6 +51,8 @@ public final class Driver implements AutoCloseable {
     private final StorageEngine engine;
     private final Catalog catalog;
     private final Volumes volumes;
+    /** The watch of a thin pool image's backing filesystem (empty for a directory pool). */
+    private final Optional<PoolBacking> poolBacking;
     private final Snapshots snapshots;
     private final SnapshotBlocks snapshotBlocks;
     private final GroupSnapshots groupSnapshots;
@@ -73,7 +77,8 @@ public final class Driver implements AutoCloseable {
         requireCatalogIfPoolHoldsObjects(config.layout(), engine);
         this.catalog = Catalog.openIn(config.dataDir());
         InstantSource clock = InstantSource.system();
-        this.volumes = new Volumes(catalog, engine, config, clock);
+        this.poolBacking = PoolBacking.of(config.layout(), config.poolReserve());
+        this.volumes = new Volumes(catalog, engine, poolBacking, config, clock);
         this.snapshots = new Snapshots(catalog, engine, volumes, config, clock);
         this.snapshotBlocks = new SnapshotBlocks(snapshots, engine);
         this.groupSnapshots = new GroupSnapshots(catalog, engine, volumes, config, clock);
@@ -181,7 +186,14 @@ public final class Driver implements AutoCloseable {
     }
 
     public List<String> notices() {
-        return engine.notices();
+        List<String> notices = new ArrayList<>(engine.notices());
+        poolBacking.ifPresent(b -> notices.add(b.describe()));
+        return notices;
+    }
+
+    /** The pool image's backing space in the Prometheus text format; empty for a directory pool. */
+    public String poolBackingMetrics() {
+        return poolBacking.map(PoolBacking::prometheusText).orElse("");
     }
 
     public Reconciler.Report reconcileReport() {

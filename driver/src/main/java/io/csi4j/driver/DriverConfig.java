@@ -1,6 +1,7 @@
 package io.csi4j.driver;
 
 import io.csi4j.driver.engine.EngineKind;
+import io.csi4j.driver.engine.PoolReserve;
 import io.csi4j.driver.storage.DataDir;
 import java.nio.file.Path;
 import java.util.OptionalLong;
@@ -20,7 +21,8 @@ public record DriverConfig(
         double overcommitRatio,
         GroupDeletePolicy groupDeletePolicy,
         boolean oneGroupPerVolume,
-        int maxGroupMembers) {
+        int maxGroupMembers,
+        PoolReserve poolReserve) {
 
     /** Which CSI services this process serves: a unified plugin, or the controller / node half. */
     public enum Mode { ALL, CONTROLLER, NODE;
@@ -40,6 +42,15 @@ public record DriverConfig(
         if (overcommitRatio < 1.0) throw new IllegalArgumentException("overcommit ratio must be >= 1.0");
         if (maxVolumesPerNode < 0) throw new IllegalArgumentException("max volumes per node must be >= 0");
         if (maxGroupMembers < 1) throw new IllegalArgumentException("max group members must be >= 1");
+        if (poolReserve == null) throw new IllegalArgumentException("pool reserve must be given");
+    }
+
+    /** With the default pool reserve ({@link PoolReserve#DEFAULT}). */
+    public DriverConfig(Path dataDir, String nodeId, EngineKind engine, OptionalLong poolSizeBytes, Mode mode,
+                        int maxVolumesPerNode, long defaultVolumeBytes, double overcommitRatio,
+                        GroupDeletePolicy groupDeletePolicy, boolean oneGroupPerVolume, int maxGroupMembers) {
+        this(dataDir, nodeId, engine, poolSizeBytes, mode, maxVolumesPerNode, defaultVolumeBytes, overcommitRatio,
+                groupDeletePolicy, oneGroupPerVolume, maxGroupMembers, PoolReserve.DEFAULT);
     }
 
     private static final java.util.regex.Pattern TOPOLOGY_VALUE =
@@ -71,11 +82,11 @@ public record DriverConfig(
 
     public DriverConfig withEngine(EngineKind kind) {
         return new DriverConfig(dataDir, nodeId, kind, poolSizeBytes, mode, maxVolumesPerNode, defaultVolumeBytes,
-                overcommitRatio, groupDeletePolicy, oneGroupPerVolume, maxGroupMembers);
+                overcommitRatio, groupDeletePolicy, oneGroupPerVolume, maxGroupMembers, poolReserve);
     }
 
     public DriverConfig withGroupDeletePolicy(GroupDeletePolicy policy) {
         return new DriverConfig(dataDir, nodeId, engine, poolSizeBytes, mode, maxVolumesPerNode, defaultVolumeBytes,
-                overcommitRatio, policy, oneGroupPerVolume, maxGroupMembers);
+                overcommitRatio, policy, oneGroupPerVolume, maxGroupMembers, poolReserve);
     }
 }

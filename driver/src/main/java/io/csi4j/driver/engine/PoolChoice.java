@@ -1,5 +1,7 @@
 package io.csi4j.driver.engine;
 
+import static io.csi4j.driver.storage.ByteUnits.human;
+
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.storage.DataDir;
@@ -52,9 +54,10 @@ public final class PoolChoice {
      * @param directoryReflinks the data directory's filesystem can reflink (xfs with reflink, btrfs)
      * @param poolHasEntries    {@code <data-dir>/pool} already holds something (an earlier directory pool)
      * @param freeBytes         space left for unprivileged users on the data directory's filesystem
+     * @param totalBytes        that filesystem's size (a {@link PoolReserve} may be a share of it)
      */
     public record Facts(OptionalLong imageBytes, String filesystem, boolean directoryReflinks, boolean poolHasEntries,
-                        long freeBytes) {
+                        long freeBytes, long totalBytes) {
 
         public static Facts of(DataDir dataDir) {
             Path pool = dataDir.pool();
@@ -68,7 +71,7 @@ public final class PoolChoice {
                 FsStats stats = FsStats.of(dataDir.root());
                 // a pool image mounted on pool/ says nothing of the data directory's own filesystem
                 boolean reflinks = imageBytes.isEmpty() && Reflink.isSupported(pool);
-                return new Facts(imageBytes, stats.type(), reflinks, entries, stats.availableBytes());
+                return new Facts(imageBytes, stats.type(), reflinks, entries, stats.availableBytes(), stats.totalBytes());
             } catch (IOException e) {
                 throw new UncheckedIOException("reading data directory " + dataDir.root(), e);
             }
@@ -82,12 +85,14 @@ public final class PoolChoice {
      * <li>the data directory's filesystem reflinks: serve from it directly, nothing to gain from an image;</li>
      * <li>{@code pool/} already holds an earlier directory pool: keep serving it (an image mounted over it would
      *     hide its volumes), and say how to move;</li>
-     * <li>else make a thin XFS image as large as the free space of the filesystem it lives on, in whole GiB:
-     *     no volume is refused for a size the disk could hold, and nothing is spent until written. Less than
-     *     {@link #MIN_DEFAULT_BYTES} free is refused.</li>
+     * <li>else make a thin XFS image as large as the free space of the filesystem it lives on less the
+     *     {@code reserve}, in whole GiB: nothing is spent until written, and the reserve stays free for the node
+     *     (the kubelet evicts pods when its disk runs low) and as the margin in which the plugin refuses new volumes
+     *     and reports the pool abnormal before a write can fail ({@link BackingSpace}). Less than
+     *     {@link #MIN_DEFAULT_BYTES} left is refused.</li>
      * </ol>
      */
-    public static Choice decide(Facts f) {
+    public static Choice decide(Facts f, PoolReserve reserve) {
         if (f.imageBytes().isPresent()) {
             return new Image(f.imageBytes().getAsLong(), "adopting the existing pool image");
         }
@@ -98,13 +103,15 @@ public final class PoolChoice {
             return new Directory("the data directory already holds a directory pool on " + f.filesystem()
                     + " (no reflink: snapshots are full copies); kept so its volumes stay visible");
         }
-        long bytes = f.freeBytes() / GIB * GIB;
+        long reserveBytes = reserve.bytesOf(f.totalBytes());
+        long bytes = Math.max(0, f.freeBytes() - reserveBytes) / GIB * GIB;
         if (bytes < MIN_DEFAULT_BYTES) {
-            throw new Refused("only " + f.freeBytes() / (1 << 20) + " MiB free on the data directory's " + f.filesystem()
-                    + " filesystem, too little for a pool of its own (at least 1 GiB); give --pool-size SIZE, "
+            throw new Refused("only " + human(f.freeBytes()) + " free on the data directory's " + f.filesystem()
+                    + " filesystem, " + human(reserveBytes) + " of it kept free (--pool-reserve " + reserve + "): too little for "
+                    + "a pool of its own (at least 1 GiB); give --pool-size SIZE, a smaller --pool-reserve, "
                     + "or --pool-size 0 to serve from the directory itself (snapshots are then full copies)");
         }
         return new Image(bytes, f.filesystem() + " cannot reflink: a thin XFS pool image of " + bytes / GIB
-                + " GiB (the free space) holds the volumes");
+                + " GiB (the free space less the " + human(reserveBytes) + " reserve) holds the volumes");
     }
 }

@@ -28,7 +28,13 @@
  *   snapshots/&lt;id&gt;.img | .dir, snapshots/&lt;id&gt;.meta
  *   .tmp/                      work in progress, renamed into place when complete; swept at start-up
  * </pre>
- * The sidecar is written (temp + fsync + rename) before the artifact is renamed into place, so a
+ * A pool image is thin: its blocks are taken from the filesystem beneath when first written, and other writers may
+ * take them first. {@link io.csi4j.driver.engine.PoolBacking} reads that filesystem and
+ * {@link io.csi4j.driver.engine.BackingSpace} holds the rules: capacity counts only what it can still hold less a
+ * {@link io.csi4j.driver.engine.PoolReserve}, and the pool is overcommitted (every volume abnormal) when it has less
+ * free than the image could still claim. {@link io.csi4j.driver.engine.PoolChoice} sizes an auto image the same way.
+ *
+ * <p>The sidecar is written (temp + fsync + rename) before the artifact is renamed into place, so a
  * crash leaves nothing, a sidecar alone (swept), or a complete artifact with its description.
  *
  * <p>Two artifacts are made durable by the catalog instead (docs/design.md, "Crash protocol"): a blank volume

@@ -109,7 +109,11 @@ public final class NodeVolumes {
         String id = resolveEphemeral(volumeId);
         volumes.readyVolume(id, "volume");
         requireVolumePath(volumePath);
-        return engine.stats(id, volumePath);
+        VolumeStats stats = engine.stats(id, volumePath);
+        if (stats.abnormal().isPresent()) return stats;
+        Optional<String> pool = volumes.poolCondition();   // its thin pool image cannot hold what it promised
+        return pool.isEmpty() ? stats : new VolumeStats(stats.totalBytes(), stats.usedBytes(), stats.availableBytes(),
+                stats.totalInodes(), stats.usedInodes(), stats.availableInodes(), pool);
     }
 
     /**

@@ -9,6 +9,7 @@ import io.csi4j.driver.catalog.ReferenceException;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.ImageImport;
+import io.csi4j.driver.engine.PoolBacking;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.engine.SpaceReclaimer;
@@ -60,6 +61,7 @@ public final class Volumes {
 
     private final Catalog catalog;
     private final PoolStorage engine;
+    private final PoolCapacity capacity;
     private final DriverConfig config;
     private final InstantSource clock;
     private final Lookup<VolumeRecord> lookup;
@@ -70,8 +72,14 @@ public final class Volumes {
     static final int TOMBSTONE_BATCH = 256;
 
     public Volumes(Catalog catalog, PoolStorage engine, DriverConfig config, InstantSource clock) {
+        this(catalog, engine, Optional.empty(), config, clock);
+    }
+
+    /** {@code backing}: the watch of the pool image's backing filesystem, when the pool is a thin image. */
+    public Volumes(Catalog catalog, PoolStorage engine, Optional<PoolBacking> backing, DriverConfig config, InstantSource clock) {
         this.catalog = catalog;
         this.engine = engine;
+        this.capacity = new PoolCapacity(engine, backing, config.overcommitRatio());
         this.config = config;
         this.clock = clock;
         this.lookup = Lookup.volumes(catalog, config.nodeId());
@@ -434,7 +442,12 @@ public final class Volumes {
     }
 
     public Optional<String> condition(String volumeId) {
-        return engine.volumeCondition(volumeId);
+        return engine.volumeCondition(volumeId).or(capacity::poolCondition);
+    }
+
+    /** Why every volume of the pool is at risk now (a thin pool image whose backing filesystem is too full), if it is. */
+    public Optional<String> poolCondition() {
+        return capacity.poolCondition();
     }
 
     public List<String> publishedNodes(String volumeId) {
@@ -443,7 +456,12 @@ public final class Volumes {
 
     /** {@link #condition} of a page of volumes, in one look at the engine. */
     public Map<String, Optional<String>> conditions(List<String> volumeIds) {
-        return engine.volumeConditions(volumeIds);
+        Map<String, Optional<String>> conditions = engine.volumeConditions(volumeIds);
+        Optional<String> pool = volumeIds.isEmpty() ? Optional.empty() : capacity.poolCondition();   // one reading per page
+        if (pool.isEmpty()) return conditions;
+        Map<String, Optional<String>> merged = new HashMap<>(conditions);
+        merged.replaceAll((id, condition) -> condition.or(() -> pool));
+        return merged;
     }
 
     /** {@link #publishedNodes} of a page of volumes, in one query; volumes published nowhere are absent. */
@@ -581,11 +599,11 @@ public final class Volumes {
         for (Capability c : capabilities) {
             if (c.mode().multiNode() || (c.kind() == VolumeKind.BLOCK && !engine.supportsBlock())) return 0;
         }
-        return engine.pool().allocatableBytes();
+        return capacity.allocatable();
     }
 
     public long maximumVolumeSize() {
-        return engine.pool().allocatableBytes();
+        return capacity.allocatable();
     }
 
     // ---- shared checks ----
@@ -611,11 +629,7 @@ public final class Volumes {
     }
 
     private void checkSpace(long bytes) {
-        long available = engine.pool().allocatableBytes();
-        if (bytes > available) {
-            throw CsiException.resourceExhausted("not enough space in the pool: " + bytes + " bytes asked, "
-                    + available + " available");
-        }
+        capacity.require(bytes);
     }
 
 
