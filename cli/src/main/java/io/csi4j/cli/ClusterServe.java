@@ -2,6 +2,7 @@ package io.csi4j.cli;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.DriverConfig.Mode;
+import io.csi4j.driver.Services;
 import io.csi4j.driver.cluster.Agents;
 import io.csi4j.driver.cluster.ClusterController;
 import io.csi4j.sdk.server.Endpoint;
@@ -54,11 +55,11 @@ final class ClusterServe {
                 Duration.ofSeconds(30), config));
         try (cluster) {
             var builder = PluginServer.builder()
-                    .listen(csi, cluster.csiServices().toArray(io.grpc.BindableService[]::new))
+                    .listen(csi, Services.cluster(cluster, Services.Socket.CSI).toArray(io.grpc.BindableService[]::new))
                     .socketMode(Integer.parseInt(flags.socketMode, 8))
-                    .onTransportThread(ClusterController.onTransportThread())
+                    .onTransportThread(Services.onTransportThread())
                     .eventLoops(cluster.eventLoops());
-            if (addons != null) builder.listen(addons, cluster.addonsServices().toArray(io.grpc.BindableService[]::new));
+            if (addons != null) builder.listen(addons, Services.cluster(cluster, Services.Socket.ADDONS).toArray(io.grpc.BindableService[]::new));
             if (flags.metricsAddress != null) builder.metricsAddress(flags.metricsAddress);
             PluginServer server = builder.build().start().stopOnSignals();
             System.out.println(cluster.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : "")

@@ -1,13 +1,11 @@
 package io.csi4j.cli;
 
-import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.engine.open.Engines;
 import io.csi4j.driver.reconcile.CatalogRebuild;
 import io.csi4j.driver.storage.DataDir;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
@@ -17,6 +15,7 @@ import java.time.InstantSource;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -28,16 +27,8 @@ import picocli.CommandLine.Option;
         description = "Check the catalog against the pool; --rebuild writes a new catalog from the pool's sidecars.")
 public final class FsckCommand implements Callable<Integer> {
 
-    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = "./csi4j-data",
-            description = "The plugin's data directory. Default: ${DEFAULT-VALUE}")
-    Path dataDir;
-
-    @Option(names = "--engine", paramLabel = "image|dir", defaultValue = "image",
-            description = "The engine the plugin runs with. Default: ${DEFAULT-VALUE}")
-    EngineKind engine;
-
-    @Option(names = "--node-id", paramLabel = "ID", description = "Node that owns the rebuilt rows. Default: the host name")
-    String nodeId;
+    @Mixin
+    PluginDataOptions data;
 
     @Option(names = "--rebuild", description = "Move the catalog aside (never deleted) and rebuild it from the pool")
     boolean rebuild;
@@ -48,6 +39,7 @@ public final class FsckCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        Path dataDir = data.dataDir;
         if (!Files.isDirectory(dataDir)) {
             System.err.println("csi4j fsck: " + dataDir + " is not a directory");
             return 2;
@@ -64,9 +56,9 @@ public final class FsckCommand implements Callable<Integer> {
             System.err.println("csi4j fsck: " + e.getMessage());
             return 2;
         }
-        try (StorageEngine storage = Engines.open(engine, layout, poolSize, 1.0)) {
+        try (StorageEngine storage = Engines.open(data.engine, layout, poolSize, 1.0)) {
             CatalogRebuild.Report report = rebuild
-                    ? CatalogRebuild.rebuild(dataDir, storage, nodeId != null ? nodeId : hostName(), force, InstantSource.system())
+                    ? CatalogRebuild.rebuild(dataDir, storage, data.nodeIdOrHostName(), force, InstantSource.system())
                     : CatalogRebuild.check(dataDir, storage);
             report.lines().forEach(line -> System.out.println("csi4j fsck: " + line));
             if (report.rebuilt() || report.consistent()) return 0;
@@ -86,14 +78,6 @@ public final class FsckCommand implements Callable<Integer> {
             return channel.connect(UnixDomainSocketAddress.of(socket));
         } catch (IOException e) {
             return false;   // a socket file a killed plugin left behind
-        }
-    }
-
-    private static String hostName() {
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            return System.getenv().getOrDefault("HOSTNAME", "localhost");
         }
     }
 }

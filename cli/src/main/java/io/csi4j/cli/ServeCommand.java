@@ -4,19 +4,18 @@ import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.DriverConfig.Mode;
-import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.PoolChoice;
 import io.csi4j.driver.engine.PoolReserve;
 import io.csi4j.driver.storage.DataDir;
 import io.csi4j.sdk.PluginLogging;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.PluginServer;
-import java.net.InetAddress;
 import java.nio.file.Path;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import java.util.logging.Level;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code csi4j serve}: the local storage plugin, one process per node. */
@@ -29,16 +28,8 @@ public final class ServeCommand implements Callable<Integer> {
                     + "Default: $CSI_ENDPOINT, else unix://<data-dir>/csi.sock")
     String endpoint;
 
-    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = "./csi4j-data",
-            description = "Where the catalog, the pool and the sockets live. Default: ${DEFAULT-VALUE}")
-    Path dataDir;
-
-    @Option(names = "--node-id", paramLabel = "ID", description = "This node's id. Default: the host name")
-    String nodeId;
-
-    @Option(names = "--engine", paramLabel = "image|dir", defaultValue = "image",
-            description = "Storage engine: image (sparse image files on loop devices) or dir (directories). Default: ${DEFAULT-VALUE}")
-    EngineKind engine;
+    @Mixin
+    PluginDataOptions data;
 
     @Option(names = "--pool-size", paramLabel = "auto|0|SIZE", defaultValue = "auto",
             description = "auto: when the data directory's filesystem cannot reflink, create (once) a thin XFS pool image "
@@ -212,7 +203,7 @@ public final class ServeCommand implements Callable<Integer> {
     /** What --pool-size says, with "auto" decided from the data directory (see {@link PoolChoice#decide}). */
     PoolChoice.Choice poolChoice() {
         String value = poolSize == null ? "auto" : poolSize.trim();
-        DataDir layout = new DataDir(dataDir.toAbsolutePath().normalize());
+        DataDir layout = new DataDir(data.dataDir.toAbsolutePath().normalize());
         if (value.equalsIgnoreCase("auto")) return PoolChoice.decide(PoolChoice.Facts.of(layout), poolReserve());
         long bytes;
         try {
@@ -232,14 +223,13 @@ public final class ServeCommand implements Callable<Integer> {
     }
 
     DriverConfig config(OptionalLong poolBytes) {
-        String node = nodeId != null ? nodeId : hostName();
         GroupDeletePolicy policy = switch (groupDelete) {
             case "delete-volumes" -> GroupDeletePolicy.DELETE_VOLUMES;
             case "retain-volumes" -> GroupDeletePolicy.RETAIN_VOLUMES;
             default -> throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--volume-group-delete must be delete-volumes or retain-volumes, not '" + groupDelete + "'");
         };
-        return new DriverConfig(dataDir, node, engine, poolBytes,
+        return new DriverConfig(data.dataDir, data.nodeIdOrHostName(), data.engine, poolBytes,
                 mode, maxVolumesPerNode, defaultVolumeSize, overcommitRatio, policy, !severalGroups, maxGroupMembers,
                 poolReserve());
     }
@@ -266,14 +256,6 @@ public final class ServeCommand implements Callable<Integer> {
             case "trace" -> Level.FINEST;
             default -> throw new IllegalArgumentException("unknown log level " + name);
         };
-    }
-
-    private static String hostName() {
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            return System.getenv().getOrDefault("HOSTNAME", "localhost");
-        }
     }
 
     private long copyBandwidth() {

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.csi4j.cli.testing.Cli;
 import io.csi4j.cli.testing.LivePlugin;
-import io.csi4j.cli.testing.Privileged;
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.os.MountTable;

@@ -1,15 +1,6 @@
 package io.csi4j.driver;
 
-import io.csi4j.driver.addons.AddonsIdentityService;
-import io.csi4j.driver.addons.ReclaimSpaceControllerService;
-import io.csi4j.driver.addons.ReclaimSpaceNodeService;
-import io.csi4j.driver.addons.VolumeGroupService;
 import io.csi4j.driver.catalog.Catalog;
-import io.csi4j.driver.csi.ControllerService;
-import io.csi4j.driver.csi.GroupControllerService;
-import io.csi4j.driver.csi.IdentityService;
-import io.csi4j.driver.csi.NodeService;
-import io.csi4j.driver.csi.SnapshotMetadataService;
 import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.engine.PoolBacking;
 import io.csi4j.driver.engine.SpaceReclaimer;
@@ -22,7 +13,6 @@ import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.driver.snapshot.SnapshotBlocks;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.storage.DataDir;
-import io.csi4j.driver.volume.OfflineReclaim;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.paging.PageTokens;
 import io.grpc.BindableService;
@@ -99,18 +89,9 @@ public final class Driver implements AutoCloseable {
         return new Driver(config, removeOrphans);
     }
 
-    /** The CSI services this process serves in its mode. */
+    /** The CSI services this process serves in its mode (the table is {@link Services}). */
     public List<BindableService> csiServices() {
-        var services = new ArrayList<BindableService>();
-        services.add(StorageStatus.wrap(identity()));
-        // snapshot metadata is read from this process's pool, whichever role it plays
-        if (snapshotBlocks.available()) services.add(StorageStatus.wrap(new SnapshotMetadataService(snapshotBlocks)));
-        if (config.mode().controller()) {
-            services.add(StorageStatus.wrap(new ControllerService(volumes, snapshots, tokens, config.nodeId())));
-            services.add(StorageStatus.wrap(new GroupControllerService(groupSnapshots)));
-        }
-        if (config.mode().node()) services.add(StorageStatus.wrap(new NodeService(node, config.nodeId(), config.maxVolumesPerNode())));
-        return services;
+        return Services.served(this, Services.Socket.CSI);
     }
 
     /**
@@ -119,23 +100,14 @@ public final class Driver implements AutoCloseable {
      * and reclaimspace.ReclaimSpaceNode (node).
      */
     public List<BindableService> addonsServices() {
-        var services = new ArrayList<BindableService>();
-        boolean reclaim = engine.capability(SpaceReclaimer.class).isPresent();
-        services.add(StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
-                AddonsIdentityService.capabilities(config, reclaim), ready::get)));
-        if (config.mode().controller()) services.add(StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)));
-        if (reclaim && config.mode().controller()) {
-            services.add(StorageStatus.wrap(reclaimSpaceController()));
-        }
-        if (reclaim && config.mode().node()) services.add(StorageStatus.wrap(new ReclaimSpaceNodeService(node)));
-        return services;
+        return Services.served(this, Services.Socket.ADDONS);
     }
 
     /**
      * What a node agent serves to the cluster's controller on its agent endpoint (TCP, mutual TLS): this node's
      * Controller, GroupController and CSI-Addons volume groups for its own pool, whatever the mode, plus both
-     * identities (GetPluginInfo's manifest names the node, which is how the controller learns who answers). It copies
-     * volumes from other agents as {@code tls} (null: it cannot pull), within {@code bandwidth}.
+     * identities (GetPluginInfo's manifest names the node, which is how the controller learns who answers), and
+     * csi4j's NodeAgent. It copies volumes from other agents as {@code tls} (null: it cannot pull), within {@code bandwidth}.
      */
     public List<BindableService> agentServices(io.csi4j.sdk.server.MutualTls tls, io.csi4j.driver.mobility.Bandwidth bandwidth) {
         if (tls != null && peers == null) peers = new io.csi4j.driver.mobility.Peers(tls);
@@ -143,28 +115,9 @@ public final class Driver implements AutoCloseable {
         var imports = new io.csi4j.driver.mobility.VolumeImports(volumes, engine, peers == null ? new io.csi4j.driver.mobility.Peers(null) : peers,
                 bandwidth, copies, config.nodeId());
         // storage speaks storage: the agent's services map StorageException to a status as the local ones do
-        var services = new ArrayList<BindableService>(List.of(
-                StorageStatus.wrap(identity()),
-                StorageStatus.wrap(new ControllerService(volumes, snapshots, tokens, config.nodeId())),
-                StorageStatus.wrap(new GroupControllerService(groupSnapshots)),
-                StorageStatus.wrap(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(),
-                        AddonsIdentityService.capabilities(config, engine.capability(SpaceReclaimer.class).isPresent()), ready::get)),
-                StorageStatus.wrap(new VolumeGroupService(volumeGroups, tokens)),
-                StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies))));
-        if (snapshotBlocks.available()) services.add(StorageStatus.wrap(new SnapshotMetadataService(snapshotBlocks)));
-        // the controller's ControllerReclaimSpace is this node's offline reclaim
-        if (engine.capability(SpaceReclaimer.class).isPresent()) services.add(StorageStatus.wrap(reclaimSpaceController()));
+        var services = new ArrayList<>(Services.onAgent(this));
+        services.add(StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies)));
         return services;
-    }
-
-    /** ControllerReclaimSpace: offline reclaim of a volume nobody has staged (the CSI-Addons socket, and the agent endpoint). */
-    private ReclaimSpaceControllerService reclaimSpaceController() {
-        return new ReclaimSpaceControllerService(new OfflineReclaim(volumes, engine));
-    }
-
-    /** csi.v1 Identity: SNAPSHOT_METADATA_SERVICE is advertised exactly when it is served (image engine). */
-    private IdentityService identity() {
-        return new IdentityService(DriverConfig.PLUGIN_NAME, version(), manifest(), ready::get, snapshotBlocks.available());
     }
 
     public Map<String, String> manifest() {

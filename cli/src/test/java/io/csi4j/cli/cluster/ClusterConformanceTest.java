@@ -2,7 +2,7 @@ package io.csi4j.cli.cluster;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.csi4j.cli.testing.Privileged;
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.testkit.AccessType;
 import io.csi4j.testkit.SanityConfig;

@@ -3,7 +3,7 @@ package io.csi4j.cli.cluster;
 import static io.csi4j.cli.cluster.ClusterRoutingTest.createOn;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.csi4j.cli.testing.Privileged;
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerGrpc;
 import io.csi4j.proto.csi.ListVolumesRequest;
 import java.nio.file.Path;

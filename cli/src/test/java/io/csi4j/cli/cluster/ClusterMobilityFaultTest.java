@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.csi4j.cli.testing.Privileged;
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.cluster.AgentStatus;
 import io.csi4j.proto.cluster.ClusterStatusGrpc;
 import io.csi4j.proto.cluster.GetClusterStatusRequest;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.cli.testing.Privileged;
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.proto.csi.CapacityRange;
 import io.csi4j.proto.csi.ControllerGrpc;

@@ -4,7 +4,7 @@ import static io.csi4j.cli.cluster.ClusterRoutingTest.on;
 import static io.csi4j.cli.cluster.ClusterRoutingTest.volume;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.csi4j.cli.testing.Privileged;
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.*;
 import io.csi4j.sdk.Secrets;
 import io.grpc.StatusRuntimeException;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import com.google.protobuf.util.JsonFormat;
 import io.csi4j.cli.Main;
-import io.csi4j.cli.testing.Privileged;
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.cluster.AgentStatus;
 import io.csi4j.proto.cluster.GetClusterStatusResponse;
 import io.csi4j.proto.csi.ControllerGetVolumeRequest;

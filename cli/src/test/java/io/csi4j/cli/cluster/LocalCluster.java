@@ -2,6 +2,7 @@ package io.csi4j.cli.cluster;
 
 import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.Services;
 import io.csi4j.driver.cluster.Agents;
 import io.csi4j.driver.cluster.ClusterController;
 import io.csi4j.driver.engine.EngineKind;
@@ -71,9 +72,9 @@ final class LocalCluster implements AutoCloseable {
         }
         Files.createDirectories(dir.resolve("controller"));
         this.controllerServer = PluginServer.builder()
-                .listen(Endpoint.parse(controllerSocket()), controller.csiServices().toArray(BindableService[]::new))
-                .listen(Endpoint.parse(controllerAddonsSocket()), controller.addonsServices().toArray(BindableService[]::new))
-                .onTransportThread(ClusterController.onTransportThread())
+                .listen(Endpoint.parse(controllerSocket()), Services.cluster(controller, Services.Socket.CSI).toArray(BindableService[]::new))
+                .listen(Endpoint.parse(controllerAddonsSocket()), Services.cluster(controller, Services.Socket.ADDONS).toArray(BindableService[]::new))
+                .onTransportThread(Services.onTransportThread())
                 .eventLoops(controller.eventLoops())
                 .shutdownGrace(Duration.ofSeconds(2))
                 .build().start();

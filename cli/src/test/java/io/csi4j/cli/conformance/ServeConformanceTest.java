@@ -2,6 +2,7 @@ package io.csi4j.cli.conformance;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.testkit.AccessType;
 import io.csi4j.testkit.SanityConfig;
 import io.csi4j.testkit.SanityReport;
@@ -12,7 +13,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -30,9 +30,7 @@ class ServeConformanceTest {
 
     @BeforeAll
     static void needsRoot() {
-        boolean root = "root".equals(System.getProperty("user.name"));
-        if (!root && "true".equalsIgnoreCase(System.getenv("CI"))) fail("CI=true and this test needs root (loop devices, mounts)");
-        Assumptions.assumeTrue(root, "needs root (loop devices, mounts)");
+        Privileged.require(Privileged.isRoot(), "needs root (loop devices, mounts)");
     }
 
     static Stream<Arguments> plugins() {

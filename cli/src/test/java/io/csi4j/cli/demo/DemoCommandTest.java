@@ -3,7 +3,7 @@ package io.csi4j.cli.demo;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.csi4j.cli.testing.Cli;
-import io.csi4j.cli.testing.Privileged;
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountTable;
 import java.nio.file.Files;

@@ -3,7 +3,7 @@ package io.csi4j.cli.image;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.csi4j.cli.Main;
-import io.csi4j.cli.testing.Privileged;
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.GetPluginInfoRequest;
 import io.csi4j.proto.csi.IdentityGrpc;
 import io.csi4j.proto.csi.ProbeRequest;

@@ -1,7 +1,6 @@
 package io.csi4j.cli.reliability;
 
-import static org.junit.jupiter.api.Assertions.fail;
-
+import io.csi4j.driver.testing.Privileged;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -9,17 +8,14 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 
 /** What a plugin process holds, read from the kernel: mounts, loop devices, descriptors, memory. */
 final class Leaks {
     private Leaks() {}
 
-    /** Root is needed for loop devices and mounts: skip outside CI, fail in CI (as Privileged does in driver). */
+    /** Root is needed for loop devices and mounts: skip outside CI, fail in CI. */
     static void requireRoot() {
-        boolean root = "root".equals(System.getProperty("user.name"));
-        if (!root && "true".equalsIgnoreCase(System.getenv("CI"))) fail("CI=true and this test needs root (loop devices, mounts)");
-        Assumptions.assumeTrue(root, "needs root (loop devices, mounts)");
+        Privileged.require(Privileged.isRoot(), "needs root (loop devices, mounts)");
     }
 
     /** Mount points at or under {@code dir}, except {@code except} (the private pool). */

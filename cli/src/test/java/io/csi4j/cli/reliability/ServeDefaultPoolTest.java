@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.csi4j.driver.os.FileStat;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.ListVolumesRequest;
 import java.io.RandomAccessFile;
@@ -26,7 +27,7 @@ class ServeDefaultPoolTest {
 
     private static void requireExt4(Path dir) {
         String fs = FsStats.of(dir).type();
-        io.csi4j.cli.testing.Privileged.require(fs.equals("ext4"),
+        Privileged.require(fs.equals("ext4"),
                 "the temporary directory must be on ext4 (no reflink) for this test, it is on " + fs);
     }
 

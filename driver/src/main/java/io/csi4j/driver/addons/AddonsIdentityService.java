@@ -13,14 +13,18 @@ import io.csi4j.proto.addons.identity.ProbeRequest;
 import io.csi4j.proto.addons.identity.ProbeResponse;
 import io.csi4j.sdk.capability.Capabilities;
 import io.grpc.stub.StreamObserver;
+import java.util.Collection;
 import java.util.EnumSet;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.BooleanSupplier;
 
 /**
  * CSI-Addons identity.Identity on the addons socket: the same name and version as csi.v1 Identity, and the
- * volume group capabilities that are true for this configuration.
+ * capabilities of the CSI-Addons services served beside it (each service's entry in the driver's {@code Services} says
+ * what it adds).
  */
 public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
     private final String name;
@@ -45,20 +49,11 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
     }
 
     /**
-     * What {@code config} offers: in controller mode CONTROLLER_SERVICE and VOLUME_GROUP with Modify, Get and List,
-     * plus LIMIT_VOLUME_TO_ONE_VOLUME_GROUP and DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES when configured so; nothing in
-     * node mode (volume groups are controller work).
+     * What the volume group service offers under {@code config}: in controller mode CONTROLLER_SERVICE and VOLUME_GROUP
+     * with Modify, Get and List, plus LIMIT_VOLUME_TO_ONE_VOLUME_GROUP and DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES when
+     * configured so; nothing in node mode (volume groups are controller work).
      */
-    public static GetCapabilitiesResponse capabilities(DriverConfig config) {
-        return capabilities(config, false);
-    }
-
-    /**
-     * As {@link #capabilities(DriverConfig)}, and where the engine can {@code reclaim} space: ReclaimSpace OFFLINE
-     * with the controller (ControllerReclaimSpace), NODE_SERVICE and ReclaimSpace ONLINE with the node
-     * (NodeReclaimSpace).
-     */
-    public static GetCapabilitiesResponse capabilities(DriverConfig config, boolean reclaim) {
+    public static List<Capability> volumeGroups(DriverConfig config) {
         var services = EnumSet.noneOf(Capability.Service.Type.class);
         var group = EnumSet.noneOf(Capability.VolumeGroup.Type.class);
         if (config.mode().controller()) {
@@ -70,11 +65,25 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
                 group.add(Capability.VolumeGroup.Type.DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES);
             }
         }
-        if (reclaim && config.mode().node()) services.add(Capability.Service.Type.NODE_SERVICE);
-        var response = Capabilities.addons(services, group).toBuilder();
-        if (reclaim && config.mode().controller()) response.addCapabilities(reclaimSpace(Capability.ReclaimSpace.Type.OFFLINE));
-        if (reclaim && config.mode().node()) response.addCapabilities(reclaimSpace(Capability.ReclaimSpace.Type.ONLINE));
-        return response.build();
+        return Capabilities.addons(services, group).getCapabilitiesList();
+    }
+
+    /**
+     * The capabilities of the services served, as GetCapabilities lists them: the service types first (each once, in
+     * their order), then the others in the order given, each once.
+     */
+    public static GetCapabilitiesResponse listing(Collection<Capability> capabilities) {
+        var services = new TreeMap<Integer, Capability>();
+        var others = new LinkedHashSet<Capability>();
+        for (Capability c : capabilities) {
+            if (c.hasService()) services.putIfAbsent(c.getService().getTypeValue(), c);
+            else others.add(c);
+        }
+        return GetCapabilitiesResponse.newBuilder().addAllCapabilities(services.values()).addAllCapabilities(others).build();
+    }
+
+    public static Capability service(Capability.Service.Type type) {
+        return Capability.newBuilder().setService(Capability.Service.newBuilder().setType(type)).build();
     }
 
     public static Capability reclaimSpace(Capability.ReclaimSpace.Type type) {

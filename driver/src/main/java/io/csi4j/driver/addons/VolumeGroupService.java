@@ -1,5 +1,7 @@
 package io.csi4j.driver.addons;
 
+import static io.csi4j.driver.csi.WireMapping.reply;
+
 import io.csi4j.driver.csi.WireMapping;
 import io.csi4j.driver.group.VolumeGroups;
 import io.csi4j.driver.group.VolumeGroups.Group;
@@ -77,10 +79,5 @@ public final class VolumeGroupService extends ControllerGrpc.ControllerImplBase 
                 .putVolumeGroupContext(VolumeGroups.CONTEXT_NAME, g.record().name());
         for (VolumeRecord v : g.members()) b.addVolumes(WireMapping.volume(v));
         return b.build();
-    }
-
-    private static <T> void reply(StreamObserver<T> out, T response) {
-        out.onNext(response);
-        out.onCompleted();
     }
 }

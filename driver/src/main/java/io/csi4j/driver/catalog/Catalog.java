@@ -23,7 +23,7 @@ import java.util.function.Function;
  * Safe for any number of (virtual) threads: writes are serialized on one connection, reads use a pool of
  * read-only connections and never wait for writes.
  */
-public final class Catalog implements CatalogTables, AutoCloseable {
+public final class Catalog extends CatalogTables implements AutoCloseable {
     /** The catalog's file name inside the driver's data directory. */
     public static final String FILE_NAME = io.csi4j.driver.storage.DataDir.CATALOG;
     static final int READERS = 4;
@@ -32,25 +32,13 @@ public final class Catalog implements CatalogTables, AutoCloseable {
     private final InstantSource clock;
     private final CatalogConnections connections;
     private final int schemaVersion;
-    private final VolumeTable volumes;
-    private final SnapshotTable snapshots;
-    private final GroupSnapshotTable groupSnapshots;
-    private final VolumeGroupTable volumeGroups;
-    private final PublicationTable publications;
-    private final TombstoneTable tombstones;
 
     private Catalog(Path file, InstantSource clock, CatalogConnections connections, int schemaVersion) {
+        super(connections.autocommit(), clock);
         this.file = file;
         this.clock = clock;
         this.connections = connections;
         this.schemaVersion = schemaVersion;
-        Session session = connections.autocommit();
-        volumes = new VolumeTable(session, clock);
-        snapshots = new SnapshotTable(session, clock);
-        groupSnapshots = new GroupSnapshotTable(session, clock);
-        volumeGroups = new VolumeGroupTable(session, clock);
-        publications = new PublicationTable(session);
-        tombstones = new TombstoneTable(session);
     }
 
     /** Opens {@code <dataDir>/catalog.db}, creating it if absent. */
@@ -117,13 +105,6 @@ public final class Catalog implements CatalogTables, AutoCloseable {
     public static int latestSchemaVersion() {
         return Schema.latestVersion(Schema.MIGRATIONS);
     }
-
-    @Override public VolumeTable volumes() { return volumes; }
-    @Override public SnapshotTable snapshots() { return snapshots; }
-    @Override public GroupSnapshotTable groupSnapshots() { return groupSnapshots; }
-    @Override public VolumeGroupTable volumeGroups() { return volumeGroups; }
-    @Override public PublicationTable publications() { return publications; }
-    @Override public TombstoneTable tombstones() { return tombstones; }
 
     /**
      * Runs {@code body} as one atomic change: committed (durably) when it returns, rolled back when it

@@ -1,16 +1,32 @@
 package io.csi4j.driver.catalog;
 
-/** The catalog's tables, either each statement on its own ({@link Catalog}) or inside one transaction. */
-public sealed interface CatalogTables permits Catalog, CatalogTransaction {
-    VolumeTable volumes();
+import java.time.InstantSource;
 
-    SnapshotTable snapshots();
+/**
+ * The catalog's tables over one {@link Session}, either each statement on its own ({@link Catalog}) or inside one
+ * transaction ({@link CatalogTransaction}); they are made here for both.
+ */
+public abstract sealed class CatalogTables permits Catalog, CatalogTransaction {
+    private final VolumeTable volumes;
+    private final SnapshotTable snapshots;
+    private final GroupSnapshotTable groupSnapshots;
+    private final VolumeGroupTable volumeGroups;
+    private final PublicationTable publications;
+    private final TombstoneTable tombstones;
 
-    GroupSnapshotTable groupSnapshots();
+    CatalogTables(Session session, InstantSource clock) {
+        volumes = new VolumeTable(session, clock);
+        snapshots = new SnapshotTable(session, clock);
+        groupSnapshots = new GroupSnapshotTable(session, clock);
+        volumeGroups = new VolumeGroupTable(session, clock);
+        publications = new PublicationTable(session);
+        tombstones = new TombstoneTable(session);
+    }
 
-    VolumeGroupTable volumeGroups();
-
-    PublicationTable publications();
-
-    TombstoneTable tombstones();
+    public final VolumeTable volumes() { return volumes; }
+    public final SnapshotTable snapshots() { return snapshots; }
+    public final GroupSnapshotTable groupSnapshots() { return groupSnapshots; }
+    public final VolumeGroupTable volumeGroups() { return volumeGroups; }
+    public final PublicationTable publications() { return publications; }
+    public final TombstoneTable tombstones() { return tombstones; }
 }

@@ -26,13 +26,8 @@ public final class GroupSnapshotTable extends ObjectTable<GroupSnapshotRecord> {
 
     @Override
     GroupSnapshotRecord map(ResultSet row) throws SQLException {
-        return new GroupSnapshotRecord(
-                row.getString("id"),
-                row.getString("name"),
-                Json.parseStringList(row.getString("source_volume_ids")),
-                Json.parseStringMap(row.getString("parameters")),
-                Rows.state(row),
-                Rows.instant(row.getLong("created_at")),
-                Rows.instant(row.getLong("updated_at")));
+        Common c = common(row);
+        return new GroupSnapshotRecord(c.id(), c.name(), Json.parseStringList(row.getString("source_volume_ids")),
+                c.parameters(), c.state(), c.createdAt(), c.updatedAt());
     }
 }

@@ -1,10 +1,12 @@
 package io.csi4j.driver.catalog;
 
+import io.csi4j.driver.json.Json;
 import io.csi4j.driver.model.Page;
 import io.csi4j.driver.model.State;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.time.InstantSource;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -55,6 +57,18 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
     }
 
     abstract T map(ResultSet row) throws SQLException;
+
+    /** The columns every object row has, as {@link #common} reads them by name. */
+    record Common(String id, String name, Map<String, String> parameters, State state, Instant createdAt, Instant updatedAt) {}
+
+    /**
+     * Reads the columns every object row has (id, name, parameters, state, created_at, updated_at), so that a
+     * table's {@link #map} reads only its own. {@link VolumeTable} reads by position instead, for its listing pages.
+     */
+    static Common common(ResultSet row) throws SQLException {
+        return new Common(row.getString("id"), row.getString("name"), Json.parseStringMap(row.getString("parameters")),
+                Rows.state(row), Rows.instant(row.getLong("created_at")), Rows.instant(row.getLong("updated_at")));
+    }
 
     public Optional<T> byId(String id) {
         Objects.requireNonNull(id, "id");

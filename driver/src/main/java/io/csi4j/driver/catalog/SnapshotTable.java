@@ -70,16 +70,9 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
 
     @Override
     SnapshotRecord map(ResultSet row) throws SQLException {
-        return new SnapshotRecord(
-                row.getString("id"),
-                row.getString("name"),
-                row.getString("source_volume_id"),
-                row.getLong("size_bytes"),
-                row.getString("group_snapshot_id"),
-                Json.parseStringMap(row.getString("parameters")),
-                Rows.state(row),
-                Rows.instant(row.getLong("created_at")),
-                Rows.instant(row.getLong("updated_at")));
+        Common c = common(row);
+        return new SnapshotRecord(c.id(), c.name(), row.getString("source_volume_id"), row.getLong("size_bytes"),
+                row.getString("group_snapshot_id"), c.parameters(), c.state(), c.createdAt(), c.updatedAt());
     }
 
     @Override

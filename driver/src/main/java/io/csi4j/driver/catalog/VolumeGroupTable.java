@@ -77,13 +77,8 @@ public final class VolumeGroupTable extends ObjectTable<VolumeGroupRecord> {
 
     @Override
     VolumeGroupRecord map(ResultSet row) throws SQLException {
-        return new VolumeGroupRecord(
-                row.getString("id"),
-                row.getString("name"),
-                Json.parseStringMap(row.getString("parameters")),
-                Rows.state(row),
-                Rows.instant(row.getLong("created_at")),
-                Rows.instant(row.getLong("updated_at")));
+        Common c = common(row);
+        return new VolumeGroupRecord(c.id(), c.name(), c.parameters(), c.state(), c.createdAt(), c.updatedAt());
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.proto.addons.identity.Capability;
 import io.csi4j.proto.csi.ControllerGrpc;
 import io.csi4j.proto.csi.GetPluginInfoRequest;
 import io.csi4j.proto.csi.GroupControllerGrpc;
@@ -18,8 +19,10 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * One node agent as the controller sees it: a mutual-TLS channel to its agent endpoint and the node id it
@@ -33,7 +36,8 @@ public final class Agent implements AutoCloseable {
     private final LoopChannels channels;
     private final Duration callTimeout;
     private volatile boolean snapshotMetadata;
-    private volatile boolean reclaimsSpace;
+    /** What the agent's CSI-Addons identity said it offers. */
+    private volatile List<Capability> addonsCapabilities = List.of();
     private volatile String nodeId;
     private volatile String problem = "not asked yet";
     private volatile String version = "";
@@ -103,7 +107,12 @@ public final class Agent implements AutoCloseable {
     /** Asks the agent which node it is; true when it answered as a csi4j agent. */
     /** Whether the agent reclaims space (CSI-Addons ReclaimSpace, as its addons identity said). */
     public boolean reclaimsSpace() {
-        return reclaimsSpace;
+        return advertises(Capability::hasReclaimSpace);
+    }
+
+    /** Whether one of the capabilities the agent's CSI-Addons identity listed is {@code which}. */
+    public boolean advertises(Predicate<Capability> which) {
+        return addonsCapabilities.stream().anyMatch(which);
     }
 
     /** Whether the agent serves csi.v1.SnapshotMetadata (its engine keeps snapshots as block images), as it said. */
@@ -126,9 +135,8 @@ public final class Agent implements AutoCloseable {
             snapshotMetadata = IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
                     .getPluginCapabilities(io.csi4j.proto.csi.GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
                     .stream().anyMatch(c -> c.getService().getType() == io.csi4j.proto.csi.PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE);
-            reclaimsSpace = io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .getCapabilities(io.csi4j.proto.addons.identity.GetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
-                    .stream().anyMatch(io.csi4j.proto.addons.identity.Capability::hasReclaimSpace);
+            addonsCapabilities = io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .getCapabilities(io.csi4j.proto.addons.identity.GetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
             problem = null;
             answered();
             return true;
@@ -208,10 +216,6 @@ public final class Agent implements AutoCloseable {
     /** A stream's stub: the call deadline bounds the whole stream (and the CO's own deadline, when shorter). */
     public io.csi4j.proto.csi.SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
         return io.csi4j.proto.csi.SnapshotMetadataGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
-    }
-
-    public io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.ReclaimSpaceControllerBlockingStub reclaimSpace() {
-        return io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
     }
 
     public io.csi4j.proto.cluster.NodeAgentGrpc.NodeAgentBlockingStub nodeAgent() {

@@ -1,5 +1,7 @@
 package io.csi4j.driver.cluster;
 
+import static io.csi4j.driver.csi.WireMapping.reply;
+
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.csi.ControllerService;
 import io.csi4j.driver.id.ObjectId.Kind;
@@ -182,10 +184,5 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
 
     private Agent snapshot(String id) {
         return owners.of(Kind.SNAPSHOT, id, "snapshot");
-    }
-
-    static <T> void reply(StreamObserver<T> out, T response) {
-        out.onNext(response);
-        out.onCompleted();
     }
 }

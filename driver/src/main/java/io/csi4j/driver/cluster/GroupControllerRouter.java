@@ -1,6 +1,6 @@
 package io.csi4j.driver.cluster;
 
-import static io.csi4j.driver.cluster.ControllerRouter.reply;
+import static io.csi4j.driver.csi.WireMapping.reply;
 
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;

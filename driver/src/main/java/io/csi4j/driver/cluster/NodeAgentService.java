@@ -1,9 +1,7 @@
 package io.csi4j.driver.cluster;
 
-import static io.csi4j.driver.cluster.ControllerRouter.reply;
+import static io.csi4j.driver.csi.WireMapping.reply;
 
-import io.csi4j.driver.csi.ControllerService;
-import io.csi4j.driver.csi.GroupControllerService;
 import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.csi.WireMapping;
 import io.csi4j.driver.engine.FreezeHold;
@@ -59,7 +57,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     @Override
     public void importVolume(ImportVolumeRequest req, StreamObserver<ImportVolumeResponse> out) {
         if (!req.hasSourceNode() || req.getSourceNode().getAddress().isEmpty()) throw CsiException.invalidArgument("source_node is REQUIRED");
-        var result = imports.importVolume(ControllerService.newVolume(req.getRequest()), req.getSourceNode());
+        var result = imports.importVolume(WireMapping.newVolume(req.getRequest()), req.getSourceNode());
         reply(out, ImportVolumeResponse.newBuilder()
                 .setResponse(CreateVolumeResponse.newBuilder().setVolume(WireMapping.volume(result.volume())))
                 .setBytesReceived(result.bytesReceived()).setBaseSnapshotId(result.baseSnapshotId()).build());
@@ -136,7 +134,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         FreezeHold held = holds.get(req.getHoldId()).orElseThrow(() -> CsiException.aborted("freeze hold '" + req.getHoldId()
                 + "' is not held on this node (it lapsed or was thawed); the group snapshot must start again"));
         var part = groupSnapshots.createPart(req.getName(), id, req.getVolumeIdsList(), held);  // it checks the volumes
-        reply(out, CutGroupSnapshotResponse.newBuilder().setPart(GroupControllerService.wire(part)).build());
+        reply(out, CutGroupSnapshotResponse.newBuilder().setPart(WireMapping.groupSnapshot(part)).build());
     }
 
     @Override

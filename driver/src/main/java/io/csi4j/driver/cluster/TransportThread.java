@@ -6,7 +6,7 @@ import io.netty.util.internal.ThreadExecutorMap;
 
 /**
  * The controller's pass-through calls run on the transport's event loop thread (see
- * {@link ClusterController#onTransportThread()}): their routing is map lookups and the agent call is asynchronous,
+ * {@code Services.onTransportThread()}): their routing is map lookups and the agent call is asynchronous,
  * so no thread is handed the call and none waits for the agent. What may wait (a refresh of the agent directory,
  * asking several nodes, a blocking agent call) calls {@link #mayWait()} first, and {@link #route} then runs the
  * whole routing again on a virtual thread. Routing up to its first wait must therefore change nothing.

@@ -1,5 +1,6 @@
 package io.csi4j.driver.csi;
 
+import static io.csi4j.driver.csi.WireMapping.reply;
 import static io.csi4j.driver.csi.WireMapping.require;
 
 import io.csi4j.driver.model.ListedVolume;
@@ -9,7 +10,6 @@ import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.model.VolumeStatus;
 import io.csi4j.driver.snapshot.Snapshots;
-import io.csi4j.driver.volume.NewVolume;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.proto.csi.*;
 import io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type;
@@ -42,19 +42,8 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void createVolume(CreateVolumeRequest req, StreamObserver<CreateVolumeResponse> out) {
-        VolumeRecord v = volumes.create(newVolume(req));
+        VolumeRecord v = volumes.create(WireMapping.newVolume(req));
         reply(out, CreateVolumeResponse.newBuilder().setVolume(WireMapping.volume(v)).build());
-    }
-
-    /** A CreateVolume request in domain terms (also how a node agent reads one it is to fill by copying). */
-    public static NewVolume newVolume(CreateVolumeRequest req) {
-        return new NewVolume(req.getName(), WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()),
-                WireMapping.capabilities(req.getVolumeCapabilitiesList()), req.getParametersMap(),
-                req.getMutableParametersMap(), WireMapping.source(req.hasVolumeContentSource(), req.getVolumeContentSource()),
-                req.hasAccessibilityRequirements()
-                        ? WireMapping.allowedNodes(req.getAccessibilityRequirements().getRequisiteList(),
-                                req.getAccessibilityRequirements().getPreferredList())
-                        : Optional.empty());
     }
 
     @Override
@@ -209,10 +198,5 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     private static VolumeCondition condition(VolumeStatus status) {
         return status.abnormal().map(m -> VolumeCondition.newBuilder().setAbnormal(true).setMessage(m).build()).orElse(HEALTHY);
-    }
-
-    static <T> void reply(StreamObserver<T> out, T response) {
-        out.onNext(response);
-        out.onCompleted();
     }
 }

@@ -1,8 +1,8 @@
 package io.csi4j.driver.csi;
 
-import static io.csi4j.driver.csi.ControllerService.reply;
+import static io.csi4j.driver.csi.WireMapping.groupSnapshot;
+import static io.csi4j.driver.csi.WireMapping.reply;
 
-import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.proto.csi.*;
 import io.csi4j.proto.csi.GroupControllerServiceCapability.RPC.Type;
@@ -26,7 +26,7 @@ public final class GroupControllerService extends GroupControllerGrpc.GroupContr
     @Override
     public void createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest req, StreamObserver<CreateVolumeGroupSnapshotResponse> out) {
         var g = groupSnapshots.create(req.getName(), req.getSourceVolumeIdsList(), req.getParametersMap());
-        reply(out, CreateVolumeGroupSnapshotResponse.newBuilder().setGroupSnapshot(wire(g)).build());
+        reply(out, CreateVolumeGroupSnapshotResponse.newBuilder().setGroupSnapshot(groupSnapshot(g)).build());
     }
 
     @Override
@@ -38,16 +38,6 @@ public final class GroupControllerService extends GroupControllerGrpc.GroupContr
     @Override
     public void getVolumeGroupSnapshot(GetVolumeGroupSnapshotRequest req, StreamObserver<GetVolumeGroupSnapshotResponse> out) {
         var g = groupSnapshots.get(req.getGroupSnapshotId(), req.getSnapshotIdsList());
-        reply(out, GetVolumeGroupSnapshotResponse.newBuilder().setGroupSnapshot(wire(g)).build());
-    }
-
-    /** Also the wire form of one node's part of a group snapshot that spans nodes (cluster.NodeAgentService). */
-    public static VolumeGroupSnapshot wire(GroupSnapshots.GroupSnapshot g) {
-        var b = VolumeGroupSnapshot.newBuilder()
-                .setGroupSnapshotId(g.group().id())
-                .setCreationTime(WireMapping.timestamp(g.group().createdAt()))
-                .setReadyToUse(true);
-        for (SnapshotRecord s : g.members()) b.addSnapshots(WireMapping.snapshot(s));
-        return b.build();
+        reply(out, GetVolumeGroupSnapshotResponse.newBuilder().setGroupSnapshot(groupSnapshot(g)).build());
     }
 }

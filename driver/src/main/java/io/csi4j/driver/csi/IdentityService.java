@@ -1,6 +1,6 @@
 package io.csi4j.driver.csi;
 
-import static io.csi4j.driver.csi.ControllerService.reply;
+import static io.csi4j.driver.csi.WireMapping.reply;
 
 import com.google.protobuf.BoolValue;
 import io.csi4j.proto.csi.*;

@@ -1,6 +1,6 @@
 package io.csi4j.driver.csi;
 
-import static io.csi4j.driver.csi.ControllerService.reply;
+import static io.csi4j.driver.csi.WireMapping.reply;
 
 import io.csi4j.driver.engine.VolumeStats;
 import io.csi4j.driver.node.NodeVolumes;

@@ -8,15 +8,20 @@ import io.csi4j.driver.model.VolumeContext;
 import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeListing;
 import io.csi4j.driver.model.VolumeRecord;
+import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
+import io.csi4j.driver.volume.NewVolume;
+import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.Snapshot;
 import io.csi4j.proto.csi.Topology;
 import io.csi4j.proto.csi.Volume;
 import io.csi4j.proto.csi.VolumeCapability;
 import io.csi4j.proto.csi.VolumeContentSource;
+import io.csi4j.proto.csi.VolumeGroupSnapshot;
 import io.csi4j.sdk.CsiException;
+import io.grpc.stub.StreamObserver;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
@@ -25,8 +30,10 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Wire messages to domain records and back; the only place (with the services) that knows both. Public for
- * {@link #volume}, which the CSI-Addons services use for a volume group's members.
+ * Wire messages to domain records and back; the only place (with the services) that knows both. The helpers every
+ * service shares live here, not in one service borrowed by another: {@link #newVolume} (the controller's CreateVolume
+ * and a node agent's ImportVolume), {@link #volume} (also a volume group's members), {@link #groupSnapshot} (also one
+ * node's part of a group snapshot that spans nodes) and {@link #reply}.
  */
 public final class WireMapping {
     private WireMapping() {}
@@ -140,5 +147,32 @@ public final class WireMapping {
     static int maxEntries(int maxEntries) {
         if (maxEntries < 0) throw CsiException.invalidArgument("max_entries must not be negative");
         return maxEntries == 0 ? MAX_PAGE : Math.min(maxEntries, MAX_PAGE);
+    }
+
+    /** A CreateVolume request in domain terms (also how a node agent reads one it is to fill by copying). */
+    public static NewVolume newVolume(CreateVolumeRequest req) {
+        return new NewVolume(req.getName(), range(req.hasCapacityRange(), req.getCapacityRange()),
+                capabilities(req.getVolumeCapabilitiesList()), req.getParametersMap(),
+                req.getMutableParametersMap(), source(req.hasVolumeContentSource(), req.getVolumeContentSource()),
+                req.hasAccessibilityRequirements()
+                        ? allowedNodes(req.getAccessibilityRequirements().getRequisiteList(),
+                                req.getAccessibilityRequirements().getPreferredList())
+                        : Optional.empty());
+    }
+
+    /** A group snapshot as csi.v1 shows it (also one node's part of a group snapshot that spans nodes). */
+    public static VolumeGroupSnapshot groupSnapshot(GroupSnapshots.GroupSnapshot g) {
+        var b = VolumeGroupSnapshot.newBuilder()
+                .setGroupSnapshotId(g.group().id())
+                .setCreationTime(timestamp(g.group().createdAt()))
+                .setReadyToUse(true);
+        for (SnapshotRecord s : g.members()) b.addSnapshots(snapshot(s));
+        return b.build();
+    }
+
+    /** Answers a unary call: the one response, then completion. */
+    public static <T> void reply(StreamObserver<T> out, T response) {
+        out.onNext(response);
+        out.onCompleted();
     }
 }

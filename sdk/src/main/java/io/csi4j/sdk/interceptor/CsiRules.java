@@ -1,5 +1,10 @@
 package io.csi4j.sdk.interceptor;
 
+import com.google.protobuf.Descriptors.FileDescriptor;
+import io.csi4j.proto.addons.identity.IdentityProto;
+import io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto;
+import io.csi4j.proto.addons.volumegroup.VolumeGroupProto;
+import io.csi4j.proto.csi.CsiProto;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -30,6 +35,10 @@ final class CsiRules {
     }
 
     private static final List<String> NONE = List.of();
+
+    /** The .proto files these rules are about: a service added to them brings its rules here, and its file. */
+    static final List<FileDescriptor> FILES = List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(),
+            VolumeGroupProto.getDescriptor(), ReclaimSpaceProto.getDescriptor());
 
     static final List<Rpc> RPCS = List.of(
             // Identity

@@ -7,9 +7,6 @@ import com.google.protobuf.Descriptors.MethodDescriptor;
 import com.google.protobuf.Descriptors.OneofDescriptor;
 import com.google.protobuf.Descriptors.ServiceDescriptor;
 import com.google.protobuf.Message;
-import io.csi4j.proto.addons.identity.IdentityProto;
-import io.csi4j.proto.addons.volumegroup.VolumeGroupProto;
-import io.csi4j.proto.csi.CsiProto;
 import io.csi4j.sdk.Secrets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -70,15 +67,13 @@ public final class SpecValidator {
         this.methods = Set.copyOf(methods);
     }
 
-    /** The validator for csi.v1 and the CSI-Addons identity and volumegroup services. */
+    /** The validator for csi.v1 and the CSI-Addons services of {@link CsiRules#FILES}. */
     public static SpecValidator forCsi() {
         return Holder.CSI;
     }
 
     private static final class Holder {
-        static final SpecValidator CSI = new SpecValidator(List.of(
-                CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor(),
-                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor()));
+        static final SpecValidator CSI = new SpecValidator(CsiRules.FILES);
     }
 
     /** Full names of the services this validator knows ({@code csi.v1.Controller}, {@code volumegroup.Controller}, ...). */

@@ -81,6 +81,18 @@ public sealed interface Endpoint {
     }
 
     /**
+     * Parses an endpoint to connect to (a client: the cli, the testkit): as {@link #parse}, and a TCP endpoint
+     * must name its port ({@code 0} means "any port" only to a listener).
+     */
+    static Endpoint parseToConnect(String text) {
+        Endpoint endpoint = parse(text);
+        if (endpoint instanceof Tcp tcp && tcp.port() == 0) {
+            throw new IllegalArgumentException("endpoint '" + text + "' has port 0, which nothing can be reached on");
+        }
+        return endpoint;
+    }
+
+    /**
      * The endpoint to serve: the flag value when given, else {@code CSI_ENDPOINT} from {@code env}. Fails
      * with a clear message when neither is set.
      */

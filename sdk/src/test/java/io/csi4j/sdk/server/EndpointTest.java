@@ -46,6 +46,14 @@ class EndpointTest {
     }
 
     @Test
+    void aClientNeedsAPortToConnectTo() {
+        assertEquals(new Endpoint.Tcp("127.0.0.1", 9000), Endpoint.parseToConnect("tcp://:9000"));
+        assertEquals(new Endpoint.Unix(Path.of("/csi/csi.sock")), Endpoint.parseToConnect("/csi/csi.sock"));
+        var e = assertThrows(IllegalArgumentException.class, () -> Endpoint.parseToConnect("tcp://localhost:0"));
+        assertTrue(e.getMessage().contains("tcp://localhost:0"), e.getMessage());
+    }
+
+    @Test
     void canonicalUriRoundTrips() {
         for (String text : new String[] {"unix:///csi/csi.sock", "tcp://127.0.0.1:5", "tcp://[::1]:7"}) {
             Endpoint e = Endpoint.parse(text);

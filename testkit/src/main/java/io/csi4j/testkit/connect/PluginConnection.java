@@ -1,5 +1,6 @@
 package io.csi4j.testkit.connect;
 
+import io.csi4j.sdk.server.Endpoint;
 import io.grpc.ClientInterceptor;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -27,11 +28,11 @@ public final class PluginConnection implements AutoCloseable {
         this.loop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         NettyChannelBuilder builder = switch (endpoint) {
             case Endpoint.Unix unix -> NettyChannelBuilder
-                    .forAddress(unix.address(), InsecureChannelCredentials.create())
+                    .forAddress(unix.socketAddress(), InsecureChannelCredentials.create())
                     .channelType(NioDomainSocketChannel.class, UnixDomainSocketAddress.class)
                     .withOption(ChannelOption.SO_KEEPALIVE, null); // a domain socket has no keepalive: gRPC's default would be logged as unknown
             case Endpoint.Tcp tcp -> NettyChannelBuilder
-                    .forAddress(tcp.address(), InsecureChannelCredentials.create())
+                    .forAddress(tcp.socketAddress(), InsecureChannelCredentials.create())
                     .channelType(NioSocketChannel.class);
         };
         this.channel = builder.eventLoopGroup(loop)
@@ -41,7 +42,7 @@ public final class PluginConnection implements AutoCloseable {
     }
 
     public static PluginConnection open(String endpoint, ClientInterceptor... interceptors) {
-        return new PluginConnection(Endpoint.parse(endpoint), interceptors);
+        return new PluginConnection(Endpoint.parseToConnect(endpoint), interceptors);
     }
 
     public Endpoint endpoint() {
