@@ -1,15 +1,26 @@
 package io.csi4j.driver.cluster;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.Version;
 import io.csi4j.driver.addons.AddonsIdentityService;
 import io.csi4j.driver.csi.IdentityService;
+import io.csi4j.proto.addons.identity.Capability;
+import io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc;
+import io.csi4j.proto.csi.ControllerGrpc;
+import io.csi4j.proto.csi.GroupControllerGrpc;
 import io.csi4j.sdk.server.MutualTls;
+import io.csi4j.sdk.server.PluginServer;
 import io.grpc.BindableService;
+import io.grpc.MethodDescriptor;
+import io.netty.channel.EventLoopGroup;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The composition root of {@code csi4j serve --mode controller}: a stateless router in front of the node
@@ -29,7 +40,7 @@ public final class ClusterController implements AutoCloseable {
     private final Agents agents;
     private final ClusterPageToken tokens;
     /** The server's event loops, shared with the agents' per-loop channels ({@link LoopChannels}); closed after the agents. */
-    private final io.netty.channel.EventLoopGroup eventLoops = io.csi4j.sdk.server.PluginServer.eventLoops();
+    private final EventLoopGroup eventLoops = PluginServer.eventLoops();
 
     public ClusterController(Config config) {
         this.config = config;
@@ -39,7 +50,7 @@ public final class ClusterController implements AutoCloseable {
 
     /** Identity, Controller, GroupController and csi4j's ClusterStatus, for the controller's CSI socket. */
     public List<BindableService> csiServices() {
-        return List.of(new IdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), manifest(), agents::ready,
+        return List.of(new IdentityService(DriverConfig.PLUGIN_NAME, Version.current(), manifest(), agents::ready,
                         () -> agents.nodes().stream().anyMatch(Agent::servesSnapshotMetadata)),
                 new ControllerRouter(agents, tokens), new GroupControllerRouter(agents), new SnapshotMetadataRouter(agents),
                 new ClusterStatusService(agents));
@@ -49,8 +60,8 @@ public final class ClusterController implements AutoCloseable {
     public List<BindableService> addonsServices() {
         var base = AddonsIdentityService.capabilities(config.addonsSemantics());
         var withReclaim = base.toBuilder().addCapabilities(AddonsIdentityService.reclaimSpace(
-                io.csi4j.proto.addons.identity.Capability.ReclaimSpace.Type.OFFLINE)).build();
-        return List.of(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), manifest(),
+                Capability.ReclaimSpace.Type.OFFLINE)).build();
+        return List.of(new AddonsIdentityService(DriverConfig.PLUGIN_NAME, Version.current(), manifest(),
                         () -> agents.nodes().stream().anyMatch(Agent::reclaimsSpace) ? withReclaim : base, agents::ready),
                 new VolumeGroupRouter(agents, tokens), new ReclaimSpaceRouter(agents));
     }
@@ -60,33 +71,34 @@ public final class ClusterController implements AutoCloseable {
      * that go to one agent, forwarded asynchronously; a branch that has to wait moves to a virtual thread itself
      * ({@link TransportThread}). Listings, Identity, status and streams run on virtual threads as usual.
      */
-    public static java.util.Set<String> onTransportThread() {
-        return java.util.stream.Stream.of(
-                io.csi4j.proto.csi.ControllerGrpc.getCreateVolumeMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getDeleteVolumeMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getControllerPublishVolumeMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getControllerUnpublishVolumeMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getValidateVolumeCapabilitiesMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getControllerGetVolumeMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getControllerModifyVolumeMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getControllerExpandVolumeMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getGetCapacityMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getCreateSnapshotMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getDeleteSnapshotMethod(),
-                io.csi4j.proto.csi.ControllerGrpc.getGetSnapshotMethod(),
-                io.csi4j.proto.csi.GroupControllerGrpc.getCreateVolumeGroupSnapshotMethod(),
-                io.csi4j.proto.csi.GroupControllerGrpc.getDeleteVolumeGroupSnapshotMethod(),
-                io.csi4j.proto.csi.GroupControllerGrpc.getGetVolumeGroupSnapshotMethod(),
+    public static Set<String> onTransportThread() {
+        return Stream.of(
+                ControllerGrpc.getCreateVolumeMethod(),
+                ControllerGrpc.getDeleteVolumeMethod(),
+                ControllerGrpc.getControllerPublishVolumeMethod(),
+                ControllerGrpc.getControllerUnpublishVolumeMethod(),
+                ControllerGrpc.getValidateVolumeCapabilitiesMethod(),
+                ControllerGrpc.getControllerGetVolumeMethod(),
+                ControllerGrpc.getControllerModifyVolumeMethod(),
+                ControllerGrpc.getControllerExpandVolumeMethod(),
+                ControllerGrpc.getGetCapacityMethod(),
+                ControllerGrpc.getCreateSnapshotMethod(),
+                ControllerGrpc.getDeleteSnapshotMethod(),
+                ControllerGrpc.getGetSnapshotMethod(),
+                GroupControllerGrpc.getCreateVolumeGroupSnapshotMethod(),
+                GroupControllerGrpc.getDeleteVolumeGroupSnapshotMethod(),
+                GroupControllerGrpc.getGetVolumeGroupSnapshotMethod(),
+                // qualified: CSI-Addons' volumegroup.ControllerGrpc shares its simple name with csi.v1's
                 io.csi4j.proto.addons.volumegroup.ControllerGrpc.getCreateVolumeGroupMethod(),
                 io.csi4j.proto.addons.volumegroup.ControllerGrpc.getModifyVolumeGroupMembershipMethod(),
                 io.csi4j.proto.addons.volumegroup.ControllerGrpc.getDeleteVolumeGroupMethod(),
                 io.csi4j.proto.addons.volumegroup.ControllerGrpc.getControllerGetVolumeGroupMethod(),
-                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.getControllerReclaimSpaceMethod())
-                .map(io.grpc.MethodDescriptor::getFullMethodName).collect(java.util.stream.Collectors.toUnmodifiableSet());
+                ReclaimSpaceControllerGrpc.getControllerReclaimSpaceMethod())
+                .map(MethodDescriptor::getFullMethodName).collect(Collectors.toUnmodifiableSet());
     }
 
     /** The event loops the controller's server must run on ({@code PluginServer.Builder.eventLoops}). */
-    public io.netty.channel.EventLoopGroup eventLoops() {
+    public EventLoopGroup eventLoops() {
         return eventLoops;
     }
 
@@ -103,7 +115,7 @@ public final class ClusterController implements AutoCloseable {
 
     /** The one line printed at start-up. */
     public String describe(String endpoint) {
-        return "csi4j %s cluster controller serving %s on %s: agents=%s nodes=%s%s".formatted(Driver.version(),
+        return "csi4j %s cluster controller serving %s on %s: agents=%s nodes=%s%s".formatted(Version.current(),
                 DriverConfig.PLUGIN_NAME, endpoint, manifest().get("agents"),
                 agents.nodes().stream().map(Agent::nodeId).toList(),
                 agents.unidentified().isEmpty() ? "" : " not answering=" + agents.unidentified().stream().map(Agent::address).toList());
@@ -112,6 +124,6 @@ public final class ClusterController implements AutoCloseable {
     @Override
     public void close() {
         agents.close();
-        eventLoops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly(5, java.util.concurrent.TimeUnit.SECONDS);
+        eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 }
