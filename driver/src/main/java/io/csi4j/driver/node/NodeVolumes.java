@@ -7,6 +7,7 @@ import io.csi4j.driver.engine.NodeStorage;
 import io.csi4j.driver.engine.PublishOptions;
 import io.csi4j.driver.engine.StageOptions;
 import io.csi4j.driver.engine.VolumeStats;
+import io.csi4j.driver.model.ContentSource;
 import io.csi4j.driver.model.State;
 import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeRecord;
@@ -15,10 +16,16 @@ import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
 import io.csi4j.driver.volume.MutableParameters;
 import io.csi4j.driver.volume.NewVolume;
+import io.csi4j.driver.volume.SpaceUsage;
 import io.csi4j.driver.volume.VolumeShape;
 import io.csi4j.driver.volume.Volumes;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -109,7 +116,7 @@ public final class NodeVolumes {
      * of them are free. The consumer discards them itself (BLKDISCARD, or fstrim of a filesystem it made), and
      * the loop device already passes those discards to the image as holes.
      */
-    public io.csi4j.driver.volume.SpaceUsage reclaimSpace(String volumeId, Path volumePath) {
+    public SpaceUsage reclaimSpace(String volumeId, Path volumePath) {
         String id = resolveEphemeral(volumeId);
         VolumeRecord v = volumes.readyVolume(id, "volume");
         requireVolumePath(volumePath);
@@ -120,7 +127,7 @@ public final class NodeVolumes {
         }
         long before = volumes.allocatedBytes(id);
         engine.trim(id, volumePath);
-        return new io.csi4j.driver.volume.SpaceUsage(before, volumes.allocatedBytes(id));
+        return new SpaceUsage(before, volumes.allocatedBytes(id));
     }
 
     public long expand(String volumeId, Path volumePath, CapacityRange range, Optional<Capability> capability) {
@@ -145,9 +152,9 @@ public final class NodeVolumes {
         long size = context.containsKey(EPHEMERAL_SIZE) ? parseSize(context.get(EPHEMERAL_SIZE)) : 0;
         String name = EPHEMERAL_NAME_PREFIX + csiVolumeId;
         tombstones.remove(csiVolumeId);
-        var known = new java.util.HashMap<String, String>();
+        var known = new HashMap<String, String>();
         VolumeRecord v = volumes.create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability),
-                known, Map.of(), io.csi4j.driver.model.ContentSource.NONE, Optional.empty()));
+                known, Map.of(), ContentSource.NONE, Optional.empty()));
         Path staging = ephemeralStaging(v.id());
         engine.stage(v.id(), staging, stageOptions(v, capability));
         engine.publish(v.id(), staging, targetPath, publishOptions(v, capability, readOnly));
@@ -159,8 +166,8 @@ public final class NodeVolumes {
         engine.unstage(v.id(), staging);
         try {
             Files.deleteIfExists(staging);   // we made it at publish; nothing else will remove it
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("removing " + staging, e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("removing " + staging, e);
         }
         volumes.delete(v.id());
         tombstones.add(v.name().substring(EPHEMERAL_NAME_PREFIX.length()));
@@ -239,11 +246,11 @@ public final class NodeVolumes {
 
     private static void requireWithinLimits(Path path, String field) {
         // what the kernel would refuse with ENAMETOOLONG: the caller's error, not the plugin's
-        if (path.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 4095) {
+        if (path.toString().getBytes(StandardCharsets.UTF_8).length > 4095) {
             throw DomainException.invalid(field + " is longer than PATH_MAX (4096 bytes)");
         }
         for (Path name : path) {
-            if (name.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
+            if (name.toString().getBytes(StandardCharsets.UTF_8).length > 255) {
                 throw DomainException.invalid(field + " has a component longer than NAME_MAX (255 bytes)");
             }
         }
@@ -260,7 +267,7 @@ public final class NodeVolumes {
         for (int i = 0; i < path.getNameCount(); i++) {
             prefix = prefix.resolve(path.getName(i));
             if (!Files.isSymbolicLink(prefix)) {
-                if (!Files.exists(prefix, java.nio.file.LinkOption.NOFOLLOW_LINKS)) return;   // nothing deeper exists
+                if (!Files.exists(prefix, LinkOption.NOFOLLOW_LINKS)) return;   // nothing deeper exists
                 continue;
             }
             boolean last = i == path.getNameCount() - 1;
@@ -275,9 +282,9 @@ public final class NodeVolumes {
     private static int uid(Path path, boolean follow) {
         try {
             return follow ? (Integer) Files.getAttribute(path, "unix:uid")
-                    : (Integer) Files.getAttribute(path, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("reading the owner of " + path, e);
+                    : (Integer) Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading the owner of " + path, e);
         }
     }
 

@@ -16,6 +16,7 @@ import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -135,7 +136,7 @@ public final class GroupSnapshots {
         removeRows(groupSnapshotId, memberIds);
     }
 
-    private void removeRows(String groupSnapshotId, java.util.Collection<String> memberIds) {
+    private void removeRows(String groupSnapshotId, Collection<String> memberIds) {
         for (String snapshotId : memberIds) engine.deleteSnapshot(snapshotId);           // effect
         catalog.inTransaction(tx -> {                                                    // commit
             memberIds.forEach(tx.snapshots()::delete);

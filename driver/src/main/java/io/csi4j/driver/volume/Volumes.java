@@ -34,6 +34,9 @@ import java.util.Optional;
 import java.util.Queue;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * Volume life cycle on the controller side, each mutation one crash-safe protocol:
@@ -112,7 +115,7 @@ public final class Volumes {
      * durably and returns its size; the limit and the mutable parameters are applied; any failure rolls back.
      */
     private VolumeRecord effectThenCommit(NewVolume request, VolumeShape shape, VolumeRecord row, String groupId,
-                                          java.util.function.LongSupplier effect) {
+                                          LongSupplier effect) {
         return Lifecycle.effectThenCommit(() -> {
             long actual = effect.getAsLong();
             checkLimit(request, shape, row.capacityBytes(), actual);
@@ -247,7 +250,7 @@ public final class Volumes {
     }
 
     /** Removes an image no row owns; if that fails too, the start-up sweep removes it (it holds nothing). */
-    private void discardBlank(String volumeId, java.util.function.BooleanSupplier unowned) {
+    private void discardBlank(String volumeId, BooleanSupplier unowned) {
         try {
             if (unowned.getAsBoolean()) engine.deleteVolume(volumeId);
         } catch (RuntimeException ignored) {
@@ -342,7 +345,7 @@ public final class Volumes {
      * sync), then the files are unlinked unsynced. Every {@link #TOMBSTONE_BATCH} unlinks, one sync of the
      * pool's directory makes them durable and the commit also drops their tombstones.
      */
-    private void commitDelete(String volumeId, java.util.function.Consumer<CatalogTransaction> removeRow) {
+    private void commitDelete(String volumeId, Consumer<CatalogTransaction> removeRow) {
         List<String> durablyGone = List.of();
         if (unlinked.size() >= TOMBSTONE_BATCH) {
             durablyGone = drain(TOMBSTONE_BATCH);
@@ -553,7 +556,7 @@ public final class Volumes {
         var publication = new PublicationRecord(volumeId, nodeId, readOnly, capability.mode().name(), Map.of(), clock.instant());
         try {
             catalog.publications().insert(publication);
-        } catch (io.csi4j.driver.catalog.ReferenceException deletedMeanwhile) {
+        } catch (ReferenceException deletedMeanwhile) {
             // DeleteVolumeGroup deletes member volumes under the group's key, not the volume's
             throw DomainException.notFound("volume " + volumeId + " does not exist");
         }
