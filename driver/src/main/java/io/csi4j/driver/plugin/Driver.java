@@ -1,5 +1,7 @@
-package io.csi4j.driver;
+package io.csi4j.driver.plugin;
 
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.Version;
 import io.csi4j.driver.addons.AddonsIdentityService;
 import io.csi4j.driver.addons.AddonsStatus;
 import io.csi4j.driver.addons.ReclaimSpaceControllerService;
