@@ -2,7 +2,7 @@ package io.csi4j.cli;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.DriverConfig.Mode;
-import io.csi4j.driver.Services;
+import io.csi4j.driver.plugin.Services;
 import io.csi4j.driver.cluster.Agents;
 import io.csi4j.driver.cluster.ClusterController;
 import io.csi4j.sdk.server.Endpoint;

@@ -59,7 +59,7 @@ public final class Main {
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            return new String[] {"csi4j " + io.csi4j.driver.Driver.version()};
+            return new String[] {"csi4j " + io.csi4j.driver.Version.current()};   // qualified: this class is Main.Version
         }
     }
 }

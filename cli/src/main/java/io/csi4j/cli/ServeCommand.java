@@ -1,11 +1,11 @@
 package io.csi4j.cli;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.DriverConfig.Mode;
 import io.csi4j.driver.engine.PoolChoice;
 import io.csi4j.driver.engine.PoolReserve;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.driver.storage.DataDir;
 import io.csi4j.sdk.PluginLogging;
 import io.csi4j.sdk.server.Endpoint;

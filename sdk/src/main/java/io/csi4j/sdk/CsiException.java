@@ -3,8 +3,9 @@ package io.csi4j.sdk;
 import io.grpc.Status;
 
 /**
- * A failure with the gRPC code the CSI spec prescribes for it. Domain code throws these; one mapper
- * (in the sdk's interceptors) turns them into a {@link Status}. Messages must never contain secrets.
+ * A failure with the gRPC code the CSI spec prescribes for it. The edges throw these (services, routers, and the
+ * mappers that turn a plugin's own failure types into them); {@link StatusMapping} turns them into a {@link Status}.
+ * Messages must never contain secrets.
  */
 public class CsiException extends RuntimeException {
     private final Status.Code code;

@@ -1,11 +1,11 @@
 package io.csi4j.cli.demo;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.driver.storage.DataDir;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.PluginServer;

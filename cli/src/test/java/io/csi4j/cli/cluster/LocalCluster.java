@@ -1,11 +1,11 @@
 package io.csi4j.cli.cluster;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
-import io.csi4j.driver.Services;
+import io.csi4j.driver.plugin.Services;
 import io.csi4j.driver.cluster.Agents;
 import io.csi4j.driver.cluster.ClusterController;
 import io.csi4j.driver.engine.EngineKind;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.MutualTls;

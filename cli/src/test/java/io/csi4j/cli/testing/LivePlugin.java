@@ -1,9 +1,9 @@
 package io.csi4j.cli.testing;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.PluginServer;
 import io.grpc.BindableService;

@@ -1,12 +1,18 @@
 package io.csi4j.driver.cluster;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.Version;
 import io.csi4j.sdk.server.MutualTls;
+import io.csi4j.sdk.server.PluginServer;
+import io.netty.channel.EventLoopGroup;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The composition root of {@code csi4j serve --mode controller}: a stateless router in front of the node
@@ -27,7 +33,7 @@ public final class ClusterController implements AutoCloseable {
     private final Agents agents;
     private final ClusterPageToken tokens;
     /** The server's event loops, shared with the agents' per-loop channels ({@link LoopChannels}); closed after the agents. */
-    private final io.netty.channel.EventLoopGroup eventLoops = io.csi4j.sdk.server.PluginServer.eventLoops();
+    private final EventLoopGroup eventLoops = PluginServer.eventLoops();
 
     public ClusterController(Config config) {
         this.config = config;
@@ -36,7 +42,7 @@ public final class ClusterController implements AutoCloseable {
     }
 
     /** The event loops the controller's server must run on ({@code PluginServer.Builder.eventLoops}). */
-    public io.netty.channel.EventLoopGroup eventLoops() {
+    public EventLoopGroup eventLoops() {
         return eventLoops;
     }
 
@@ -64,7 +70,7 @@ public final class ClusterController implements AutoCloseable {
 
     /** The one line printed at start-up. */
     public String describe(String endpoint) {
-        return "csi4j %s cluster controller serving %s on %s: agents=%s nodes=%s%s".formatted(Driver.version(),
+        return "csi4j %s cluster controller serving %s on %s: agents=%s nodes=%s%s".formatted(Version.current(),
                 DriverConfig.PLUGIN_NAME, endpoint, manifest().get("agents"),
                 agents.nodes().stream().map(Agent::nodeId).toList(),
                 agents.unidentified().isEmpty() ? "" : " not answering=" + agents.unidentified().stream().map(Agent::address).toList());
@@ -73,6 +79,6 @@ public final class ClusterController implements AutoCloseable {
     @Override
     public void close() {
         agents.close();
-        eventLoops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly(5, java.util.concurrent.TimeUnit.SECONDS);
+        eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
 }

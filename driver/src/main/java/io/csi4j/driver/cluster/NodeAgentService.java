@@ -2,7 +2,6 @@ package io.csi4j.driver.cluster;
 
 import static io.csi4j.driver.csi.WireMapping.reply;
 
-import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.csi.WireMapping;
 import io.csi4j.driver.engine.FreezeHold;
 import io.csi4j.driver.engine.Freezer;
@@ -20,6 +19,8 @@ import io.csi4j.proto.cluster.*;
 import io.csi4j.proto.csi.CreateVolumeResponse;
 import io.csi4j.sdk.CsiException;
 import io.csi4j.sdk.StatusMapping;
+import io.grpc.Context;
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -43,21 +44,23 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     private final SourceSender sender;
     private final VolumeImports imports;
     private final Copies copies;
+    private final Peers peers;
 
     public NodeAgentService(StorageEngine engine, Volumes volumes, GroupSnapshots groupSnapshots,
-                            SourceSender sender, VolumeImports imports, Copies copies) {
+                            SourceSender sender, VolumeImports imports, Copies copies, Peers peers) {
         this.engine = engine;
         this.volumes = volumes;
         this.groupSnapshots = groupSnapshots;
         this.sender = sender;
         this.imports = imports;
         this.copies = copies;
+        this.peers = peers;
     }
 
     @Override
     public void importVolume(ImportVolumeRequest req, StreamObserver<ImportVolumeResponse> out) {
         if (!req.hasSourceNode() || req.getSourceNode().getAddress().isEmpty()) throw CsiException.invalidArgument("source_node is REQUIRED");
-        var result = imports.importVolume(WireMapping.newVolume(req.getRequest()), req.getSourceNode());
+        var result = imports.importVolume(WireMapping.newVolume(req.getRequest()), new PeerSource(peers, req.getSourceNode()));
         reply(out, ImportVolumeResponse.newBuilder()
                 .setResponse(CreateVolumeResponse.newBuilder().setVolume(WireMapping.volume(result.volume())))
                 .setBytesReceived(result.bytesReceived()).setBaseSnapshotId(result.baseSnapshotId()).build());
@@ -75,25 +78,24 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         // next chunk while the transport encrypts and writes the previous ones
         call.setOnReadyThreshold(SEND_QUEUE_BYTES);
         String peer = req.getReaderNodeId().isEmpty() ? "a peer" : req.getReaderNodeId();
-        io.grpc.Context context = io.grpc.Context.current();
+        Context context = Context.current();
         Thread.ofVirtual().name("csi4j-send").start(context.wrap(() -> {
             try {
-                sender.send(req, peer, chunk -> {
+                sender.send(CopyWire.query(req), peer, part -> {
                     try {
                         if (!gate.awaitReady()) return false;
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         return false;
                     }
-                    call.onNext(chunk);
+                    call.onNext(CopyWire.chunk(part));
                     return true;
                 }, call::isCancelled);
                 if (!call.isCancelled()) call.onCompleted();
-            } catch (StorageException e) {
-                if (!call.isCancelled()) call.onError(StatusMapping.toException(StorageStatus.toCsi(e)));
             } catch (RuntimeException e) {
-                if (!call.isCancelled()) call.onError(StatusMapping.isExpected(e) ? StatusMapping.toException(e)
-                        : io.grpc.Status.INTERNAL.withDescription("sending " + req.getSourceCase() + ": " + e).asRuntimeException());
+                RuntimeException answer = AgentStatus.toStatus(e);
+                if (!call.isCancelled()) call.onError(StatusMapping.isExpected(answer) ? StatusMapping.toException(answer)
+                        : Status.INTERNAL.withDescription("sending " + req.getSourceCase() + ": " + e).asRuntimeException());
             }
         }));
     }

@@ -1,25 +1,33 @@
 package io.csi4j.driver.csi;
 
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.storage.StorageException;
 import io.csi4j.sdk.CsiException;
+import io.csi4j.sdk.interceptor.FailureTranslation;
 import io.grpc.BindableService;
-import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
-import io.grpc.Metadata;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerInterceptor;
-import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 
 /**
- * The one place that chooses the gRPC code of a storage failure: storage says why ({@link StorageException.Reason}),
- * this says what a CO is told. Services are wrapped with {@link #wrap}, so a StorageException that leaves a
- * handler becomes a {@link CsiException} with its message before the SDK's interceptors see it.
+ * The one place that chooses the csi.v1 code of a failure from below: the domain says why ({@link
+ * DomainException.Kind}), storage says why ({@link StorageException.Reason}), this says what a CO is told. Services
+ * are wrapped with {@link #wrap}, so such a failure that leaves a handler becomes a {@link CsiException} with its
+ * message before the SDK's interceptors see it.
  */
-public final class StorageStatus implements ServerInterceptor {
-    private static final StorageStatus INSTANCE = new StorageStatus();
-
+public final class StorageStatus {
     private StorageStatus() {}
+
+    public static Status.Code code(DomainException.Kind kind) {
+        return switch (kind) {
+            case NOT_FOUND -> Status.Code.NOT_FOUND;
+            case EXISTS -> Status.Code.ALREADY_EXISTS;
+            case INVALID -> Status.Code.INVALID_ARGUMENT;
+            case OUT_OF_RANGE -> Status.Code.OUT_OF_RANGE;
+            case EXHAUSTED -> Status.Code.RESOURCE_EXHAUSTED;
+            case PRECONDITION -> Status.Code.FAILED_PRECONDITION;
+            case ABORTED -> Status.Code.ABORTED;
+            case FAILED -> Status.Code.INTERNAL;
+        };
+    }
 
     public static Status.Code code(StorageException.Reason reason) {
         return switch (reason) {
@@ -35,51 +43,17 @@ public final class StorageStatus implements ServerInterceptor {
         };
     }
 
-    public static CsiException toCsi(StorageException e) {
-        return new CsiException(code(e.reason()), e.getMessage(), e);
-    }
-
-    /** The service with storage failures mapped to CSI answers. */
-    public static BindableService wrap(BindableService service) {
-        return () -> ServerInterceptors.intercept(service, INSTANCE);
-    }
-
-    @Override
-    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call, Metadata headers,
-                                                                 ServerCallHandler<ReqT, RespT> next) {
-        ServerCall.Listener<ReqT> delegate;
-        try {
-            delegate = next.startCall(call, headers);
-        } catch (StorageException e) {
-            throw toCsi(e);
-        }
-        return new SimpleForwardingServerCallListener<>(delegate) {
-            @Override
-            public void onMessage(ReqT message) {
-                try {
-                    super.onMessage(message);
-                } catch (StorageException e) {
-                    throw toCsi(e);
-                }
-            }
-
-            @Override
-            public void onHalfClose() {
-                try {
-                    super.onHalfClose();
-                } catch (StorageException e) {
-                    throw toCsi(e);
-                }
-            }
-
-            @Override
-            public void onReady() {
-                try {
-                    super.onReady();   // a server stream produces its messages here
-                } catch (StorageException e) {
-                    throw toCsi(e);
-                }
-            }
+    /** A domain or storage failure as the CSI answer (code and message); anything else as it is. */
+    public static RuntimeException toCsi(RuntimeException e) {
+        return switch (e) {
+            case DomainException d -> new CsiException(code(d.kind()), d.getMessage(), d.getCause());
+            case StorageException s -> new CsiException(code(s.reason()), s.getMessage(), s);
+            default -> e;
         };
+    }
+
+    /** The service with domain and storage failures mapped to CSI answers. */
+    public static BindableService wrap(BindableService service) {
+        return FailureTranslation.wrap(service, StorageStatus::toCsi);
     }
 }

@@ -4,6 +4,7 @@ import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.catalog.CatalogTables;
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
@@ -15,7 +16,6 @@ import io.csi4j.driver.model.VolumeGroupRecord;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
-import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -96,7 +96,7 @@ public final class VolumeGroups {
      * when its parameters and its current members are exactly those asked for (ALREADY_EXISTS otherwise).
      */
     public Group create(String name, Map<String, String> parameters, List<String> volumeIds) {
-        if (name == null || name.isEmpty()) throw CsiException.invalidArgument("name is REQUIRED");
+        if (name == null || name.isEmpty()) throw DomainException.invalid("name is REQUIRED");
         validateParameters(parameters, "CreateVolumeGroup");
         SequencedSet<String> wanted = distinct(volumeIds);
         return catalog.inTransaction(tx -> {
@@ -117,13 +117,13 @@ public final class VolumeGroups {
 
     private VolumeGroupRecord existingIfCompatible(CatalogTables tx, VolumeGroupRecord g, Map<String, String> parameters,
                                         SequencedSet<String> wanted) {
-        if (g.state() != State.READY) throw CsiException.aborted("volume group '" + g.name() + "' is being deleted");
+        if (g.state() != State.READY) throw DomainException.aborted("volume group '" + g.name() + "' is being deleted");
         List<String> differences = new ArrayList<>();
         if (!g.parameters().equals(parameters)) differences.add("its parameters are " + new TreeMap<>(g.parameters()));
         var members = new TreeSet<>(tx.volumeGroups().members(g.id()));
         if (!members.equals(new TreeSet<>(wanted))) differences.add("its volumes are " + members);
         if (!differences.isEmpty()) {
-            throw CsiException.alreadyExists("volume group '" + g.name() + "' already exists (" + g.id() + ") but "
+            throw DomainException.exists("volume group '" + g.name() + "' already exists (" + g.id() + ") but "
                     + String.join("; ", differences));
         }
         return g;
@@ -141,7 +141,7 @@ public final class VolumeGroups {
         lookup.local(groupId);
         return catalog.inTransaction(tx -> {
             VolumeGroupRecord g = tx.volumeGroups().byId(groupId).orElseThrow(() -> lookup.notFound(groupId));
-            if (g.state() != State.READY) throw CsiException.aborted("volume group " + groupId + " is being deleted");
+            if (g.state() != State.READY) throw DomainException.aborted("volume group " + groupId + " is being deleted");
             var current = new LinkedHashSet<>(tx.volumeGroups().members(groupId));
             var toRemove = new ArrayList<>(current);
             toRemove.removeAll(wanted);
@@ -170,7 +170,7 @@ public final class VolumeGroups {
         if (found.isEmpty()) return;                                // not ours, or already gone: OK (seed)
         VolumeGroupRecord g = found.get();
         switch (g.state()) {
-            case CREATING -> throw CsiException.aborted("volume group " + groupId + " is being created");
+            case CREATING -> throw DomainException.aborted("volume group " + groupId + " is being created");
             case DELETING -> {}                                     // a delete cut short: finish it
             case READY -> markDeleting(g);
         }
@@ -181,44 +181,44 @@ public final class VolumeGroups {
     private void markDeleting(VolumeGroupRecord g) {
         List<String> members = catalog.volumeGroups().members(g.id());
         if (!members.isEmpty() && config.groupDeletePolicy() == GroupDeletePolicy.RETAIN_VOLUMES) {
-            throw CsiException.failedPrecondition("volume group " + g.id() + " still has volumes " + members
+            throw DomainException.precondition("volume group " + g.id() + " still has volumes " + members
                     + "; this plugin does not delete them with the group (DO_NOT_ALLOW_VG_TO_DELETE_VOLUMES): remove "
                     + "them first (ModifyVolumeGroupMembership with an empty list)");
         }
         for (String v : members) {                                  // the kernel, not the catalog, knows this
             if (engine.inUse(v)) {
-                throw CsiException.failedPrecondition("volume group " + g.id() + " is in use: its volume " + v
+                throw DomainException.precondition("volume group " + g.id() + " is in use: its volume " + v
                         + " is staged or published on this node; unpublish and unstage it first");
             }
         }
         catalog.inTransaction(tx -> {
             List<String> now = tx.volumeGroups().members(g.id());
-            if (!now.equals(members)) throw CsiException.aborted("volume group " + g.id() + " changed members; retry");
+            if (!now.equals(members)) throw DomainException.aborted("volume group " + g.id() + " changed members; retry");
             List<String> cutting = tx.snapshots().inState(State.CREATING).stream()
                     .filter(s -> now.contains(s.sourceVolumeId())).map(SnapshotRecord::sourceVolumeId).distinct().toList();
             if (!cutting.isEmpty()) {
-                throw CsiException.failedPrecondition("volume group " + g.id() + " is in use: a snapshot of its volumes "
+                throw DomainException.precondition("volume group " + g.id() + " is in use: a snapshot of its volumes "
                         + cutting + " is being cut; retry when it is done");
             }
             for (String v : now) {
                 List<PublicationRecord> published = tx.publications().ofVolume(v);
                 if (!published.isEmpty()) {
-                    throw CsiException.failedPrecondition("volume group " + g.id() + " is in use: its volume " + v
+                    throw DomainException.precondition("volume group " + g.id() + " is in use: its volume " + v
                             + " is published to node " + published.getFirst().nodeId()
                             + "; call ControllerUnpublishVolume first");
                 }
                 List<String> others = new ArrayList<>(tx.volumeGroups().groupsOf(v));
                 others.remove(g.id());
                 if (!others.isEmpty()) {
-                    throw CsiException.failedPrecondition("volume group " + g.id() + " cannot delete its volume " + v
+                    throw DomainException.precondition("volume group " + g.id() + " cannot delete its volume " + v
                             + ": it is also in volume group " + others.getFirst() + "; remove it from one of them first");
                 }
                 if (!tx.volumes().setState(v, State.READY, State.DELETING)) {
-                    throw CsiException.aborted("volume " + v + " of volume group " + g.id() + " changed state; retry");
+                    throw DomainException.aborted("volume " + v + " of volume group " + g.id() + " changed state; retry");
                 }
             }
             if (!tx.volumeGroups().setState(g.id(), State.READY, State.DELETING)) {
-                throw CsiException.aborted("volume group " + g.id() + " changed state; retry");
+                throw DomainException.aborted("volume group " + g.id() + " changed state; retry");
             }
             return null;
         });
@@ -280,7 +280,7 @@ public final class VolumeGroups {
             if (!key.startsWith(Volumes.KUBERNETES_PREFIX)) unknown.add(key);
         }
         if (!unknown.isEmpty()) {
-            throw CsiException.invalidArgument("unknown " + rpc + " parameters " + unknown + "; "
+            throw DomainException.invalid("unknown " + rpc + " parameters " + unknown + "; "
                     + DriverConfig.PLUGIN_NAME + " takes none besides keys starting with " + Volumes.KUBERNETES_PREFIX);
         }
     }
@@ -288,7 +288,7 @@ public final class VolumeGroups {
     private static SequencedSet<String> distinct(List<String> volumeIds) {
         var set = new LinkedHashSet<String>();
         for (String v : volumeIds) {
-            if (v.isEmpty()) throw CsiException.invalidArgument("volume_ids must not contain an empty id");
+            if (v.isEmpty()) throw DomainException.invalid("volume_ids must not contain an empty id");
             set.add(v);
         }
         return set;
@@ -302,12 +302,12 @@ public final class VolumeGroups {
         List<VolumeRecord> found = new ArrayList<>();
         for (String v : ids) {
             Optional<ObjectId> id = ObjectId.parse(Kind.VOLUME, v);
-            if (id.isEmpty()) throw CsiException.notFound("volume " + v + " does not exist");
+            if (id.isEmpty()) throw DomainException.notFound("volume " + v + " does not exist");
             Optional<VolumeRecord> row = tx.volumes().byId(v);
             if (row.isPresent() && row.get().state() == State.READY) {
                 found.add(row.get());
             } else if (id.get().ownedBy(config.nodeId())) {
-                throw CsiException.notFound("volume " + v + " does not exist"
+                throw DomainException.notFound("volume " + v + " does not exist"
                         + (row.isPresent() ? " any more (it is being " + verb(row.get().state()) + ")" : ""));
             }
         }
@@ -333,7 +333,7 @@ public final class VolumeGroups {
         String message = "volumes cannot be grouped together: they live on different nodes " + nodes + " (" + byNode
                 + "); a volume group holds volumes of one node, and this plugin serves node '" + config.nodeId()
                 + "': send the request to the plugin of the volumes' node";
-        throw creating ? CsiException.failedPrecondition(message) : CsiException.invalidArgument(message);
+        throw creating ? DomainException.precondition(message) : DomainException.invalid(message);
     }
 
     /** LIMIT_VOLUME_TO_ONE_VOLUME_GROUP, when configured. */
@@ -342,7 +342,7 @@ public final class VolumeGroups {
         for (String v : ids) {
             for (String other : tx.volumeGroups().groupsOf(v)) {
                 if (!other.equals(exceptGroupId)) {
-                    throw CsiException.failedPrecondition("volumes cannot be grouped together: volume " + v
+                    throw DomainException.precondition("volumes cannot be grouped together: volume " + v
                             + " is already in volume group " + other + " and a volume may be in one group only "
                             + "(LIMIT_VOLUME_TO_ONE_VOLUME_GROUP); remove it from that group first");
                 }
@@ -352,7 +352,7 @@ public final class VolumeGroups {
 
     private void checkLimit(int members) {
         if (members > config.maxGroupMembers()) {
-            throw CsiException.resourceExhausted("a volume group holds at most " + config.maxGroupMembers()
+            throw DomainException.exhausted("a volume group holds at most " + config.maxGroupMembers()
                     + " volumes; " + members + " asked for");
         }
     }

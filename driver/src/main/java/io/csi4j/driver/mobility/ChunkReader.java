@@ -3,6 +3,7 @@ package io.csi4j.driver.mobility;
 import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.engine.SourceImage;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -66,7 +67,7 @@ final class ChunkReader implements AutoCloseable {
                 }
                 int length = (int) next[1];
                 int read = image.read(ByteBuffer.wrap(buffer, 0, length), next[0]);
-                if (read < length) java.util.Arrays.fill(buffer, read, length, (byte) 0);   // past the image's end: zeros
+                if (read < length) Arrays.fill(buffer, read, length, (byte) 0);   // past the image's end: zeros
                 boolean zero = SourceSender.isZero(buffer, length);
                 ready.put(new Chunk(next[0], length, buffer, zero, zero ? SourceSender.crcOfZeros(length) : SourceSender.crc(buffer, length)));
             }

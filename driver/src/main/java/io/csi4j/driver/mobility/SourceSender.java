@@ -1,26 +1,23 @@
 package io.csi4j.driver.mobility;
 
-import com.google.protobuf.UnsafeByteOperations;
 import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.engine.SnapshotRanges;
 import io.csi4j.driver.engine.SourceImage;
+import io.csi4j.driver.model.ContentSource;
 import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.State;
 import io.csi4j.driver.volume.Volumes;
-import io.csi4j.proto.cluster.DataRange;
-import io.csi4j.proto.cluster.ReadSourceRequest;
-import io.csi4j.proto.cluster.SourceChunk;
-import io.csi4j.proto.cluster.SourceHeader;
-import io.csi4j.proto.cluster.SourceTrailer;
-import io.csi4j.sdk.CsiException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
+import java.util.logging.Logger;
 import java.util.zip.CRC32C;
 
 /**
@@ -31,8 +28,8 @@ import java.util.zip.CRC32C;
  */
 public final class SourceSender {
     /** Data per message: big enough that the per-message cost vanishes, far under gRPC's 4 MiB message limit. */
-    static final int CHUNK = 1 << 20;
-    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(SourceSender.class.getName());
+    public static final int CHUNK = 1 << 20;
+    private static final Logger LOG = Logger.getLogger(SourceSender.class.getName());
 
     private final Catalog catalog;
     private final PoolStorage engine;
@@ -48,32 +45,35 @@ public final class SourceSender {
         this.copies = copies;
     }
 
-    /** Where the chunks go: blocks while the receiver cannot take more; false once it went away. */
+    /**
+     * Where the parts go: blocks while the receiver cannot take more; false once it went away. A range's data is the
+     * sender's buffer, reused once {@code send} returns: the sink is done with it by then.
+     */
     public interface Sink {
-        boolean send(SourceChunk chunk);
+        boolean send(SourcePart part);
     }
 
     /** Streams the source into {@code sink}; NOT_FOUND for a source this node does not hold (ready). */
-    public void send(ReadSourceRequest req, String peer, Sink sink, BooleanSupplier cancelled) {
+    public void send(SourceQuery query, String peer, Sink sink, BooleanSupplier cancelled) {
         DataMover mover = engine.capability(DataMover.class).orElseThrow(() ->
-                CsiException.failedPrecondition("the " + engine.name() + " engine cannot send volumes to another node"));
+                DomainException.precondition("the " + engine.name() + " engine cannot send volumes to another node"));
         Artifact.Kind kind;
         String id;
         String sourceVolumeId;
-        switch (req.getSourceCase()) {
-            case SNAPSHOT_ID -> {
+        switch (query.source()) {
+            case ContentSource.FromSnapshot s -> {
                 kind = Artifact.Kind.SNAPSHOT;
-                id = req.getSnapshotId();
+                id = s.snapshotId();
                 sourceVolumeId = readySnapshot(id).sourceVolumeId();
             }
-            case VOLUME_ID -> {
+            case ContentSource.FromVolume v -> {
                 kind = Artifact.Kind.VOLUME;
-                id = req.getVolumeId();
+                id = v.volumeId();
                 sourceVolumeId = volumes.readyVolume(id, "source volume").id();
             }
-            default -> throw CsiException.invalidArgument("snapshot_id or volume_id is REQUIRED");
+            case ContentSource.None none -> throw DomainException.invalid("snapshot_id or volume_id is REQUIRED");
         }
-        Optional<String> base = kind == Artifact.Kind.SNAPSHOT ? base(req, id, sourceVolumeId) : Optional.empty();
+        Optional<String> base = kind == Artifact.Kind.SNAPSHOT ? base(query, id, sourceVolumeId) : Optional.empty();
         try (SourceImage image = mover.openSource(kind, id);
              Copies.Copy copy = copies.start(id, false, peer, id)) {
             long toSend = 0;
@@ -81,8 +81,7 @@ public final class SourceSender {
                 for (RangeCursor.Range r = scan.next(); r != null; r = scan.next()) toSend += r.length();
             }
             copy.total(toSend);
-            if (!sink.send(SourceChunk.newBuilder().setHeader(SourceHeader.newBuilder().setSizeBytes(image.sizeBytes())
-                    .setSourceVolumeId(sourceVolumeId).setBaseSnapshotId(base.orElse("")).setBytesToSend(toSend)).build())) return;
+            if (!sink.send(new SourcePart.Header(image.sizeBytes(), sourceVolumeId, base.orElse(""), toSend))) return;
             long ranges = 0;
             long dataBytes = 0;
             long sendingNanos = 0;
@@ -93,17 +92,12 @@ public final class SourceSender {
                         bandwidth.take(chunk.length());
                         copy.moved(chunk.length());
                         if (chunk.zero() && base.isEmpty()) continue;   // the receiver's image is zeros there already
-                        DataRange.Builder range = DataRange.newBuilder().setOffset(chunk.offset()).setLength(chunk.length())
-                                .setCrc32C(chunk.crc());
-                        if (chunk.zero()) {
-                            range.setZero(true);
-                        } else {
-                            // no copy: gRPC serializes the message inside onNext, before the buffer is released
-                            range.setData(UnsafeByteOperations.unsafeWrap(chunk.data(), 0, chunk.length()));
-                            dataBytes += chunk.length();
-                        }
+                        // no copy: the sink is done with the buffer when send returns, before the buffer is released
+                        var range = new SourcePart.Range(chunk.offset(), chunk.length(),
+                                chunk.zero() ? null : ByteBuffer.wrap(chunk.data(), 0, chunk.length()), chunk.zero(), chunk.crc());
+                        if (!chunk.zero()) dataBytes += chunk.length();
                         long sending = System.nanoTime();
-                        if (!sink.send(SourceChunk.newBuilder().setRange(range).build())) return;
+                        if (!sink.send(range)) return;
                         sendingNanos += System.nanoTime() - sending;
                         ranges++;
                     } finally {
@@ -112,9 +106,9 @@ public final class SourceSender {
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw CsiException.aborted("interrupted while sending " + id);
+                throw DomainException.aborted("interrupted while sending " + id);
             }
-            sink.send(SourceChunk.newBuilder().setTrailer(SourceTrailer.newBuilder().setRanges(ranges).setDataBytes(dataBytes)).build());
+            sink.send(new SourcePart.Trailer(ranges, dataBytes));
             LOG.info("sent " + id + " to " + peer + ": " + ranges + " ranges in " + (System.nanoTime() - started) / 1_000_000
                     + " ms (" + sendingNanos / 1_000_000 + " ms of it handing chunks to gRPC, while " + ChunkReader.READERS
                     + " threads read ahead)");
@@ -125,10 +119,10 @@ public final class SourceSender {
      * The receiver's replica of the target itself (then nothing needs sending), else the newest of its replicas that is
      * a ready snapshot of the same volume here, if any.
      */
-    private Optional<String> base(ReadSourceRequest req, String target, String sourceVolumeId) {
+    private Optional<String> base(SourceQuery query, String target, String sourceVolumeId) {
         if (engine.capability(SnapshotRanges.class).isEmpty()) return Optional.empty();
-        if (req.getBaseSnapshotIdsList().contains(target)) return Optional.of(target);
-        return req.getBaseSnapshotIdsList().stream()
+        if (query.baseSnapshotIds().contains(target)) return Optional.of(target);
+        return query.baseSnapshotIds().stream()
                 .map(b -> catalog.snapshots().byId(b)).flatMap(Optional::stream)
                 .filter(s -> s.state() == State.READY && s.sourceVolumeId().equals(sourceVolumeId))
                 .max(Comparator.comparing(SnapshotRecord::createdAt)).map(SnapshotRecord::id);
@@ -141,11 +135,11 @@ public final class SourceSender {
 
     private SnapshotRecord readySnapshot(String id) {
         return catalog.snapshots().byId(id).filter(s -> s.state() == State.READY)
-                .orElseThrow(() -> CsiException.notFound("source snapshot " + id + " does not exist on this node"));
+                .orElseThrow(() -> DomainException.notFound("source snapshot " + id + " does not exist on this node"));
     }
 
     static boolean isZero(byte[] bytes, int length) {
-        return java.util.Arrays.mismatch(bytes, 0, length, ZEROS, 0, length) < 0;
+        return Arrays.mismatch(bytes, 0, length, ZEROS, 0, length) < 0;
     }
 
     private static final byte[] ZEROS = new byte[CHUNK];

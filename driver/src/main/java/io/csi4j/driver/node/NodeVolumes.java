@@ -2,6 +2,7 @@ package io.csi4j.driver.node;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.NodeStorage;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.PublishOptions;
@@ -9,6 +10,7 @@ import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.engine.StageOptions;
 import io.csi4j.driver.engine.VolumeStats;
 import io.csi4j.driver.storage.StorageException;
+import io.csi4j.driver.model.ContentSource;
 import io.csi4j.driver.model.State;
 import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeRecord;
@@ -17,11 +19,16 @@ import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;
 import io.csi4j.driver.volume.MutableParameters;
 import io.csi4j.driver.volume.NewVolume;
+import io.csi4j.driver.volume.SpaceUsage;
 import io.csi4j.driver.volume.VolumeShape;
 import io.csi4j.driver.volume.Volumes;
-import io.csi4j.sdk.CsiException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -81,7 +88,7 @@ public final class NodeVolumes {
         }
         VolumeRecord v = volumes.readyVolume(volumeId, "volume");
         checkCapability(v, capability);
-        Path staging = stagingPath.orElseThrow(() -> CsiException.failedPrecondition(
+        Path staging = stagingPath.orElseThrow(() -> DomainException.precondition(
                 "staging_target_path is not set; this plugin has STAGE_UNSTAGE_VOLUME: call NodeStageVolume first"));
         requireAbsolute(staging, "staging_target_path");
         checkSingleWriter(v, staging, targetPath, capability);
@@ -122,29 +129,29 @@ public final class NodeVolumes {
      * of them are free. The consumer discards them itself (BLKDISCARD, or fstrim of a filesystem it made), and
      * the loop device already passes those discards to the image as holes.
      */
-    public io.csi4j.driver.volume.SpaceUsage reclaimSpace(String volumeId, Path volumePath) {
+    public SpaceUsage reclaimSpace(String volumeId, Path volumePath) {
         String id = resolveEphemeral(volumeId);
         VolumeRecord v = volumes.readyVolume(id, "volume");
         requireVolumePath(volumePath);
         if (v.kind() == VolumeKind.BLOCK) {
-            throw CsiException.failedPrecondition("volume " + volumeId + " is a block volume: the plugin cannot tell which of "
+            throw DomainException.precondition("volume " + volumeId + " is a block volume: the plugin cannot tell which of "
                     + "its blocks are free; discard from inside (blkdiscard, or fstrim of the filesystem on it), the loop "
                     + "device passes discards to the image as holes");
         }
         long before = volumes.allocatedBytes(id);
         reclaimer.orElseThrow(() -> StorageException.unsupported("the " + engineName + " engine cannot reclaim space"))
                 .trim(id, volumePath);
-        return new io.csi4j.driver.volume.SpaceUsage(before, volumes.allocatedBytes(id));
+        return new SpaceUsage(before, volumes.allocatedBytes(id));
     }
 
     public long expand(String volumeId, Path volumePath, CapacityRange range, Optional<Capability> capability) {
         VolumeRecord v = volumes.readyVolume(volumeId, "volume");
         capability.flatMap(c -> volumes.unsupported(v, List.of(c))).ifPresent(why -> {
-            throw CsiException.invalidArgument("volume_capability exceeds what volume " + volumeId + " supports: " + why);
+            throw DomainException.invalid("volume_capability exceeds what volume " + volumeId + " supports: " + why);
         });
         requireVolumePath(volumePath);
         if (range.limitBytes() > 0 && range.limitBytes() < v.capacityBytes()) {
-            throw CsiException.outOfRange("limit_bytes " + range.limitBytes() + " is below the volume's size " + v.capacityBytes());
+            throw DomainException.outOfRange("limit_bytes " + range.limitBytes() + " is below the volume's size " + v.capacityBytes());
         }
         return engine.nodeExpand(volumeId, volumePath);
     }
@@ -154,14 +161,14 @@ public final class NodeVolumes {
     private void publishEphemeral(String csiVolumeId, Path targetPath, Capability capability, boolean readOnly,
                                   Map<String, String> context) {
         if (capability.kind() != VolumeKind.FILESYSTEM) {
-            throw CsiException.invalidArgument("ephemeral inline volumes are filesystem volumes");
+            throw DomainException.invalid("ephemeral inline volumes are filesystem volumes");
         }
         long size = context.containsKey(EPHEMERAL_SIZE) ? parseSize(context.get(EPHEMERAL_SIZE)) : 0;
         String name = EPHEMERAL_NAME_PREFIX + csiVolumeId;
         tombstones.remove(csiVolumeId);
-        var known = new java.util.HashMap<String, String>();
+        var known = new HashMap<String, String>();
         VolumeRecord v = volumes.create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability),
-                known, Map.of(), io.csi4j.driver.model.ContentSource.NONE, Optional.empty()));
+                known, Map.of(), ContentSource.NONE, Optional.empty()));
         Path staging = ephemeralStaging(v.id());
         engine.stage(v.id(), staging, stageOptions(v, capability));
         engine.publish(v.id(), staging, targetPath, publishOptions(v, capability, readOnly));
@@ -173,8 +180,8 @@ public final class NodeVolumes {
         engine.unstage(v.id(), staging);
         try {
             Files.deleteIfExists(staging);   // we made it at publish; nothing else will remove it
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("removing " + staging, e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("removing " + staging, e);
         }
         volumes.delete(v.id());
         tombstones.add(v.name().substring(EPHEMERAL_NAME_PREFIX.length()));
@@ -193,7 +200,7 @@ public final class NodeVolumes {
 
     private void checkCapability(VolumeRecord v, Capability capability) {
         volumes.unsupported(v, List.of(capability)).ifPresent(why -> {
-            throw CsiException.failedPrecondition("volume " + v.id() + ": " + why);
+            throw DomainException.precondition("volume " + v.id() + ": " + why);
         });
     }
 
@@ -204,7 +211,7 @@ public final class NodeVolumes {
         List<Path> others = engine.mountPoints(v.id()).stream()
                 .filter(p -> !p.equals(targetPath) && !p.equals(stagingPath)).toList();
         if (!others.isEmpty()) {
-            throw CsiException.failedPrecondition("volume " + v.id() + " is already published at " + others.getFirst()
+            throw DomainException.precondition("volume " + v.id() + " is already published at " + others.getFirst()
                     + " and access mode " + capability.mode() + " allows a single target");
         }
     }
@@ -223,7 +230,7 @@ public final class NodeVolumes {
             try {
                 group = OptionalInt.of(Integer.parseInt(capability.mountGroup()));
             } catch (NumberFormatException e) {
-                throw CsiException.invalidArgument("volume_mount_group must be a numeric group id, not '" + capability.mountGroup() + "'");
+                throw DomainException.invalid("volume_mount_group must be a numeric group id, not '" + capability.mountGroup() + "'");
             }
         }
         return new PublishOptions(v.kind() == VolumeKind.BLOCK, readOnly || capability.mode().readOnly(),
@@ -238,27 +245,27 @@ public final class NodeVolumes {
      */
     private static void requireVolumePath(Path volumePath) {
         requireWithinLimits(volumePath, "volume_path");
-        if (!volumePath.isAbsolute()) throw CsiException.notFound("volume_path " + volumePath + " is relative: no volume is published there");
+        if (!volumePath.isAbsolute()) throw DomainException.notFound("volume_path " + volumePath + " is relative: no volume is published there");
         requireAbsolute(volumePath, "volume_path");
-        if (!Files.exists(volumePath)) throw CsiException.notFound("volume_path " + volumePath + " does not exist");
+        if (!Files.exists(volumePath)) throw DomainException.notFound("volume_path " + volumePath + " does not exist");
     }
 
     /** Stage and publish paths are where we create mounts: they must be absolute and normalized. */
     private static void requireAbsolute(Path path, String field) {
         if (!path.isAbsolute() || !path.normalize().equals(path)) {
-            throw CsiException.invalidArgument(field + " must be an absolute, normalized path: " + path);
+            throw DomainException.invalid(field + " must be an absolute, normalized path: " + path);
         }
         requireWithinLimits(path, field);
     }
 
     private static void requireWithinLimits(Path path, String field) {
         // what the kernel would refuse with ENAMETOOLONG: the caller's error, not the plugin's
-        if (path.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 4095) {
-            throw CsiException.invalidArgument(field + " is longer than PATH_MAX (4096 bytes)");
+        if (path.toString().getBytes(StandardCharsets.UTF_8).length > 4095) {
+            throw DomainException.invalid(field + " is longer than PATH_MAX (4096 bytes)");
         }
         for (Path name : path) {
-            if (name.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
-                throw CsiException.invalidArgument(field + " has a component longer than NAME_MAX (255 bytes)");
+            if (name.toString().getBytes(StandardCharsets.UTF_8).length > 255) {
+                throw DomainException.invalid(field + " has a component longer than NAME_MAX (255 bytes)");
             }
         }
     }
@@ -274,13 +281,13 @@ public final class NodeVolumes {
         for (int i = 0; i < path.getNameCount(); i++) {
             prefix = prefix.resolve(path.getName(i));
             if (!Files.isSymbolicLink(prefix)) {
-                if (!Files.exists(prefix, java.nio.file.LinkOption.NOFOLLOW_LINKS)) return;   // nothing deeper exists
+                if (!Files.exists(prefix, LinkOption.NOFOLLOW_LINKS)) return;   // nothing deeper exists
                 continue;
             }
             boolean last = i == path.getNameCount() - 1;
             int owner = uid(prefix, false);
             if (last || (owner != 0 && owner != self)) {
-                throw CsiException.invalidArgument(field + " " + path + (last ? " is a symlink" : " goes through the symlink "
+                throw DomainException.invalid(field + " " + path + (last ? " is a symlink" : " goes through the symlink "
                         + prefix + " owned by uid " + owner) + "; refusing to mount through it");
             }
         }
@@ -289,9 +296,9 @@ public final class NodeVolumes {
     private static int uid(Path path, boolean follow) {
         try {
             return follow ? (Integer) Files.getAttribute(path, "unix:uid")
-                    : (Integer) Files.getAttribute(path, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("reading the owner of " + path, e);
+                    : (Integer) Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading the owner of " + path, e);
         }
     }
 
@@ -299,7 +306,7 @@ public final class NodeVolumes {
         try {
             return Long.parseLong(text);
         } catch (NumberFormatException e) {
-            throw CsiException.invalidArgument(EPHEMERAL_SIZE + " must be a number of bytes, not '" + text + "'");
+            throw DomainException.invalid(EPHEMERAL_SIZE + " must be a number of bytes, not '" + text + "'");
         }
     }
 }

@@ -2,6 +2,7 @@ package io.csi4j.driver.snapshot;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.FreezeHold;
 import io.csi4j.driver.engine.PoolStorage;
@@ -13,9 +14,9 @@ import io.csi4j.driver.model.State;
 import io.csi4j.driver.volume.Lifecycle;
 import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
-import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -49,7 +50,7 @@ public final class GroupSnapshots {
 
     public GroupSnapshot create(String name, List<String> sourceVolumeIds, Map<String, String> parameters) {
         if (!parameters.isEmpty()) {
-            throw CsiException.invalidArgument("unknown group snapshot parameters " + parameters.keySet() + "; this driver takes none");
+            throw DomainException.invalid("unknown group snapshot parameters " + parameters.keySet() + "; this driver takes none");
         }
         return create(name, sourceVolumeIds, ObjectId.generate(Kind.GROUP_SNAPSHOT, config.nodeId()), null);
     }
@@ -59,23 +60,23 @@ public final class GroupSnapshots {
      * with every other node's members by the cluster controller), under the cluster-wide id every part shares.
      */
     public GroupSnapshot createPart(String name, ObjectId clusterId, List<String> localVolumeIds, FreezeHold held) {
-        if (!clusterId.clusterWide()) throw CsiException.invalidArgument("group snapshot id " + clusterId + " is not a cluster-wide id");
+        if (!clusterId.clusterWide()) throw DomainException.invalid("group snapshot id " + clusterId + " is not a cluster-wide id");
         return create(name, localVolumeIds, clusterId, held);
     }
 
     private GroupSnapshot create(String name, List<String> sourceVolumeIds, ObjectId id, FreezeHold held) {
-        if (sourceVolumeIds.isEmpty()) throw CsiException.invalidArgument("source_volume_ids is REQUIRED");
+        if (sourceVolumeIds.isEmpty()) throw DomainException.invalid("source_volume_ids is REQUIRED");
         Set<String> sources = new HashSet<>(sourceVolumeIds);
-        if (sources.size() != sourceVolumeIds.size()) throw CsiException.invalidArgument("source_volume_ids has duplicates");
+        if (sources.size() != sourceVolumeIds.size()) throw DomainException.invalid("source_volume_ids has duplicates");
 
         Optional<GroupSnapshotRecord> existing = catalog.groupSnapshots().byName(name);
         if (existing.isPresent()) {
             GroupSnapshotRecord g = existing.get();
             if (!new HashSet<>(g.sourceVolumeIds()).equals(sources) || !g.id().equals(id.toString()) && id.clusterWide()) {
-                throw CsiException.alreadyExists("group snapshot '" + name + "' already exists (" + g.id()
+                throw DomainException.exists("group snapshot '" + name + "' already exists (" + g.id()
                         + ") for source volumes " + g.sourceVolumeIds());
             }
-            if (g.state() != State.READY) throw CsiException.aborted("group snapshot '" + name + "' is being " + Snapshots.verb(g.state()));
+            if (g.state() != State.READY) throw DomainException.aborted("group snapshot '" + name + "' is being " + Snapshots.verb(g.state()));
             return withMembers(g);
         }
         for (String volumeId : sourceVolumeIds) volumes.readyVolume(volumeId, "source volume");
@@ -104,7 +105,7 @@ public final class GroupSnapshots {
                         sizes.forEach((snapshotId, size) -> tx.snapshots().setSize(snapshotId, size));
                         for (String snapshotId : snapshotToVolume.keySet()) tx.snapshots().setState(snapshotId, State.CREATING, State.READY);
                         if (!tx.groupSnapshots().setState(group.id(), State.CREATING, State.READY)) {
-                            throw CsiException.aborted("group snapshot " + group.id() + " changed state while being created");
+                            throw DomainException.aborted("group snapshot " + group.id() + " changed state while being created");
                         }
                         return null;
                     });
@@ -118,7 +119,7 @@ public final class GroupSnapshots {
         GroupSnapshotRecord g = found.get();
         List<SnapshotRecord> members = catalog.snapshots().ofGroup(g.id());
         checkSnapshotList(g, members, snapshotIds);
-        if (g.state() == State.CREATING) throw CsiException.aborted("group snapshot " + g.id() + " is being created");
+        if (g.state() == State.CREATING) throw DomainException.aborted("group snapshot " + g.id() + " is being created");
         if (g.state() == State.READY) {
             catalog.inTransaction(tx -> {                                                // intent
                 tx.groupSnapshots().setState(g.id(), State.READY, State.DELETING);
@@ -135,7 +136,7 @@ public final class GroupSnapshots {
         removeRows(groupSnapshotId, memberIds);
     }
 
-    private void removeRows(String groupSnapshotId, java.util.Collection<String> memberIds) {
+    private void removeRows(String groupSnapshotId, Collection<String> memberIds) {
         for (String snapshotId : memberIds) engine.deleteSnapshot(snapshotId);           // effect
         catalog.inTransaction(tx -> {                                                    // commit
             memberIds.forEach(tx.snapshots()::delete);
@@ -173,7 +174,7 @@ public final class GroupSnapshots {
         Set<String> actual = new HashSet<>();
         members.forEach(m -> actual.add(m.id()));
         if (!actual.equals(new HashSet<>(snapshotIds))) {
-            throw CsiException.invalidArgument("snapshot_ids " + snapshotIds + " do not match the members of group snapshot "
+            throw DomainException.invalid("snapshot_ids " + snapshotIds + " do not match the members of group snapshot "
                     + g.id() + ": " + actual);
         }
     }

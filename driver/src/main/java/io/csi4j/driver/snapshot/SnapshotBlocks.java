@@ -1,11 +1,11 @@
 package io.csi4j.driver.snapshot;
 
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.engine.SnapshotRanges;
 import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.storage.StorageException;
-import io.csi4j.sdk.CsiException;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
@@ -48,7 +48,7 @@ public final class SnapshotBlocks {
         SnapshotRecord base = snapshots.get(baseSnapshotId);
         SnapshotRecord target = snapshots.get(targetSnapshotId);
         if (!base.sourceVolumeId().equals(target.sourceVolumeId())) {
-            throw CsiException.invalidArgument("snapshots " + baseSnapshotId + " (of volume " + base.sourceVolumeId()
+            throw DomainException.invalid("snapshots " + baseSnapshotId + " (of volume " + base.sourceVolumeId()
                     + ") and " + targetSnapshotId + " (of volume " + target.sourceVolumeId()
                     + ") are of different volumes; a delta needs two snapshots of one volume");
         }
@@ -62,7 +62,7 @@ public final class SnapshotBlocks {
 
     /** How many ranges go into one message: 0 asks for our default; negative is invalid; more is capped. */
     public static int rangesPerMessage(int maxResults) {
-        if (maxResults < 0) throw CsiException.invalidArgument("max_results must not be negative: " + maxResults);
+        if (maxResults < 0) throw DomainException.invalid("max_results must not be negative: " + maxResults);
         return maxResults == 0 ? DEFAULT_RANGES_PER_MESSAGE : Math.min(maxResults, MAX_RANGES_PER_MESSAGE);
     }
 
@@ -87,6 +87,6 @@ public final class SnapshotBlocks {
     }
 
     private static void checkOffset(long startingOffset) {
-        if (startingOffset < 0) throw CsiException.outOfRange("starting_offset must not be negative: " + startingOffset);
+        if (startingOffset < 0) throw DomainException.outOfRange("starting_offset must not be negative: " + startingOffset);
     }
 }

@@ -2,6 +2,7 @@ package io.csi4j.driver.snapshot;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
@@ -13,7 +14,6 @@ import io.csi4j.driver.model.State;
 import io.csi4j.driver.volume.Lifecycle;
 import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
-import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.Optional;
@@ -38,17 +38,17 @@ public final class Snapshots {
 
     public SnapshotRecord create(String name, String sourceVolumeId, Map<String, String> parameters) {
         if (!parameters.isEmpty()) {
-            throw CsiException.invalidArgument("unknown snapshot parameters " + parameters.keySet()
+            throw DomainException.invalid("unknown snapshot parameters " + parameters.keySet()
                     + "; this driver takes none");
         }
         Optional<SnapshotRecord> existing = catalog.snapshots().byName(name);
         if (existing.isPresent()) {
             SnapshotRecord s = existing.get();
             if (!s.sourceVolumeId().equals(sourceVolumeId)) {
-                throw CsiException.alreadyExists("snapshot '" + name + "' already exists (" + s.id()
+                throw DomainException.exists("snapshot '" + name + "' already exists (" + s.id()
                         + ") for source volume " + s.sourceVolumeId());
             }
-            if (s.state() != State.READY) throw CsiException.aborted("snapshot '" + name + "' is being " + verb(s.state()));
+            if (s.state() != State.READY) throw DomainException.aborted("snapshot '" + name + "' is being " + verb(s.state()));
             return s;
         }
         volumes.readyVolume(sourceVolumeId, "source volume");
@@ -63,7 +63,7 @@ public final class Snapshots {
                     catalog.inTransaction(tx -> {
                         tx.snapshots().setSize(row.id(), size);
                         if (!tx.snapshots().setState(row.id(), State.CREATING, State.READY)) {
-                            throw CsiException.aborted("snapshot " + row.id() + " changed state while being created");
+                            throw DomainException.aborted("snapshot " + row.id() + " changed state while being created");
                         }
                         return null;
                     });
@@ -76,12 +76,12 @@ public final class Snapshots {
         if (found.isEmpty()) return;
         SnapshotRecord s = found.get();
         if (s.groupSnapshotId() != null) {
-            throw CsiException.invalidArgument("snapshot " + snapshotId + " is part of group snapshot "
+            throw DomainException.invalid("snapshot " + snapshotId + " is part of group snapshot "
                     + s.groupSnapshotId() + " and cannot be deleted on its own; delete the group snapshot");
         }
-        if (s.state() == State.CREATING) throw CsiException.aborted("snapshot " + snapshotId + " is being created");
+        if (s.state() == State.CREATING) throw DomainException.aborted("snapshot " + snapshotId + " is being created");
         if (s.state() == State.READY && !catalog.snapshots().setState(snapshotId, State.READY, State.DELETING)) {
-            throw CsiException.aborted("snapshot " + snapshotId + " changed state; retry");
+            throw DomainException.aborted("snapshot " + snapshotId + " changed state; retry");
         }
         finishDelete(snapshotId);
     }

@@ -1,6 +1,6 @@
 package io.csi4j.driver.volume;
 
-import io.csi4j.sdk.CsiException;
+import io.csi4j.driver.domain.DomainException;
 
 /** CSI's capacity_range: 0 means "not set" for either bound. */
 public record CapacityRange(long requiredBytes, long limitBytes) {
@@ -9,10 +9,10 @@ public record CapacityRange(long requiredBytes, long limitBytes) {
 
     public CapacityRange {
         if (requiredBytes < 0 || limitBytes < 0) {
-            throw CsiException.invalidArgument("capacity_range: required_bytes and limit_bytes must not be negative");
+            throw DomainException.invalid("capacity_range: required_bytes and limit_bytes must not be negative");
         }
         if (limitBytes > 0 && requiredBytes > limitBytes) {
-            throw CsiException.invalidArgument("capacity_range: required_bytes " + requiredBytes
+            throw DomainException.invalid("capacity_range: required_bytes " + requiredBytes
                     + " exceeds limit_bytes " + limitBytes);
         }
     }
@@ -31,7 +31,7 @@ public record CapacityRange(long requiredBytes, long limitBytes) {
         long size = roundUp(wanted, MIB);
         if (limitBytes > 0 && size > limitBytes) size = roundUp(wanted, 4096);
         if (limitBytes > 0 && size > limitBytes) {
-            throw CsiException.outOfRange("capacity_range: limit_bytes " + limitBytes + " is below the "
+            throw DomainException.outOfRange("capacity_range: limit_bytes " + limitBytes + " is below the "
                     + (floor > requiredBytes ? "source's size " + floor : "smallest volume this driver makes (4 KiB granules)"));
         }
         return size;

@@ -1,6 +1,7 @@
 package io.csi4j.driver.volume;
 
 import io.csi4j.driver.catalog.CatalogTables;
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.model.Catalogued;
@@ -9,7 +10,6 @@ import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.State;
 import io.csi4j.driver.model.VolumeGroupRecord;
 import io.csi4j.driver.model.VolumeRecord;
-import io.csi4j.sdk.CsiException;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -78,18 +78,18 @@ public final class Lookup<R extends Catalogued> {
         return parsed;
     }
 
-    public CsiException notFound(String id) {
+    public DomainException notFound(String id) {
         return notFound(noun, id);
     }
 
     private void requireLocal(ObjectId id, String what) {
         if (!id.ownedBy(nodeId)) {
-            throw CsiException.failedPrecondition(what + " " + id + " lives on node '" + id.nodeTag()
+            throw DomainException.precondition(what + " " + id + " lives on node '" + id.nodeTag()
                     + "', not on this plugin's node '" + nodeId + "'; send the request to that node's plugin");
         }
     }
 
-    private static CsiException notFound(String what, String id) {
-        return CsiException.notFound(what + " " + id + " does not exist");
+    private static DomainException notFound(String what, String id) {
+        return DomainException.notFound(what + " " + id + " does not exist");
     }
 }

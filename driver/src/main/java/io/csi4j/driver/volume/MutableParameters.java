@@ -1,7 +1,7 @@
 package io.csi4j.driver.volume;
 
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.PoolStorage;
-import io.csi4j.sdk.CsiException;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -19,7 +19,7 @@ public final class MutableParameters {
         var unknown = new TreeSet<>(parameters.keySet());
         unknown.removeAll(KNOWN);
         if (!unknown.isEmpty()) {
-            throw CsiException.invalidArgument("unsupported mutable parameters " + unknown + "; supported: "
+            throw DomainException.invalid("unsupported mutable parameters " + unknown + "; supported: "
                     + new TreeSet<>(KNOWN));
         }
         String readAhead = parameters.get(READ_AHEAD_KIB);

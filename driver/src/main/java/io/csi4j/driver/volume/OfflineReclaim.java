@@ -1,11 +1,11 @@
 package io.csi4j.driver.volume;
 
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.storage.StorageException;
-import io.csi4j.sdk.CsiException;
 
 /**
  * ControllerReclaimSpace: gives the free space of a filesystem volume back to the pool while no workload uses
@@ -28,7 +28,7 @@ public final class OfflineReclaim {
     public SpaceUsage reclaim(String volumeId) {
         VolumeRecord v = volumes.readyVolume(volumeId, "volume");
         if (v.kind() == VolumeKind.BLOCK) {
-            throw CsiException.failedPrecondition("volume " + volumeId + " is a block volume: the plugin cannot tell which of "
+            throw DomainException.precondition("volume " + volumeId + " is a block volume: the plugin cannot tell which of "
                     + "its blocks are free; discard from inside (blkdiscard, or fstrim of the filesystem on it)");
         }
         SpaceReclaimer reclaimer = engine.capability(SpaceReclaimer.class).orElseThrow(() ->

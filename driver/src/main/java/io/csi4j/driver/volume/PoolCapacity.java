@@ -6,7 +6,7 @@ import io.csi4j.driver.engine.BackingSpace;
 import io.csi4j.driver.engine.PoolBacking;
 import io.csi4j.driver.engine.PoolInfo;
 import io.csi4j.driver.engine.PoolStorage;
-import io.csi4j.sdk.CsiException;
+import io.csi4j.driver.domain.DomainException;
 import java.util.Optional;
 
 /**
@@ -39,11 +39,11 @@ final class PoolCapacity {
             BackingSpace space = backing.get().read();
             long backed = space.allocatable(pool.provisionedBytes(), overcommitRatio);
             if (bytes > backed && backed < pool.allocatableBytes()) {
-                throw CsiException.resourceExhausted("not enough space in the pool: " + space.refusal(bytes, backed));
+                throw DomainException.exhausted("not enough space in the pool: " + space.refusal(bytes, backed));
             }
         }
         if (bytes > pool.allocatableBytes()) {
-            throw CsiException.resourceExhausted("not enough space in the pool: " + human(bytes) + " asked, "
+            throw DomainException.exhausted("not enough space in the pool: " + human(bytes) + " asked, "
                     + human(pool.allocatableBytes()) + " available (" + bytes + " and " + pool.allocatableBytes() + " bytes)");
         }
     }

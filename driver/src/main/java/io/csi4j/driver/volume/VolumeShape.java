@@ -1,11 +1,11 @@
 package io.csi4j.driver.volume;
 
 import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeRecord;
-import io.csi4j.sdk.CsiException;
 import java.util.List;
 
 /**
@@ -22,28 +22,28 @@ public record VolumeShape(VolumeKind kind, String fsType) {
      * engine cannot make (block access, an fs_type outside its filesystems).
      */
     public static VolumeShape requested(List<Capability> capabilities, PoolStorage engine) {
-        if (capabilities.isEmpty()) throw CsiException.invalidArgument("volume_capabilities is REQUIRED");
+        if (capabilities.isEmpty()) throw DomainException.invalid("volume_capabilities is REQUIRED");
         VolumeKind kind = null;
         String fsType = null;
         for (Capability c : capabilities) {
             if (c.mode().multiNode()) {
-                throw CsiException.invalidArgument("access mode " + c.mode() + " is not supported: volumes of "
+                throw DomainException.invalid("access mode " + c.mode() + " is not supported: volumes of "
                         + DriverConfig.PLUGIN_NAME + " live on one node");
             }
             if (kind != null && kind != c.kind()) {
-                throw CsiException.invalidArgument("volume_capabilities mix block and mount access; a volume is one or the other");
+                throw DomainException.invalid("volume_capabilities mix block and mount access; a volume is one or the other");
             }
             kind = c.kind();
             if (kind == VolumeKind.BLOCK && !engine.supportsBlock()) {
-                throw CsiException.invalidArgument("block access is not supported by the " + engine.name() + " engine");
+                throw DomainException.invalid("block access is not supported by the " + engine.name() + " engine");
             }
             if (kind == VolumeKind.FILESYSTEM && !c.fsType().isEmpty()) {
                 List<String> filesystems = engine.capabilities().filesystems();   // empty: the engine formats nothing
                 if (!filesystems.isEmpty() && !filesystems.contains(c.fsType())) {
-                    throw CsiException.invalidArgument("fs_type '" + c.fsType() + "' is not supported; use one of " + filesystems);
+                    throw DomainException.invalid("fs_type '" + c.fsType() + "' is not supported; use one of " + filesystems);
                 }
                 if (fsType != null && !fsType.equals(c.fsType())) {
-                    throw CsiException.invalidArgument("volume_capabilities ask for two fs types: " + fsType + " and " + c.fsType());
+                    throw DomainException.invalid("volume_capabilities ask for two fs types: " + fsType + " and " + c.fsType());
                 }
                 fsType = c.fsType();
             }

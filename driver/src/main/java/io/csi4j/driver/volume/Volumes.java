@@ -6,6 +6,7 @@ import io.csi4j.driver.catalog.CatalogTables;
 import io.csi4j.driver.catalog.CatalogTransaction;
 import io.csi4j.driver.catalog.DuplicateNameException;
 import io.csi4j.driver.catalog.ReferenceException;
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.ImageImport;
@@ -27,7 +28,6 @@ import io.csi4j.driver.model.VolumeListing;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.model.VolumeStatus;
 import io.csi4j.driver.storage.StorageException;
-import io.csi4j.sdk.CsiException;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,6 +37,9 @@ import java.util.Optional;
 import java.util.Queue;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * Volume life cycle on the controller side, each mutation one crash-safe protocol:
@@ -122,7 +125,7 @@ public final class Volumes {
      * durably and returns its size; the limit and the mutable parameters are applied; any failure rolls back.
      */
     private VolumeRecord effectThenCommit(NewVolume request, VolumeShape shape, VolumeRecord row, String groupId,
-                                          java.util.function.LongSupplier effect) {
+                                          LongSupplier effect) {
         return Lifecycle.effectThenCommit(() -> {
             long actual = effect.getAsLong();
             checkLimit(request, shape, row.capacityBytes(), actual);
@@ -134,7 +137,7 @@ public final class Volumes {
     /** The answer to a create whose name a concurrent create took meanwhile: that volume, if it is compatible. */
     private VolumeRecord repeatOf(NewVolume request, VolumeShape shape) {
         return existingIfCompatible(catalog.volumes().byName(request.name()).orElseThrow(() ->
-                CsiException.aborted("volume '" + request.name() + "' is being created and deleted; retry")), request, shape);
+                DomainException.aborted("volume '" + request.name() + "' is being created and deleted; retry")), request, shape);
     }
 
     /** The rules checked before anything is written (room, mutable parameters, the group), and the CREATING row. */
@@ -156,7 +159,7 @@ public final class Volumes {
             if (actual != size) tx.volumes().setCapacity(volumeId, actual);
             if (groupId != null) tx.volumeGroups().addMember(groupId, volumeId);
             if (!tx.volumes().setState(volumeId, State.CREATING, State.READY)) {
-                throw CsiException.aborted("volume " + volumeId + " changed state while being created");
+                throw DomainException.aborted("volume " + volumeId + " changed state while being created");
             }
             return null;
         });
@@ -245,7 +248,7 @@ public final class Volumes {
             return repeatOf(request, shape);
         } catch (ReferenceException groupGone) {
             discardBlank(row.id());
-            throw CsiException.notFound("volume group " + groupId + " (parameter " + PARAM_VOLUME_GROUP + ") does not exist");
+            throw DomainException.notFound("volume group " + groupId + " (parameter " + PARAM_VOLUME_GROUP + ") does not exist");
         } catch (RuntimeException e) {
             // a commit whose sync failed may still have written the row: its image must then stay
             discardBlank(row.id(), () -> catalog.volumes().byId(row.id()).isEmpty());
@@ -259,7 +262,7 @@ public final class Volumes {
     }
 
     /** Removes an image no row owns; if that fails too, the start-up sweep removes it (it holds nothing). */
-    private void discardBlank(String volumeId, java.util.function.BooleanSupplier unowned) {
+    private void discardBlank(String volumeId, BooleanSupplier unowned) {
         try {
             if (unowned.getAsBoolean()) engine.deleteVolume(volumeId);
         } catch (RuntimeException ignored) {
@@ -270,7 +273,7 @@ public final class Volumes {
     /** The engine rounds up (whole MiB, a filesystem's minimum): the result must still fit the limit. */
     private void checkLimit(NewVolume request, VolumeShape shape, long size, long actual) {
         if (request.range().limitBytes() > 0 && actual > request.range().limitBytes()) {
-            throw CsiException.outOfRange("capacity_range: limit_bytes " + request.range().limitBytes()
+            throw DomainException.outOfRange("capacity_range: limit_bytes " + request.range().limitBytes()
                     + " is below the smallest " + shape.access().kind() + " volume the " + engine.name()
                     + " engine makes of at least " + size + " bytes (" + actual + ")");
         }
@@ -278,7 +281,7 @@ public final class Volumes {
 
     private VolumeRecord existingIfCompatible(VolumeRecord v, NewVolume request, VolumeShape shape) {
         if (v.state() != State.READY) {
-            throw CsiException.aborted("volume '" + v.name() + "' is being " + (v.state() == State.CREATING ? "created" : "deleted"));
+            throw DomainException.aborted("volume '" + v.name() + "' is being " + (v.state() == State.CREATING ? "created" : "deleted"));
         }
         List<String> differences = new ArrayList<>();
         if (!request.range().admits(v.capacityBytes()) && !request.range().equals(CapacityRange.ANY)) {
@@ -291,7 +294,7 @@ public final class Volumes {
         if (!v.source().equals(request.source())) differences.add("its content source is " + describe(v.source()));
         if (!v.parameters().equals(request.parameters())) differences.add("its parameters are " + v.parameters());
         if (!differences.isEmpty()) {
-            throw CsiException.alreadyExists("volume '" + v.name() + "' already exists (" + v.id() + ") but "
+            throw DomainException.exists("volume '" + v.name() + "' already exists (" + v.id() + ") but "
                     + String.join("; ", differences));
         }
         return v;
@@ -303,19 +306,19 @@ public final class Volumes {
         Optional<VolumeRecord> found = lookup.toDelete(volumeId);
         if (found.isEmpty()) return;
         VolumeRecord v = found.get();
-        if (v.state() == State.CREATING) throw CsiException.aborted("volume " + volumeId + " is being created");
+        if (v.state() == State.CREATING) throw DomainException.aborted("volume " + volumeId + " is being created");
         if (v.state() == State.DELETING) {
             finishDelete(volumeId);
             return;
         }
         refuseDeleteWhileUsed(volumeId, catalog);
         if (engine.inUse(volumeId)) {
-            throw CsiException.failedPrecondition("volume " + volumeId + " is staged on this node; unstage it first");
+            throw DomainException.precondition("volume " + volumeId + " is staged on this node; unstage it first");
         }
         commitDelete(volumeId, tx -> {
             refuseDeleteWhileUsed(volumeId, tx);   // again in the commit: a publish or a group may have come meanwhile
             if (!tx.volumes().deleteInState(volumeId, State.READY)) {
-                throw CsiException.aborted("volume " + volumeId + " changed state; retry");
+                throw DomainException.aborted("volume " + volumeId + " changed state; retry");
             }
         });
     }
@@ -323,12 +326,12 @@ public final class Volumes {
     private static void refuseDeleteWhileUsed(String volumeId, CatalogTables tables) {
         List<PublicationRecord> publications = tables.publications().ofVolume(volumeId);
         if (!publications.isEmpty()) {
-            throw CsiException.failedPrecondition("volume " + volumeId + " is published to node "
+            throw DomainException.precondition("volume " + volumeId + " is published to node "
                     + publications.getFirst().nodeId() + "; call ControllerUnpublishVolume first");
         }
         List<String> groups = tables.volumeGroups().groupsOf(volumeId);
         if (!groups.isEmpty()) {
-            throw CsiException.failedPrecondition("volume " + volumeId + " is in volume group " + groups.getFirst()
+            throw DomainException.precondition("volume " + volumeId + " is in volume group " + groups.getFirst()
                     + "; remove it from the group first (ModifyVolumeGroupMembership)");
         }
     }
@@ -340,7 +343,7 @@ public final class Volumes {
      */
     public void finishDelete(String volumeId) {
         if (engine.inUse(volumeId)) {
-            throw CsiException.failedPrecondition("volume " + volumeId + " is attached on this node; unstage it first");
+            throw DomainException.precondition("volume " + volumeId + " is attached on this node; unstage it first");
         }
         commitDelete(volumeId, tx -> {
             tx.publications().ofVolume(volumeId).forEach(p -> tx.publications().delete(volumeId, p.nodeId()));
@@ -354,7 +357,7 @@ public final class Volumes {
      * sync), then the files are unlinked unsynced. Every {@link #TOMBSTONE_BATCH} unlinks, one sync of the
      * pool's directory makes them durable and the commit also drops their tombstones.
      */
-    private void commitDelete(String volumeId, java.util.function.Consumer<CatalogTransaction> removeRow) {
+    private void commitDelete(String volumeId, Consumer<CatalogTransaction> removeRow) {
         List<String> durablyGone = List.of();
         if (unlinked.size() >= TOMBSTONE_BATCH) {
             durablyGone = drain(TOMBSTONE_BATCH);
@@ -504,7 +507,7 @@ public final class Volumes {
                 engine.checkMutableParameters(mutableParameters);   // what CreateVolume would refuse is not confirmed
             }
             return Optional.empty();
-        } catch (CsiException | StorageException e) {
+        } catch (DomainException | StorageException e) {
             return Optional.of(e.getMessage());
         }
     }
@@ -516,7 +519,7 @@ public final class Volumes {
     /** Grows a READY volume; a capability, when one is given, must be one the volume serves (INVALID_ARGUMENT). */
     public Expansion expand(String volumeId, CapacityRange range, Optional<Capability> capability) {
         VolumeRecord v = readyVolume(volumeId, "volume");                  // read once, for the check and the growth
-        capability.ifPresent(c -> unsupported(v, List.of(c)).ifPresent(why -> { throw CsiException.invalidArgument(why); }));
+        capability.ifPresent(c -> unsupported(v, List.of(c)).ifPresent(why -> { throw DomainException.invalid(why); }));
         return expand(v, range);
     }
 
@@ -527,7 +530,7 @@ public final class Volumes {
     private Expansion expand(VolumeRecord v, CapacityRange range) {
         String volumeId = v.id();
         if (range.limitBytes() > 0 && range.limitBytes() < v.capacityBytes()) {
-            throw CsiException.outOfRange("limit_bytes " + range.limitBytes() + " is below the volume's size "
+            throw DomainException.outOfRange("limit_bytes " + range.limitBytes() + " is below the volume's size "
                     + v.capacityBytes() + "; volumes cannot shrink");
         }
         boolean nodeSide = v.kind() == VolumeKind.FILESYSTEM;
@@ -557,29 +560,29 @@ public final class Volumes {
     public Map<String, String> publish(String volumeId, String nodeId, Capability capability, boolean readOnly) {
         VolumeRecord v = readyVolume(volumeId, "volume");
         if (!nodeId.equals(config.nodeId())) {
-            throw CsiException.notFound("node " + nodeId + " does not exist for this plugin (it serves node "
+            throw DomainException.notFound("node " + nodeId + " does not exist for this plugin (it serves node "
                     + config.nodeId() + ")");
         }
-        unsupported(v, List.of(capability)).ifPresent(why -> { throw CsiException.invalidArgument(why); });
+        unsupported(v, List.of(capability)).ifPresent(why -> { throw DomainException.invalid(why); });
         var existing = catalog.publications().get(volumeId, nodeId);
         if (existing.isPresent()) {
             var p = existing.get();
             if (p.readOnly() != readOnly || !p.accessMode().equals(capability.mode().name())) {
-                throw CsiException.alreadyExists("volume " + volumeId + " is already published to node " + nodeId
+                throw DomainException.exists("volume " + volumeId + " is already published to node " + nodeId
                         + " with readonly=" + p.readOnly() + " and access mode " + p.accessMode());
             }
             return p.publishContext();
         }
         if (config.maxVolumesPerNode() > 0 && catalog.publications().onNode(nodeId).size() >= config.maxVolumesPerNode()) {
-            throw CsiException.resourceExhausted("node " + nodeId + " already has the maximum of "
+            throw DomainException.exhausted("node " + nodeId + " already has the maximum of "
                     + config.maxVolumesPerNode() + " volumes published");
         }
         var publication = new PublicationRecord(volumeId, nodeId, readOnly, capability.mode().name(), Map.of(), clock.instant());
         try {
             catalog.publications().insert(publication);
-        } catch (io.csi4j.driver.catalog.ReferenceException deletedMeanwhile) {
+        } catch (ReferenceException deletedMeanwhile) {
             // DeleteVolumeGroup deletes member volumes under the group's key, not the volume's
-            throw CsiException.notFound("volume " + volumeId + " does not exist");
+            throw DomainException.notFound("volume " + volumeId + " does not exist");
         }
         return publication.publishContext();
     }
@@ -614,7 +617,7 @@ public final class Volumes {
             if (!key.equals(PARAM_VOLUME_GROUP) && !key.startsWith(KUBERNETES_PREFIX)) unknown.add(key);
         }
         if (!unknown.isEmpty()) {
-            throw CsiException.invalidArgument("unknown parameters " + unknown + "; known: " + PARAM_VOLUME_GROUP
+            throw DomainException.invalid("unknown parameters " + unknown + "; known: " + PARAM_VOLUME_GROUP
                     + " and keys starting with " + KUBERNETES_PREFIX);
         }
     }
@@ -622,7 +625,7 @@ public final class Volumes {
     private void checkTopology(NewVolume request) {
         request.allowedNodes().ifPresent(nodes -> {
             if (!nodes.contains(config.topologyValue())) {
-                throw CsiException.resourceExhausted("accessibility requirements allow nodes " + nodes
+                throw DomainException.exhausted("accessibility requirements allow nodes " + nodes
                         + " but this plugin provisions on node " + config.nodeId());
             }
         });
@@ -635,10 +638,10 @@ public final class Volumes {
 
     private VolumeGroupRecord readyGroupWithRoom(String groupId) {
         var g = catalog.volumeGroups().byId(groupId).filter(r -> r.state() == State.READY)
-                .orElseThrow(() -> CsiException.notFound("volume group " + groupId + " (parameter "
+                .orElseThrow(() -> DomainException.notFound("volume group " + groupId + " (parameter "
                         + PARAM_VOLUME_GROUP + ") does not exist"));
         if (catalog.volumeGroups().members(groupId).size() >= config.maxGroupMembers()) {
-            throw CsiException.resourceExhausted("volume group " + groupId + " already has the maximum of "
+            throw DomainException.exhausted("volume group " + groupId + " already has the maximum of "
                     + config.maxGroupMembers() + " members");
         }
         return g;

@@ -1,11 +1,11 @@
 package io.csi4j.driver.addons;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.addons.Plugin.Setup;
 import io.csi4j.driver.group.VolumeGroups;
 import io.csi4j.driver.model.ContentSource;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;

@@ -1,10 +1,10 @@
 package io.csi4j.driver.addons;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.addons.volumegroup.ControllerGrpc;

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.addons.Plugin.Setup;
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.group.VolumeGroups;
 import io.csi4j.driver.id.ObjectId;
@@ -45,6 +46,7 @@ import io.csi4j.sdk.interceptor.CallLogInterceptor;
 import io.grpc.Status.Code;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -56,9 +58,12 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Function;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -533,7 +538,7 @@ class VolumeGroupEndToEndTest {
                         assertEquals(asked.get(t), answer, "an OK Modify answers exactly the set it asked for");
                         applied.add(answer);
                         ok++;
-                    } catch (java.util.concurrent.ExecutionException e) {
+                    } catch (ExecutionException e) {
                         assertEquals(Code.ABORTED, ((StatusRuntimeException) e.getCause()).getStatus().getCode(), e.toString());
                         aborted++;
                     }
@@ -580,8 +585,8 @@ class VolumeGroupEndToEndTest {
                 try {
                     groups.modify(a, pool, Map.of());
                     winners.add("modify");
-                } catch (io.csi4j.sdk.CsiException e) {
-                    assertEquals(Code.FAILED_PRECONDITION, e.code(), e.getMessage());
+                } catch (DomainException e) {
+                    assertEquals(DomainException.Kind.PRECONDITION, e.kind(), e.getMessage());
                 }
                 return null;
             }));
@@ -592,8 +597,8 @@ class VolumeGroupEndToEndTest {
                     try {
                         groups.create(name, Map.of(), List.of(pool.get(name.charAt(1) - '0')));
                         winners.add(name);
-                    } catch (io.csi4j.sdk.CsiException e) {
-                        assertEquals(Code.FAILED_PRECONDITION, e.code(), e.getMessage());
+                    } catch (DomainException e) {
+                        assertEquals(DomainException.Kind.PRECONDITION, e.kind(), e.getMessage());
                     }
                     return null;
                 }));
@@ -643,7 +648,7 @@ class VolumeGroupEndToEndTest {
     void secretsOfEveryRequestAreRedactedInTheCallLog() {
         String secret = "vg-secret-" + System.nanoTime();
         Logger log = Logger.getLogger(CallLogInterceptor.LOGGER);
-        List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> lines = new CopyOnWriteArrayList<>();
         Handler capture = new Handler() {
             @Override public void publish(LogRecord r) { lines.add(r.getMessage() == null ? "" : r.getMessage()); }
             @Override public void flush() {}
@@ -689,14 +694,14 @@ class VolumeGroupEndToEndTest {
     // ---- helpers ----
 
     /** Stages and publishes the volume, runs {@code body} on its mounted directory, unpublishes and unstages. */
-    private <T> T mounted(String volumeId, java.util.function.Function<Path, T> body) {
+    private <T> T mounted(String volumeId, Function<Path, T> body) {
         Path staging = dir.resolve("staging-" + volumeId);
         Path target = dir.resolve("target-" + volumeId);
         var node = plugin.node();
         try {
             Files.createDirectories(staging);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
         node.nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(volumeId).setStagingTargetPath(staging.toString())
                 .setVolumeCapability(Plugin.WRITER).build());
@@ -721,7 +726,7 @@ class VolumeGroupEndToEndTest {
             try {
                 return Files.writeString(root.resolve("data.txt"), text);
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         });
     }
@@ -731,7 +736,7 @@ class VolumeGroupEndToEndTest {
             try {
                 return Files.readString(root.resolve("data.txt"));
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         });
     }

@@ -1,6 +1,5 @@
 package io.csi4j.driver.csi;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.Pool;
@@ -9,6 +8,7 @@ import io.csi4j.driver.model.SnapshotFilter;
 import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.driver.testing.LeakCheck;
 import io.csi4j.proto.csi.ControllerGrpc;
 import io.csi4j.proto.csi.GroupControllerGrpc;

@@ -1,8 +1,8 @@
 package io.csi4j.driver.csi;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.proto.csi.CreateSnapshotRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.ControllerGrpc;

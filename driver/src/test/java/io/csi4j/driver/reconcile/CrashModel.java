@@ -1,6 +1,5 @@
 package io.csi4j.driver.reconcile;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.model.GroupSnapshotRecord;
 import io.csi4j.driver.model.Page;
 import io.csi4j.driver.model.SnapshotFilter;
@@ -10,6 +9,7 @@ import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.driver.testing.ContentPattern;
 import java.io.IOException;
 import java.io.UncheckedIOException;

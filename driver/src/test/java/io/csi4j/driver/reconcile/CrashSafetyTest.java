@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.csi4j.driver.Driver;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.driver.testing.LeakCheck;
 import io.csi4j.driver.testing.ScratchFilesystem;
 import java.io.IOException;

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
@@ -12,6 +11,7 @@ import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.model.ContentSource;
 import io.csi4j.driver.model.State;
 import io.csi4j.driver.model.VolumeRecord;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.driver.volume.AccessMode;
 import io.csi4j.driver.volume.Capability;
 import io.csi4j.driver.volume.CapacityRange;

@@ -1,6 +1,5 @@
 package io.csi4j.driver.reconcile;
 
-import io.csi4j.driver.Driver;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.model.ContentSource;
 import io.csi4j.driver.model.Page;
@@ -9,6 +8,7 @@ import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.State;
 import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeRecord;
+import io.csi4j.driver.plugin.Driver;
 import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.driver.testing.ContentPattern;
 import io.csi4j.driver.volume.AccessMode;

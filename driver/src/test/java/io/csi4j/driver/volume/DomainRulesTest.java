@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.csi.StorageStatus;
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.MemoryPool;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.model.ContentSource;
@@ -15,7 +16,6 @@ import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.storage.StorageException;
-import io.csi4j.sdk.CsiException;
 import io.grpc.Status;
 import java.nio.file.Path;
 import java.time.InstantSource;
@@ -287,13 +287,13 @@ class DomainRulesTest {
         return snapshots.list(0, 1000, SnapshotFilter.ALL).items().stream().map(SnapshotRecord::id).collect(Collectors.toSet());
     }
 
-    /** The code the service layer would answer: the domain's own, or the one a storage reason maps to. */
+    /** The code the CSI edge answers: the one a domain kind or a storage reason maps to. */
     private static Status.Code codeOf(Runnable call) {
         try {
             call.run();
             return Status.Code.OK;
-        } catch (CsiException e) {
-            return e.code();
+        } catch (DomainException e) {
+            return StorageStatus.code(e.kind());
         } catch (StorageException e) {
             return StorageStatus.code(e.reason());
         }

@@ -1,7 +1,9 @@
-package io.csi4j.driver.mobility;
+package io.csi4j.driver.cluster;
 
+import io.csi4j.driver.mobility.SourceSender;
 import io.csi4j.proto.cluster.NodeAgentGrpc;
 import io.csi4j.proto.cluster.PeerAgent;
+import io.csi4j.sdk.CsiException;
 import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.MutualTls;
@@ -23,12 +25,12 @@ public final class Peers implements AutoCloseable {
     }
 
     public NodeAgentGrpc.NodeAgentBlockingStub agent(PeerAgent peer) {
-        if (tls == null) throw io.csi4j.sdk.CsiException.failedPrecondition("this agent has no TLS identity to reach node '"
+        if (tls == null) throw CsiException.failedPrecondition("this agent has no TLS identity to reach node '"
                 + peer.getNodeId() + "' with");
         String key = peer.getAddress() + "|" + peer.getAuthority();
         ManagedChannel channel = channels.computeIfAbsent(key, k -> {
             int colon = peer.getAddress().lastIndexOf(':');
-            if (colon <= 0) throw io.csi4j.sdk.CsiException.invalidArgument("source node address '" + peer.getAddress() + "' is not host:port");
+            if (colon <= 0) throw CsiException.invalidArgument("source node address '" + peer.getAddress() + "' is not host:port");
             String host = peer.getAddress().substring(0, colon).replaceAll("^\\[|]$", "");
             int port = Integer.parseInt(peer.getAddress().substring(colon + 1));
             // a window of many chunks: the sender keeps writing while this side writes what arrived to disk

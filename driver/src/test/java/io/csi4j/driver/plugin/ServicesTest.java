@@ -1,7 +1,8 @@
-package io.csi4j.driver;
+package io.csi4j.driver.plugin;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.addons.AddonsIdentityService;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.mobility.Bandwidth;

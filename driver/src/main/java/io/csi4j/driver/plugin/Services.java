@@ -1,12 +1,15 @@
-package io.csi4j.driver;
+package io.csi4j.driver.plugin;
 
-import static io.csi4j.driver.Services.Role.ANY;
-import static io.csi4j.driver.Services.Role.CONTROLLER;
-import static io.csi4j.driver.Services.Role.NODE;
-import static io.csi4j.driver.Services.Socket.ADDONS;
-import static io.csi4j.driver.Services.Socket.CSI;
+import static io.csi4j.driver.plugin.Services.Role.ANY;
+import static io.csi4j.driver.plugin.Services.Role.CONTROLLER;
+import static io.csi4j.driver.plugin.Services.Role.NODE;
+import static io.csi4j.driver.plugin.Services.Socket.ADDONS;
+import static io.csi4j.driver.plugin.Services.Socket.CSI;
 
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.Version;
 import io.csi4j.driver.addons.AddonsIdentityService;
+import io.csi4j.driver.addons.AddonsStatus;
 import io.csi4j.driver.addons.ReclaimSpaceControllerService;
 import io.csi4j.driver.addons.ReclaimSpaceNodeService;
 import io.csi4j.driver.addons.VolumeGroupService;
@@ -164,8 +167,16 @@ public final class Services {
 
     private static List<BindableService> wrapped(Driver driver, Predicate<Entry> which) {
         var services = new ArrayList<BindableService>();
-        for (Entry e : ALL) if (which.test(e)) services.add(StorageStatus.wrap(e.local().apply(driver)));
+        for (Entry e : ALL) if (which.test(e)) services.add(wrap(e.socket(), e.local().apply(driver)));
         return services;
+    }
+
+    /** Each edge maps the domain's errors to its own codes: CSI's on the CSI socket, CSI-Addons' on the add-ons socket. */
+    private static BindableService wrap(Socket socket, BindableService service) {
+        return switch (socket) {
+            case CSI -> StorageStatus.wrap(service);
+            case ADDONS -> AddonsStatus.wrap(service);
+        };
     }
 
     /** What the cluster's {@code controller} serves on {@code socket}: the routers. */
@@ -191,25 +202,25 @@ public final class Services {
 
     /** csi.v1 Identity: SNAPSHOT_METADATA_SERVICE is advertised exactly when it is served (image engine). */
     private static IdentityService identity(Driver d) {
-        return new IdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), d.manifest(), d::ready, d.snapshotBlocks().available());
+        return new IdentityService(DriverConfig.PLUGIN_NAME, Version.current(), d.manifest(), d::ready, d.snapshotBlocks().available());
     }
 
     /** CSI-Addons identity: the capabilities of the CSI-Addons services this driver serves in its mode. */
     private static AddonsIdentityService addonsIdentity(Driver d) {
         var capabilities = ALL.stream().filter(e -> e.socket() == ADDONS && e.servedBy(d))
                 .flatMap(e -> e.addons().apply(d.config()).stream()).toList();
-        return new AddonsIdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), d.manifest(),
+        return new AddonsIdentityService(DriverConfig.PLUGIN_NAME, Version.current(), d.manifest(),
                 AddonsIdentityService.listing(capabilities), d::ready);
     }
 
     private static IdentityService clusterIdentity(ClusterController c) {
-        return new IdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), c.manifest(), c.agents()::ready,
+        return new IdentityService(DriverConfig.PLUGIN_NAME, Version.current(), c.manifest(), c.agents()::ready,
                 () -> c.agents().nodes().stream().anyMatch(Agent::servesSnapshotMetadata));
     }
 
     /** The controller lists what it routes: a service an engine may lack while some agent says it offers it. */
     private static AddonsIdentityService clusterAddonsIdentity(ClusterController c) {
-        return new AddonsIdentityService(DriverConfig.PLUGIN_NAME, Driver.version(), c.manifest(),
+        return new AddonsIdentityService(DriverConfig.PLUGIN_NAME, Version.current(), c.manifest(),
                 () -> AddonsIdentityService.listing(ALL.stream()
                         .filter(e -> e.socket() == ADDONS && e.router() != null)
                         .filter(e -> e.agentsOffer() == null || c.agents().nodes().stream().anyMatch(a -> a.advertises(e.agentsOffer())))

@@ -1,13 +1,34 @@
-package io.csi4j.driver;
+package io.csi4j.driver.plugin;
 
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.Version;
+import io.csi4j.driver.addons.AddonsIdentityService;
+import io.csi4j.driver.addons.AddonsStatus;
+import io.csi4j.driver.addons.ReclaimSpaceControllerService;
+import io.csi4j.driver.addons.ReclaimSpaceNodeService;
+import io.csi4j.driver.addons.VolumeGroupService;
 import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.catalog.CatalogMissingException;
+import io.csi4j.driver.cluster.AgentStatus;
+import io.csi4j.driver.cluster.NodeAgentService;
+import io.csi4j.driver.cluster.Peers;
+import io.csi4j.driver.csi.ControllerService;
+import io.csi4j.driver.csi.GroupControllerService;
+import io.csi4j.driver.csi.IdentityService;
+import io.csi4j.driver.csi.NodeService;
+import io.csi4j.driver.csi.SnapshotMetadataService;
 import io.csi4j.driver.csi.StorageStatus;
 import io.csi4j.driver.engine.PoolBacking;
 import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.engine.open.Engines;
 import io.csi4j.driver.group.VolumeGroups;
+import io.csi4j.driver.mobility.Bandwidth;
+import io.csi4j.driver.mobility.Copies;
+import io.csi4j.driver.mobility.SourceSender;
+import io.csi4j.driver.mobility.VolumeImports;
 import io.csi4j.driver.node.NodeVolumes;
+import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.reconcile.Reconciler;
 import io.csi4j.driver.snapshot.GroupSnapshots;
 import io.csi4j.driver.snapshot.SnapshotBlocks;
@@ -15,6 +36,7 @@ import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.paging.PageTokens;
+import io.csi4j.sdk.server.MutualTls;
 import io.grpc.BindableService;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -52,8 +74,8 @@ public final class Driver implements AutoCloseable {
     private final PageTokens tokens;
     private final AtomicBoolean ready = new AtomicBoolean();
     /** Copies between nodes this agent makes or serves (progress for status and metrics). */
-    private final io.csi4j.driver.mobility.Copies copies = new io.csi4j.driver.mobility.Copies();
-    private volatile io.csi4j.driver.mobility.Peers peers;
+    private final Copies copies = new Copies();
+    private volatile Peers peers;
     private Reconciler.Report lastReport;
 
     private Driver(DriverConfig config, boolean removeOrphans) {
@@ -109,14 +131,14 @@ public final class Driver implements AutoCloseable {
      * identities (GetPluginInfo's manifest names the node, which is how the controller learns who answers), and
      * csi4j's NodeAgent. It copies volumes from other agents as {@code tls} (null: it cannot pull), within {@code bandwidth}.
      */
-    public List<BindableService> agentServices(io.csi4j.sdk.server.MutualTls tls, io.csi4j.driver.mobility.Bandwidth bandwidth) {
-        if (tls != null && peers == null) peers = new io.csi4j.driver.mobility.Peers(tls);
-        var sender = new io.csi4j.driver.mobility.SourceSender(catalog, engine, volumes, bandwidth, copies);
-        var imports = new io.csi4j.driver.mobility.VolumeImports(volumes, engine, peers == null ? new io.csi4j.driver.mobility.Peers(null) : peers,
-                bandwidth, copies, config.nodeId());
+    public List<BindableService> agentServices(MutualTls tls, Bandwidth bandwidth) {
+        if (tls != null && peers == null) peers = new Peers(tls);
+        var sender = new SourceSender(catalog, engine, volumes, bandwidth, copies);
+        var imports = new VolumeImports(volumes, engine, bandwidth, copies, config.nodeId());
         // storage speaks storage: the agent's services map StorageException to a status as the local ones do
         var services = new ArrayList<>(Services.onAgent(this));
-        services.add(StorageStatus.wrap(new io.csi4j.driver.cluster.NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies)));
+        services.add(AgentStatus.wrap(new NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies,
+                peers == null ? new Peers(null) : peers)));
         return services;
     }
 
@@ -133,7 +155,7 @@ public final class Driver implements AutoCloseable {
     public String describe(String endpoint) {
         var info = engine.pool();
         return "csi4j %s serving %s on %s: engine=%s pool=%s (%s) reflink=%s catalog=%s node=%s mode=%s".formatted(
-                version(), DriverConfig.PLUGIN_NAME, endpoint, engine.name(), info.path(), info.filesystem(),
+                Version.current(), DriverConfig.PLUGIN_NAME, endpoint, engine.name(), info.path(), info.filesystem(),
                 info.reflink() ? "yes" : "no (snapshots are full copies)", catalog.file(), config.nodeId(),
                 config.mode().name().toLowerCase());
     }
@@ -167,12 +189,7 @@ public final class Driver implements AutoCloseable {
     public VolumeGroups volumeGroups() { return volumeGroups; }
     public NodeVolumes node() { return node; }
     public PageTokens pageTokens() { return tokens; }
-    public io.csi4j.driver.mobility.Copies copies() { return copies; }
-
-    public static String version() {
-        String v = Driver.class.getPackage().getImplementationVersion();
-        return v == null ? "0.1.0-dev" : v;
-    }
+    public Copies copies() { return copies; }
 
     /**
      * A missing (or empty: SQLite takes a 0-byte file for a new database) catalog is only normal for a
@@ -189,7 +206,7 @@ public final class Driver implements AutoCloseable {
         int snapshots = engine.snapshotArtifacts().size();
         if (volumes + snapshots > 0) {
             engine.close();
-            throw new io.csi4j.driver.catalog.CatalogMissingException(file, volumes, snapshots);
+            throw new CatalogMissingException(file, volumes, snapshots);
         }
     }
 
@@ -207,7 +224,7 @@ public final class Driver implements AutoCloseable {
             Files.deleteIfExists(tmp);
             Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             Files.write(tmp, key, StandardOpenOption.WRITE);
-            io.csi4j.driver.os.Durable.atomicRename(tmp, file);
+            Durable.atomicRename(tmp, file);
             return key;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot keep the page token key in " + file, e);

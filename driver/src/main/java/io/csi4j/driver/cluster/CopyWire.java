@@ -1,0 +1,71 @@
+package io.csi4j.driver.cluster;
+
+import com.google.protobuf.UnsafeByteOperations;
+import io.csi4j.driver.domain.DomainException;
+import io.csi4j.driver.mobility.SourcePart;
+import io.csi4j.driver.mobility.SourceQuery;
+import io.csi4j.driver.model.ContentSource;
+import io.csi4j.proto.cluster.DataRange;
+import io.csi4j.proto.cluster.ReadSourceRequest;
+import io.csi4j.proto.cluster.SourceChunk;
+import io.csi4j.proto.cluster.SourceHeader;
+import io.csi4j.proto.cluster.SourceTrailer;
+
+/** NodeAgent.ReadSource's messages to and from the domain's {@link SourceQuery} and {@link SourcePart}s. */
+final class CopyWire {
+    private CopyWire() {}
+
+    static SourceQuery query(ReadSourceRequest req) {
+        ContentSource source = switch (req.getSourceCase()) {
+            case SNAPSHOT_ID -> new ContentSource.FromSnapshot(req.getSnapshotId());
+            case VOLUME_ID -> new ContentSource.FromVolume(req.getVolumeId());
+            case SOURCE_NOT_SET -> ContentSource.NONE;
+        };
+        return new SourceQuery(source, req.getBaseSnapshotIdsList(), req.getReaderNodeId());
+    }
+
+    static ReadSourceRequest request(SourceQuery query) {
+        var read = ReadSourceRequest.newBuilder().setReaderNodeId(query.readerNodeId()).addAllBaseSnapshotIds(query.baseSnapshotIds());
+        switch (query.source()) {
+            case ContentSource.FromSnapshot s -> read.setSnapshotId(s.snapshotId());
+            case ContentSource.FromVolume v -> read.setVolumeId(v.volumeId());
+            case ContentSource.None none -> { }
+        }
+        return read.build();
+    }
+
+    /** The message of a part; a range's data is wrapped, not copied (gRPC serializes it inside onNext). */
+    static SourceChunk chunk(SourcePart part) {
+        return switch (part) {
+            case SourcePart.Header h -> SourceChunk.newBuilder().setHeader(SourceHeader.newBuilder().setSizeBytes(h.sizeBytes())
+                    .setSourceVolumeId(h.sourceVolumeId()).setBaseSnapshotId(h.baseSnapshotId()).setBytesToSend(h.bytesToSend())).build();
+            case SourcePart.Range r -> {
+                DataRange.Builder range = DataRange.newBuilder().setOffset(r.offset()).setLength(r.length()).setCrc32C(r.crc32c());
+                if (r.zero()) {
+                    range.setZero(true);
+                } else {
+                    range.setData(UnsafeByteOperations.unsafeWrap(r.data()));
+                }
+                yield SourceChunk.newBuilder().setRange(range).build();
+            }
+            case SourcePart.Trailer t -> SourceChunk.newBuilder().setTrailer(SourceTrailer.newBuilder().setRanges(t.ranges())
+                    .setDataBytes(t.dataBytes())).build();
+        };
+    }
+
+    /** The part a message of {@code nodeId} carries; a message that carries none breaks the protocol. */
+    static SourcePart part(SourceChunk chunk, String nodeId) {
+        return switch (chunk.getPartCase()) {
+            case HEADER -> {
+                SourceHeader h = chunk.getHeader();
+                yield new SourcePart.Header(h.getSizeBytes(), h.getSourceVolumeId(), h.getBaseSnapshotId(), h.getBytesToSend());
+            }
+            case RANGE -> {
+                DataRange r = chunk.getRange();
+                yield new SourcePart.Range(r.getOffset(), r.getLength(), r.getData().asReadOnlyByteBuffer(), r.getZero(), r.getCrc32C());
+            }
+            case TRAILER -> new SourcePart.Trailer(chunk.getTrailer().getRanges(), chunk.getTrailer().getDataBytes());
+            case PART_NOT_SET -> throw DomainException.failed("node '" + nodeId + "' sent " + chunk.getPartCase() + " mid-stream");
+        };
+    }
+}

@@ -1,0 +1,18 @@
+/**
+ * Copies of volumes between nodes, in domain terms; the cluster's agent link carries them ({@code cluster/}), nothing
+ * here knows gRPC or the wire types.
+ *
+ * <ul>
+ *   <li>{@link io.csi4j.driver.mobility.SourceSender}: the sending side, one snapshot or volume of this node as
+ *       {@link io.csi4j.driver.mobility.SourcePart}s (a header, checksummed ranges, a trailer that counts them), read
+ *       ahead by {@link io.csi4j.driver.mobility.ChunkReader}.</li>
+ *   <li>{@link io.csi4j.driver.mobility.VolumeImports}: the receiving side, CreateVolume from a
+ *       {@link io.csi4j.driver.mobility.SourceNode} (the node that holds the source; {@code cluster/PeerSource}
+ *       implements it): one copy per name on a thread of its own, each range checked, rolled back unless complete.</li>
+ *   <li>{@link io.csi4j.driver.mobility.Bandwidth}, {@link io.csi4j.driver.mobility.Copies}: the limit on what copies
+ *       move, and their progress for status and metrics.</li>
+ * </ul>
+ * Failures are {@link io.csi4j.driver.domain.DomainException}s; a source node's own failure comes back through
+ * {@code SourceNode} as the edge tells it and is passed on unchanged.
+ */
+package io.csi4j.driver.mobility;
