@@ -52,7 +52,7 @@ import java.util.stream.Collectors;
  * it is, on which socket, which local process serves it (by its mode) and whether a node agent also serves it to the
  * cluster's controller, what the engine must offer for it, what it adds to the CSI-Addons identity's capabilities,
  * and how the cluster's controller serves it (its router). A local driver's sockets, a node agent's endpoint and the
- * cluster controller's sockets are all read from this table: adding a service is one entry (docs/recipes-service.md).
+ * cluster controller's sockets are all read from this table: adding a service is one entry (docs/design.md, "How to add a service").
  */
 public final class Services {
     private Services() {}
