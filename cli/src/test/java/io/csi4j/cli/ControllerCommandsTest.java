@@ -103,6 +103,12 @@ class ControllerCommandsTest {
         assertEquals("deleted volume " + id + "\n", cli.ok("controller", "delete-volume", id).out());
         assertTrue(plugin.driver().catalog().volumes().byId(id).isEmpty(), "the catalog still has " + id);
         assertEquals("{\n}\n", cli.ok("controller", "delete-volume", id, "-o", "json").out()); // deleting again is fine
+        // and says there was nothing to delete, exit 0: a deleted id, one never made
+        assertEquals("volume " + id + " not found (nothing to delete)\n", cli.ok("controller", "delete-volume", id).out());
+        String never = id.substring(0, 4) + "aaaaaaaaaaaaaaaa" + id.substring(20);
+        assertEquals("volume " + never + " not found (nothing to delete)\n", cli.ok("controller", "delete-volume", never).out());
+        assertEquals("volume no-such-volume not found (nothing to delete)\n", cli.ok("controller", "delete-volume", "no-such-volume").out());
+        assertEquals("snapshot no-such-snapshot not found (nothing to delete)\n", cli.ok("controller", "delete-snapshot", "no-such-snapshot").out());
     }
 
     @Test
@@ -183,6 +189,7 @@ class ControllerCommandsTest {
         assertTrue(both.err().contains("exclude each other"), both.err());
 
         assertEquals("deleted snapshot " + snapId + "\n", cli.ok("controller", "delete-snapshot", snapId).out());
+        assertEquals("snapshot " + snapId + " not found (nothing to delete)\n", cli.ok("controller", "delete-snapshot", snapId).out());
         assertEquals(0, cli.json(ListSnapshotsResponse.getDefaultInstance(), "controller", "list-snapshots", "--snapshot-id", snapId).getEntriesCount());
         for (String id : List.of(restored, cloned, source)) cli.ok("controller", "delete-volume", id);
     }
