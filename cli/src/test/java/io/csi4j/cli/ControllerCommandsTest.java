@@ -112,6 +112,21 @@ class ControllerCommandsTest {
     }
 
     @Test
+    void sizesSayDecimalUnitsAndShortagesInHumanUnits() {
+        var decimal = cli.run("controller", "create-volume", "decimal-size", "--required-bytes", "8MB", "-o", "json");
+        assertEquals(0, decimal.exit(), decimal::toString);
+        assertEquals("csi4j: note: 8MB means 8000000 bytes (7.6Mi), a decimal unit; write 8Mi for 8388608 bytes\n", decimal.err());
+        String id = cli.json(CreateVolumeResponse.getDefaultInstance(), "controller", "create-volume", "decimal-size",
+                "--required-bytes", "8000000").getVolume().getVolumeId();   // the same volume: 8MB was taken as written
+        cli.ok("controller", "delete-volume", id);
+
+        var huge = cli.run("controller", "create-volume", "too-large", "--required-bytes", "1Ei");
+        assertEquals(1, huge.exit(), huge::toString);
+        assertTrue(huge.err().matches("RESOURCE_EXHAUSTED: not enough space in the pool: 1Ei \\(1152921504606846976 bytes\\) asked, "
+                + "[0-9.]+[KMGTPE]i \\([0-9]+ bytes\\) available\n"), huge.err());
+    }
+
+    @Test
     void listVolumesPagesWithPaging() {
         var ids = List.of(createVolume("page-a"), createVolume("page-b"), createVolume("page-c"));
         ListVolumesResponse first = cli.json(ListVolumesResponse.getDefaultInstance(), "controller", "list-volumes", "--max-entries", "1");

@@ -12,6 +12,7 @@ import static io.csi4j.driver.engine.EngineErrors.run;
 import static io.csi4j.driver.engine.EngineErrors.translate;
 
 import io.csi4j.driver.engine.PoolLayout.EntryType;
+import io.csi4j.driver.model.ByteCount;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.ExtentFile;
@@ -216,8 +217,8 @@ public final class ImageEngine extends PoolEngine {
     private void requireRoom(long bytes, String what) {
         PoolInfo info = pool();
         if (bytes > info.allocatableBytes()) {
-            throw StorageException.noSpace(what + " needs " + bytes + " bytes; the pool can promise "
-                    + info.allocatableBytes() + " more (total " + info.totalBytes() + ", available " + info.availableBytes()
+            throw StorageException.noSpace(what + " needs " + ByteCount.describe(bytes) + "; the pool can promise "
+                    + ByteCount.describe(info.allocatableBytes()) + " more (total " + info.totalBytes() + ", available " + info.availableBytes()
                     + ", provisioned " + info.provisionedBytes() + ", overcommit " + options.overcommitRatio() + ")");
         }
     }

@@ -12,6 +12,7 @@ import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.driver.model.ByteCount;
 import io.csi4j.driver.model.ContentSource;
 import io.csi4j.driver.model.ListedVolume;
 import io.csi4j.driver.model.Page;
@@ -607,8 +608,8 @@ public final class Volumes {
     private void checkSpace(long bytes) {
         long available = engine.pool().allocatableBytes();
         if (bytes > available) {
-            throw CsiException.resourceExhausted("not enough space in the pool: " + bytes + " bytes asked, "
-                    + available + " available");
+            throw CsiException.resourceExhausted("not enough space in the pool: " + ByteCount.describe(bytes) + " asked, "
+                    + ByteCount.describe(available) + " available");
         }
     }
 
