@@ -25,8 +25,9 @@ import picocli.CommandLine.Parameters;
  * a request written as protobuf JSON. It is how a failure of {@code csi4j sanity} is replayed: the report prints
  * this command line with the request it sent (secrets redacted: give them back with --secret or --secrets-file).
  */
-@Command(name = "call", description = {"Call any unary CSI or CSI-Addons RPC with a request in protobuf JSON,",
-        "e.g. csi4j call csi.v1.Controller/ListSnapshots '{\"maxEntries\":-1}'. The request '-' is read from stdin."})
+@Command(name = "call", description = {"Call any unary CSI or CSI-Addons RPC with a request written as protobuf JSON.",
+        "E.g. csi4j call csi.v1.Controller/ListSnapshots '{\"maxEntries\":-1}'; the request '-'",
+        "is read from stdin."})
 public final class CallCommand implements Callable<Integer> {
     private static final List<ServiceDescriptor> SERVICES = List.of(
             io.csi4j.proto.csi.IdentityGrpc.getServiceDescriptor(),
