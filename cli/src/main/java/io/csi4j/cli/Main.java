@@ -12,6 +12,7 @@ import io.csi4j.cli.call.NodeCommand;
 import io.csi4j.cli.call.VolumeGroupCommand;
 import io.csi4j.cli.certs.CertsCommand;
 import io.csi4j.cli.demo.DemoCommand;
+import io.csi4j.driver.Driver;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -68,7 +69,7 @@ public final class Main {
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            return new String[] {"csi4j " + io.csi4j.driver.Driver.version()};
+            return new String[] {"csi4j " + Driver.version() + " (commit " + Driver.commit() + ")"};
         }
     }
 }

@@ -24,6 +24,7 @@ import io.csi4j.driver.volume.Volumes;
 import io.csi4j.sdk.paging.PageTokens;
 import io.grpc.BindableService;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,6 +36,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -202,9 +204,29 @@ public final class Driver implements AutoCloseable {
     public PageTokens pageTokens() { return tokens; }
     public io.csi4j.driver.mobility.Copies copies() { return copies; }
 
+    /** The project's version ({@code 0.1.0-SNAPSHOT}, as the image is tagged), from the build; "unknown" without it. */
     public static String version() {
-        String v = Driver.class.getPackage().getImplementationVersion();
-        return v == null ? "0.1.0-dev" : v;
+        return BuildInfo.PROPERTIES.getProperty("version", "unknown");
+    }
+
+    /** The git commit the build was made from (12 hex digits, "-dirty" with local changes), or "unknown". */
+    public static String commit() {
+        return BuildInfo.PROPERTIES.getProperty("commit", "unknown");
+    }
+
+    /** build.properties, written by the build (driver/src/build/BuildInfo.java); read once, when first asked. */
+    private static final class BuildInfo {
+        static final Properties PROPERTIES = load();
+
+        private static Properties load() {
+            var properties = new Properties();
+            try (InputStream in = Driver.class.getResourceAsStream("build.properties")) {
+                if (in != null) properties.load(in);
+            } catch (IOException e) {
+                // an unreadable resource is as good as none: "unknown"
+            }
+            return properties;
+        }
     }
 
     /**
