@@ -127,6 +127,20 @@ class ControllerCommandsTest {
     }
 
     @Test
+    void aDeadlineTheClientRanOutOfIsSaidInWords() {
+        var slow = cli.run("controller", "create-volume", "deadline-a", "--required-bytes", "8Mi", "--timeout", "1ms");
+        assertEquals(1, slow.exit(), slow::toString);
+        assertEquals("DEADLINE_EXCEEDED: no answer within --timeout 1ms; the plugin may still be at work: a longer --timeout "
+                + "waits for it, and the same command again picks up what it did\n", slow.err());
+        var copy = cli.run("controller", "create-volume", "deadline-b", "--snapshot-id", "snap-aaaaaaaaaaaaaaaa-node-1", "--timeout", "1ms");
+        assertEquals(1, copy.exit(), copy::toString);
+        assertEquals("DEADLINE_EXCEEDED: no answer within --timeout 1ms; the plugin may still be at work: a restore or clone onto "
+                + "another node goes on copying (./csi4j cluster status shows its progress); the same command again, with a "
+                + "longer --timeout, joins the copy and waits for it\n", copy.err());
+        cli.ok("controller", "delete-volume", createVolume("deadline-a"));   // the first may have been made after all
+    }
+
+    @Test
     void listVolumesPagesWithPaging() {
         var ids = List.of(createVolume("page-a"), createVolume("page-b"), createVolume("page-c"));
         ListVolumesResponse first = cli.json(ListVolumesResponse.getDefaultInstance(), "controller", "list-volumes", "--max-entries", "1");
