@@ -141,6 +141,24 @@ class ControllerCommandsTest {
     }
 
     @Test
+    void fsckRefusesBesideTheServingPluginAndSaysWhy() {
+        var captured = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream err = System.err;
+        System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        Cli.Result r;
+        try {
+            r = Cli.exec("fsck", "--data-dir", dir.resolve("data").toString(), "--engine", "dir");
+        } finally {
+            System.setErr(err);
+        }
+        assertEquals(2, r.exit(), r::toString);
+        assertEquals("csi4j fsck: a plugin is serving on " + dir.resolve("data").resolve("csi.sock") + "; stop it first: fsck "
+                + "compares the catalog with the pool, which a serving plugin changes under it (a live plugin answers "
+                + "csi4j controller list-volumes and get-volume, with each volume's condition)\n",
+                captured.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    @Test
     void listVolumesPagesWithPaging() {
         var ids = List.of(createVolume("page-a"), createVolume("page-b"), createVolume("page-c"));
         ListVolumesResponse first = cli.json(ListVolumesResponse.getDefaultInstance(), "controller", "list-volumes", "--max-entries", "1");
