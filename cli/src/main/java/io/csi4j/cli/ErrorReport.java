@@ -2,7 +2,9 @@ package io.csi4j.cli;
 
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.csi4j.cli.call.DurationConverter;
 import java.io.UncheckedIOException;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.IExecutionExceptionHandler;
 
@@ -26,7 +28,7 @@ final class ErrorReport implements IExecutionExceptionHandler {
                 err.flush();
                 return CATALOG;
             }
-            case StatusRuntimeException s -> err.println(describe(s.getStatus()));
+            case StatusRuntimeException s -> err.println(describe(s.getStatus(), cl));
             case CommandLine.ParameterException p -> {
                 err.println("csi4j: " + p.getMessage());
                 err.flush();
@@ -49,6 +51,42 @@ final class ErrorReport implements IExecutionExceptionHandler {
             while (root.getCause() != null) root = root.getCause();
             message = (message == null || message.isBlank() ? "" : message + ": ") + root.getMessage();
         }
-        return status.getCode() + ": " + (message == null ? "" : message);
+        return status.getCode() + ": " + (message == null ? "" : withoutTransportDetail(message));
+    }
+
+    /**
+     * As {@link #describe(Status)}, and a deadline the client ran out of (not one a plugin reports) said in words: how
+     * long it waited, that the work may go on, and what to do. A restore or clone (create-volume with a source) may be a
+     * copy onto another node, which goes on after the CLI gives up.
+     */
+    static String describe(Status status, CommandLine cl) {
+        String text = describe(status);
+        if (status.getCode() != Status.Code.DEADLINE_EXCEEDED || status.getDescription() == null
+                || !CLIENT_DEADLINE.matcher(status.getDescription()).find()) {
+            return text;
+        }
+        var timeout = cl.getCommandSpec().findOption("--timeout");
+        String waited = timeout == null || timeout.getValue() == null ? "the --timeout"
+                : "--timeout " + DurationConverter.format((java.time.Duration) timeout.getValue());
+        String said = "DEADLINE_EXCEEDED: no answer within " + waited + "; the plugin may still be at work";
+        var parsed = cl.getParseResult();
+        boolean copy = cl.getCommandName().equals("create-volume") && parsed != null
+                && (parsed.hasMatchedOption("--snapshot-id") || parsed.hasMatchedOption("--source-volume-id"));
+        if (copy) {
+            return said + ": a restore or clone onto another node goes on copying (./csi4j cluster status shows its "
+                    + "progress); the same command again, with a longer --timeout, joins the copy and waits for it";
+        }
+        return said + ": a longer --timeout waits for it, and the same command again picks up what it did";
+    }
+
+    /** gRPC's own deadline, as its client words it (a plugin's DEADLINE_EXCEEDED has its own words). */
+    private static final Pattern CLIENT_DEADLINE = Pattern.compile("^(ClientCall started after )?(CallOptions )?deadline (was )?exceeded");
+    /** What gRPC appends for its own debugging: name resolution delays, stream and connection states. */
+    private static final Pattern TRANSPORT_DETAIL = Pattern.compile(
+            "\\.?\\s*(Name resolution delay.*|\\[(closed|open|remote_addr|buffered_nanos|wait_for_ready|connecting_and_lb_delay)=.*)$",
+            Pattern.DOTALL);
+
+    static String withoutTransportDetail(String message) {
+        return TRANSPORT_DETAIL.matcher(message).replaceFirst("").strip();
     }
 }

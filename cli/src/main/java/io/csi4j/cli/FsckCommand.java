@@ -46,7 +46,9 @@ public final class FsckCommand implements Callable<Integer> {
         }
         DataDir layout = new DataDir(dataDir);
         if (serving(layout.csiSocket())) {
-            System.err.println("csi4j fsck: a plugin is serving on " + layout.csiSocket() + "; stop it first");
+            System.err.println("csi4j fsck: a plugin is serving on " + layout.csiSocket() + "; stop it first: fsck compares "
+                    + "the catalog with the pool, which a serving plugin changes under it (a live plugin answers "
+                    + "csi4j controller list-volumes and get-volume, with each volume's condition)");
             return 2;
         }
         OptionalLong poolSize;

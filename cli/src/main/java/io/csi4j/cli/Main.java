@@ -43,10 +43,11 @@ public final class Main {
     public static CommandLine commandLine(PrintStream out, PrintStream err, String... args) {
         // picocli reads every subcommand's annotations when it builds the tree (~200 ms with C1): a plugin's
         // start-up should not pay for the client commands it never runs
-        var cl = new CommandLine(args.length > 0 && args[0].equals("serve") ? new ServeOnly() : new Main());
+        var errors = new PrintWriter(err, true, StandardCharsets.UTF_8);
+        var cl = new CommandLine(args.length > 0 && args[0].equals("serve") ? new ServeOnly() : new Main(), new Factory(errors));
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
-        cl.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+        cl.setErr(errors);
         cl.setExecutionExceptionHandler(new ErrorReport());
         return cl;
     }
@@ -56,10 +57,19 @@ public final class Main {
             subcommands = {ServeCommand.class})
     static final class ServeOnly {}
 
+    /** picocli's own factory, except that size options note a decimal unit on this command line's error stream. */
+    private record Factory(PrintWriter errors) implements CommandLine.IFactory {
+        @Override
+        public <K> K create(Class<K> type) throws Exception {
+            return type == ByteSize.class ? type.cast(new ByteSize(errors)) : CommandLine.defaultFactory().create(type);
+        }
+    }
+
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            return new String[] {"csi4j " + io.csi4j.driver.Version.current()};   // qualified: this class is Main.Version
+            // qualified: this class is Main.Version
+            return new String[] {"csi4j " + io.csi4j.driver.Version.current() + " (commit " + io.csi4j.driver.Version.commit() + ")"};
         }
     }
 }

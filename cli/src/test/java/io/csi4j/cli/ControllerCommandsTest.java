@@ -103,6 +103,59 @@ class ControllerCommandsTest {
         assertEquals("deleted volume " + id + "\n", cli.ok("controller", "delete-volume", id).out());
         assertTrue(plugin.driver().catalog().volumes().byId(id).isEmpty(), "the catalog still has " + id);
         assertEquals("{\n}\n", cli.ok("controller", "delete-volume", id, "-o", "json").out()); // deleting again is fine
+        // and says there was nothing to delete, exit 0: a deleted id, one never made
+        assertEquals("volume " + id + " not found (nothing to delete)\n", cli.ok("controller", "delete-volume", id).out());
+        String never = id.substring(0, 4) + "aaaaaaaaaaaaaaaa" + id.substring(20);
+        assertEquals("volume " + never + " not found (nothing to delete)\n", cli.ok("controller", "delete-volume", never).out());
+        assertEquals("volume no-such-volume not found (nothing to delete)\n", cli.ok("controller", "delete-volume", "no-such-volume").out());
+        assertEquals("snapshot no-such-snapshot not found (nothing to delete)\n", cli.ok("controller", "delete-snapshot", "no-such-snapshot").out());
+    }
+
+    @Test
+    void sizesSayDecimalUnitsAndShortagesInHumanUnits() {
+        var decimal = cli.run("controller", "create-volume", "decimal-size", "--required-bytes", "8MB", "-o", "json");
+        assertEquals(0, decimal.exit(), decimal::toString);
+        assertEquals("csi4j: note: 8MB means 8000000 bytes (7.6Mi), a decimal unit; write 8Mi for 8388608 bytes\n", decimal.err());
+        String id = cli.json(CreateVolumeResponse.getDefaultInstance(), "controller", "create-volume", "decimal-size",
+                "--required-bytes", "8000000").getVolume().getVolumeId();   // the same volume: 8MB was taken as written
+        cli.ok("controller", "delete-volume", id);
+
+        var huge = cli.run("controller", "create-volume", "too-large", "--required-bytes", "1Ei");
+        assertEquals(1, huge.exit(), huge::toString);
+        assertTrue(huge.err().matches("RESOURCE_EXHAUSTED: not enough space in the pool: 1Ei \\(1152921504606846976 bytes\\) asked, "
+                + "[0-9.]+[KMGTPE]i \\([0-9]+ bytes\\) available\n"), huge.err());
+    }
+
+    @Test
+    void aDeadlineTheClientRanOutOfIsSaidInWords() {
+        var slow = cli.run("controller", "create-volume", "deadline-a", "--required-bytes", "8Mi", "--timeout", "1ms");
+        assertEquals(1, slow.exit(), slow::toString);
+        assertEquals("DEADLINE_EXCEEDED: no answer within --timeout 1ms; the plugin may still be at work: a longer --timeout "
+                + "waits for it, and the same command again picks up what it did\n", slow.err());
+        var copy = cli.run("controller", "create-volume", "deadline-b", "--snapshot-id", "snap-aaaaaaaaaaaaaaaa-node-1", "--timeout", "1ms");
+        assertEquals(1, copy.exit(), copy::toString);
+        assertEquals("DEADLINE_EXCEEDED: no answer within --timeout 1ms; the plugin may still be at work: a restore or clone onto "
+                + "another node goes on copying (./csi4j cluster status shows its progress); the same command again, with a "
+                + "longer --timeout, joins the copy and waits for it\n", copy.err());
+        cli.ok("controller", "delete-volume", createVolume("deadline-a"));   // the first may have been made after all
+    }
+
+    @Test
+    void fsckRefusesBesideTheServingPluginAndSaysWhy() {
+        var captured = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream err = System.err;
+        System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        Cli.Result r;
+        try {
+            r = Cli.exec("fsck", "--data-dir", dir.resolve("data").toString(), "--engine", "dir");
+        } finally {
+            System.setErr(err);
+        }
+        assertEquals(2, r.exit(), r::toString);
+        assertEquals("csi4j fsck: a plugin is serving on " + dir.resolve("data").resolve("csi.sock") + "; stop it first: fsck "
+                + "compares the catalog with the pool, which a serving plugin changes under it (a live plugin answers "
+                + "csi4j controller list-volumes and get-volume, with each volume's condition)\n",
+                captured.toString(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     @Test
@@ -183,6 +236,7 @@ class ControllerCommandsTest {
         assertTrue(both.err().contains("exclude each other"), both.err());
 
         assertEquals("deleted snapshot " + snapId + "\n", cli.ok("controller", "delete-snapshot", snapId).out());
+        assertEquals("snapshot " + snapId + " not found (nothing to delete)\n", cli.ok("controller", "delete-snapshot", snapId).out());
         assertEquals(0, cli.json(ListSnapshotsResponse.getDefaultInstance(), "controller", "list-snapshots", "--snapshot-id", snapId).getEntriesCount());
         for (String id : List.of(restored, cloned, source)) cli.ok("controller", "delete-volume", id);
     }

@@ -76,11 +76,14 @@ class SnapshotCommandsTest {
                 "8388608          1048576          9437184",
                 "2 ranges, 1028Ki changed of a 16Mi volume"), delta.lines().toList(), delta);
 
-        // json: one response message a line; one range a message with --max-results 1
-        var lines = cli.ok("snapshot", "delta", a, b, "--max-results", "1", "-o", "json").out().lines().toList();
-        assertEquals(2, lines.size(), lines.toString());
+        // json: one pretty document per response message, one after the other; one range a message with --max-results 1
+        String json = cli.ok("snapshot", "delta", a, b, "--max-results", "1", "-o", "json").out();
+        assertTrue(json.startsWith("{\n  \"block_metadata_type\": \"VARIABLE_LENGTH\",\n"), json);
+        var documents = new java.util.ArrayList<String>();
+        new com.google.gson.JsonStreamParser(json).forEachRemaining(d -> documents.add(d.toString()));
+        assertEquals(2, documents.size(), json);
         var second = GetMetadataDeltaResponse.newBuilder();
-        com.google.protobuf.util.JsonFormat.parser().merge(lines.get(1), second);
+        com.google.protobuf.util.JsonFormat.parser().merge(documents.get(1), second);
         assertEquals(BlockMetadataType.VARIABLE_LENGTH, second.getBlockMetadataType());
         assertEquals(16L << 20, second.getVolumeCapacityBytes());
         assertEquals(List.of(BlockMetadata.newBuilder().setByteOffset(8 << 20).setSizeBytes(1 << 20).build()), second.getBlockMetadataList());

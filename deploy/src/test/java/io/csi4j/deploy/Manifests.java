@@ -9,6 +9,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
@@ -60,6 +62,8 @@ final class Manifests {
             Map.entry("v1/ServiceAccount", ServiceAccount.class),
             Map.entry("v1/Service", Service.class),
             Map.entry("v1/Secret", Secret.class),
+            Map.entry("v1/PersistentVolumeClaim", PersistentVolumeClaim.class),
+            Map.entry("v1/Pod", Pod.class),
             Map.entry("apps/v1/Deployment", Deployment.class),
             Map.entry("apps/v1/DaemonSet", DaemonSet.class),
             Map.entry("rbac.authorization.k8s.io/v1/ClusterRole", ClusterRole.class),

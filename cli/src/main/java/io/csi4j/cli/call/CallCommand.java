@@ -3,15 +3,19 @@ package io.csi4j.cli.call;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
+import io.csi4j.driver.json.Json;
 import io.csi4j.sdk.Secrets;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServiceDescriptor;
+import io.csi4j.proto.cluster.ClusterStatusGrpc;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
@@ -21,8 +25,9 @@ import picocli.CommandLine.Parameters;
  * a request written as protobuf JSON. It is how a failure of {@code csi4j sanity} is replayed: the report prints
  * this command line with the request it sent (secrets redacted: give them back with --secret or --secrets-file).
  */
-@Command(name = "call", description = {"Call any unary CSI or CSI-Addons RPC with a request in protobuf JSON,",
-        "e.g. csi4j call csi.v1.Controller/ListSnapshots '{\"maxEntries\":-1}'. The request '-' is read from stdin."})
+@Command(name = "call", description = {"Call any unary CSI or CSI-Addons RPC with a request written as protobuf JSON.",
+        "E.g. csi4j call csi.v1.Controller/ListSnapshots '{\"maxEntries\":-1}'; the request '-'",
+        "is read from stdin."})
 public final class CallCommand implements Callable<Integer> {
     private static final List<ServiceDescriptor> SERVICES = List.of(
             io.csi4j.proto.csi.IdentityGrpc.getServiceDescriptor(),
@@ -30,7 +35,15 @@ public final class CallCommand implements Callable<Integer> {
             io.csi4j.proto.csi.NodeGrpc.getServiceDescriptor(),
             io.csi4j.proto.csi.GroupControllerGrpc.getServiceDescriptor(),
             io.csi4j.proto.addons.identity.IdentityGrpc.getServiceDescriptor(),
-            io.csi4j.proto.addons.volumegroup.ControllerGrpc.getServiceDescriptor());
+            io.csi4j.proto.addons.volumegroup.ControllerGrpc.getServiceDescriptor(),
+            io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.getServiceDescriptor(),
+            io.csi4j.proto.addons.reclaimspace.ReclaimSpaceNodeGrpc.getServiceDescriptor(),
+            ClusterStatusGrpc.getServiceDescriptor());
+    /** Served on the CSI endpoint; every other service is CSI-Addons, on the addons endpoint. */
+    private static final Set<String> ON_CSI_ENDPOINT = Set.of(ClusterStatusGrpc.SERVICE_NAME);
+    /** Gson's advice to parse leniently is for the programmer, not for whoever typed the request. */
+    private static final Pattern LENIENT_ADVICE = Pattern.compile("Use JsonReader\\.setStrictness\\([^)]*\\) to accept malformed JSON ");
+    private static final Pattern JAVA_CLASS_PREFIX = Pattern.compile("\\b(?:[a-z][a-z0-9_]*\\.)+[A-Z][A-Za-z0-9]*(?:Exception|Error): ");
 
     @Parameters(index = "0", paramLabel = "METHOD", description = "Full name (csi.v1.Controller/ListSnapshots) or, where unique, the RPC (ListSnapshots)")
     String method;
@@ -53,12 +66,13 @@ public final class CallCommand implements Callable<Integer> {
         String text = json.equals("-") ? new String(System.in.readAllBytes(), StandardCharsets.UTF_8) : json;
         Message.Builder builder = ((Message) prototype.getMessagePrototype()).newBuilderForType();
         try {
+            Json.parse(text);   // strict first: protobuf's parser lets text after the request pass unread
             JsonFormat.parser().merge(text, builder);
-        } catch (InvalidProtocolBufferException e) {
-            throw new IllegalArgumentException("not a " + builder.getDescriptorForType().getFullName() + " in JSON: " + e.getMessage());
+        } catch (IllegalArgumentException | InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException("not a " + builder.getDescriptorForType().getFullName() + " in JSON: " + readable(e));
         }
         putSecrets(builder, secrets.secrets());
-        boolean addons = !rpc.getServiceName().startsWith("csi.v1.");
+        boolean addons = !rpc.getServiceName().startsWith("csi.v1.") && !ON_CSI_ENDPOINT.contains(rpc.getServiceName());
         try (Session session = addons ? client.addons() : client.csi()) {
             Object answer = session.call(rpc, builder.build());
             client.output().show((Message) answer);
@@ -81,6 +95,16 @@ public final class CallCommand implements Callable<Integer> {
         }
     }
 
+    /** What is wrong with the JSON, in one line: the parsers' own words, without the Java class names they wrap them in. */
+    static String readable(Exception e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof EOFException) return "it ends before the request is complete" + (t.getMessage() == null ? "" : " (" + t.getMessage() + ")");
+        }
+        String why = e.getMessage() == null ? "" : e.getMessage();
+        why = JAVA_CLASS_PREFIX.matcher(LENIENT_ADVICE.matcher(why).replaceAll("")).replaceAll("").strip();
+        return why.isEmpty() ? "it does not parse" : why.lines().findFirst().orElseThrow();
+    }
+
     @SuppressWarnings("unchecked")
     static MethodDescriptor<Object, Object> find(String name) {
         List<MethodDescriptor<?, ?>> unary = SERVICES.stream().flatMap(s -> s.getMethods().stream())
@@ -88,8 +112,13 @@ public final class CallCommand implements Callable<Integer> {
         List<MethodDescriptor<?, ?>> hits = unary.stream().filter(m -> m.getFullMethodName().equals(name)).toList();
         if (hits.isEmpty()) hits = unary.stream().filter(m -> name.equals(m.getBareMethodName())).toList();
         if (hits.size() == 1) return (MethodDescriptor<Object, Object>) hits.getFirst();
-        Stream<MethodDescriptor<?, ?>> shown = hits.isEmpty() ? unary.stream() : hits.stream();
-        throw new IllegalArgumentException((hits.isEmpty() ? "no unary RPC '" : "'" ) + name + (hits.isEmpty() ? "'" : "' is ambiguous")
-                + "; one of: " + String.join(", ", shown.map(MethodDescriptor::getFullMethodName).toList()));
+        if (hits.isEmpty()) {
+            String then = RpcNames.closest(name, unary.stream().map(MethodDescriptor::getFullMethodName).toList())
+                    .map(n -> "; did you mean " + n + "? The").orElse("; the");
+            throw new IllegalArgumentException("no unary RPC '" + name + "'" + then + " RPCs csi4j knows:"
+                    + RpcNames.list(unary.stream().map(MethodDescriptor::getFullMethodName).toList()));
+        }
+        throw new IllegalArgumentException("'" + name + "' is ambiguous; one of:"
+                + RpcNames.list(hits.stream().map(MethodDescriptor::getFullMethodName).toList()));
     }
 }

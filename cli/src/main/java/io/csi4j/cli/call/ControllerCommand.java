@@ -60,12 +60,14 @@ public final class ControllerCommand {
         return 0;
     }
 
-    @Command(name = "delete-volume", description = "DeleteVolume VOLUME_ID (deleting a missing volume succeeds).")
+    @Command(name = "delete-volume", description = "DeleteVolume VOLUME_ID (a missing volume: 'not found (nothing to delete)', exit 0).")
     int deleteVolume(@Mixin ClientOptions client, @Mixin SecretOptions secrets,
                      @Parameters(paramLabel = "VOLUME_ID") String volumeId) {
         try (var s = client.csi()) {
+            Lookup before = Lookup.of(() -> s.controller().controllerGetVolume(
+                    ControllerGetVolumeRequest.newBuilder().setVolumeId(volumeId).build()) != null);
             var r = s.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(volumeId).putAllSecrets(secrets.secrets()).build());
-            client.output().show(r, View.line("deleted volume " + volumeId));
+            client.output().show(r, View.line(before.deleted("volume " + volumeId)));
         }
         return 0;
     }
@@ -203,12 +205,14 @@ public final class ControllerCommand {
         return 0;
     }
 
-    @Command(name = "delete-snapshot", description = "DeleteSnapshot SNAPSHOT_ID (deleting a missing snapshot succeeds).")
+    @Command(name = "delete-snapshot", description = "DeleteSnapshot SNAPSHOT_ID (a missing snapshot: 'not found (nothing to delete)', exit 0).")
     int deleteSnapshot(@Mixin ClientOptions client, @Mixin SecretOptions secrets,
                        @Parameters(paramLabel = "SNAPSHOT_ID") String snapshotId) {
         try (var s = client.csi()) {
+            Lookup before = Lookup.of(() -> s.controller().listSnapshots(ListSnapshotsRequest.newBuilder()
+                    .setSnapshotId(snapshotId).putAllSecrets(secrets.secrets()).build()).getEntriesCount() > 0);
             var r = s.controller().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(snapshotId).putAllSecrets(secrets.secrets()).build());
-            client.output().show(r, View.line("deleted snapshot " + snapshotId));
+            client.output().show(r, View.line(before.deleted("snapshot " + snapshotId)));
         }
         return 0;
     }

@@ -31,6 +31,15 @@ public final class DurationConverter implements ITypeConverter<Duration> {
         }
     }
 
+    /** The way {@link #parse} reads it back, in the largest whole unit: {@code 30s}, {@code 1500ms}, {@code 2m}. */
+    public static String format(Duration d) {
+        long millis = d.toMillis();
+        if (millis % 3_600_000 == 0 && millis > 0) return millis / 3_600_000 + "h";
+        if (millis % 60_000 == 0 && millis > 0) return millis / 60_000 + "m";
+        if (millis % 1000 == 0) return millis / 1000 + "s";
+        return millis + "ms";
+    }
+
     @Override
     public Duration convert(String value) {
         try {

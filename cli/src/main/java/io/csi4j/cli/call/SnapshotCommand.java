@@ -1,7 +1,6 @@
 package io.csi4j.cli.call;
 
 import com.google.protobuf.Message;
-import com.google.protobuf.util.JsonFormat;
 import io.csi4j.cli.ByteSize;
 import io.csi4j.driver.json.Json;
 import io.csi4j.cli.output.Output;
@@ -64,23 +63,14 @@ public final class SnapshotCommand {
         return 0;
     }
 
-    private static final JsonFormat.Printer LINE = JsonFormat.printer().preservingProtoFieldNames()
-            .alwaysPrintFieldsWithNoPresence().omittingInsignificantWhitespace();
-
-    private static String oneLine(Message m) {
-        try {
-            return LINE.print(m);
-        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     private static <M extends Message> void print(ClientOptions client, Iterator<M> messages,
                                                   java.util.function.Function<M, List<BlockMetadata>> ranges,
                                                   java.util.function.ToLongFunction<M> capacity, String what) {
         PrintWriter out = client.out();
         switch (client.output().format()) {
-            case JSON -> messages.forEachRemaining(m -> out.println(oneLine(m)));
+            // pretty like every other command's: one JSON document per response message, one after the other
+            // (as the stream arrives; jq and Gson's JsonStreamParser read such a sequence)
+            case JSON -> messages.forEachRemaining(m -> out.println(Output.json(m)));
             case YAML -> messages.forEachRemaining(m -> out.print("---\n" + Yaml.write(Json.parse(Output.json(m)))));
             case TABLE -> {
                 long count = 0;

@@ -26,9 +26,12 @@ import picocli.CommandLine.Option;
  * Kubernetes Secrets deploy/kubernetes mounts. Exit codes: 0 written, 1 refused (files exist), 2 bad arguments.
  */
 @Command(name = "certs", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Make the agent link's certificates: ca.pem + ca-key.pem, agent.pem + agent-key.pem (TLS server, and client of the other agents for copies), "
-                + "controller.pem + controller-key.pem (TLS client); EC P-256, PKCS#8 PEM keys.",
-                "Kubernetes: csi4j certs --namespace csi4j --kubernetes-secret certs.yaml (kubectl apply -f certs.yaml)."})
+        description = {"Make the cluster's private CA and its agent and controller certificates.",
+                "Files: ca.pem + ca-key.pem (the CA); agent.pem + agent-key.pem (TLS server, and",
+                "client of the other agents for copies); controller.pem + controller-key.pem (TLS",
+                "client). EC P-256 keys in PKCS#8 PEM.",
+                "Kubernetes: csi4j certs --namespace csi4j --kubernetes-secret certs.yaml",
+                "(then kubectl apply -f certs.yaml)."})
 public final class CertsCommand implements Callable<Integer> {
 
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "./csi4j-certs", description = "Where the PEM files go. Default: ${DEFAULT-VALUE}")

@@ -13,9 +13,10 @@ import picocli.CommandLine.Spec;
 
 /** {@code csi4j demo}: the volume lifecycle in a few seconds, against a plugin started just for it. */
 @Command(name = "demo", sortOptions = false,
-        description = {"Start the plugin on a temporary data directory (with its own XFS pool image, so snapshots and",
-                "clones are reflinks) and walk through the volume lifecycle: create, write, snapshot, clone, restore,",
-                "group, group-snapshot, publish, expand, clean up. Each step checks its result; exit 0 only if all did.",
+        description = {"Walk the volume lifecycle against a plugin started just for it, checking each step.",
+                "The plugin runs on a temporary data directory with its own XFS pool image (so snapshots",
+                "and clones are reflinks); the walk: create, write, snapshot, clone, restore, group,",
+                "group-snapshot, publish, expand, clean up. Exit 0 only if every check passed.",
                 "Needs root (loop devices and mounts)."})
 public final class DemoCommand implements Callable<Integer> {
     // JUL keeps loggers weakly: hold the ones whose level we change

@@ -208,12 +208,24 @@ public final class NodeVolumes {
     private void checkSingleWriter(VolumeRecord v, Path stagingPath, Path targetPath, Capability capability) {
         if (capability.mode() == AccessMode.SINGLE_NODE_MULTI_WRITER || capability.mode().multiNode()) return;
         if (capability.mode() == AccessMode.SINGLE_NODE_READER_ONLY) return;
-        List<Path> others = engine.mountPoints(v.id()).stream()
-                .filter(p -> !p.equals(targetPath) && !p.equals(stagingPath)).toList();
+        List<Path> mounts = engine.mountPoints(v.id());
+        List<Path> others = mounts.stream().filter(p -> !p.equals(targetPath) && !p.equals(stagingPath)).toList();
         if (!others.isEmpty()) {
-            throw DomainException.precondition("volume " + v.id() + " is already published at " + others.getFirst()
-                    + " and access mode " + capability.mode() + " allows a single target");
+            throw DomainException.precondition(v.kind() != VolumeKind.BLOCK && !mounts.contains(stagingPath)
+                    ? stagedElsewhere(v, stagingPath, others)
+                    : "volume " + v.id() + " is already published at " + others.getFirst()
+                            + " and access mode " + capability.mode() + " allows a single target");
         }
+    }
+
+    /**
+     * A filesystem volume's staging path is one of its mount points: when the one asked for is not, the volume is
+     * staged somewhere else and nothing is published from the path given (a single other mount is that stage).
+     */
+    private static String stagedElsewhere(VolumeRecord v, Path stagingPath, List<Path> others) {
+        String where = others.size() == 1 ? "at " + others.getFirst() : "elsewhere (mounted at " + others + ")";
+        return "volume " + v.id() + " is staged " + where + ", not at " + stagingPath
+                + ": nothing was published; give NodePublishVolume the staging_target_path NodeStageVolume was given";
     }
 
     private StageOptions stageOptions(VolumeRecord v, Capability capability) {

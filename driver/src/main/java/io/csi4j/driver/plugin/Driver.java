@@ -39,6 +39,7 @@ import io.csi4j.sdk.paging.PageTokens;
 import io.csi4j.sdk.server.MutualTls;
 import io.grpc.BindableService;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

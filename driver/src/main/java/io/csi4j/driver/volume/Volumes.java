@@ -16,6 +16,7 @@ import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.driver.storage.ByteCount;
 import io.csi4j.driver.model.ContentSource;
 import io.csi4j.driver.model.ListedVolume;
 import io.csi4j.driver.model.Page;

@@ -180,6 +180,15 @@ class NodeSocketTest {
         assertTrue(refused.getDescription().contains(first.toString()), refused.getDescription());
         assertFalse(MountTable.read().isMountPoint(second));
         unpublish(id, first);
+
+        // a staging path the volume is not staged at: the answer says it is staged elsewhere, not published
+        Path elsewhere = nodeDir.resolve("other-staging");
+        Status wrongStage = fails(Status.Code.FAILED_PRECONDITION, () -> served.node.nodePublishVolume(publish(id, elsewhere, second, single)));
+        assertEquals("volume " + id + " is staged at " + staging + ", not at " + elsewhere
+                + ": nothing was published; give NodePublishVolume the staging_target_path NodeStageVolume was given",
+                wrongStage.getDescription());
+        assertFalse(MountTable.read().isMountPoint(second));
+
         served.node.nodePublishVolume(publish(id, staging, second, single));         // once the first is gone: OK
         unpublish(id, second);
 

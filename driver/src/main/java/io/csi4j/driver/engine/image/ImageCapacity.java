@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine.image;
 
+import io.csi4j.driver.storage.ByteCount;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.PoolInfo;
 import io.csi4j.driver.engine.PoolLayout;
@@ -75,8 +76,8 @@ final class ImageCapacity {
     private void requireRoom(long bytes, String what) {
         PoolInfo info = pool.get();
         if (bytes > info.allocatableBytes()) {
-            throw StorageException.noSpace(what + " needs " + bytes + " bytes; the pool can promise "
-                    + info.allocatableBytes() + " more (total " + info.totalBytes() + ", available " + info.availableBytes()
+            throw StorageException.noSpace(what + " needs " + ByteCount.describe(bytes) + "; the pool can promise "
+                    + ByteCount.describe(info.allocatableBytes()) + " more (total " + info.totalBytes() + ", available " + info.availableBytes()
                     + ", provisioned " + info.provisionedBytes() + ", overcommit " + overcommitRatio + ")");
         }
     }
