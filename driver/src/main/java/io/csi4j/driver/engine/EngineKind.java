@@ -14,7 +14,7 @@ public enum EngineKind {
     public StorageEngine open(DataDir dataDir, OptionalLong poolSizeBytes, double overcommitRatio) {
         Pool pool = Pool.open(dataDir, poolSizeBytes);
         return switch (this) {
-            case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(overcommitRatio, false));
+            case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(overcommitRatio, DataPath.CONFIGURED.volumeDirectIo()));
             case DIR -> DirEngine.open(pool);
         };
     }

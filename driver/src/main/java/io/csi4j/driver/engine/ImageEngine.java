@@ -59,7 +59,7 @@ public final class ImageEngine extends PoolEngine {
         }
 
         public static Options defaults() {
-            return new Options(1.0, false);
+            return new Options(1.0, DataPath.CONFIGURED.volumeDirectIo());
         }
     }
 
@@ -177,7 +177,7 @@ public final class ImageEngine extends PoolEngine {
             boolean made = false;
             try {
                 layout.writeSidecarUnsynced(blank(volumeId, size, access, label));
-                SparseFile.create(image(volumeId), size);
+                DataPath.CONFIGURED.createImage(image(volumeId), size);
                 made = true;
             } finally {
                 settle(size, made ? size : 0);
@@ -196,7 +196,7 @@ public final class ImageEngine extends PoolEngine {
     boolean remakeBlank(String volumeId, long sizeBytes, AccessType access, Artifact.Label label) {
         if (!store.exists(Artifact.Kind.VOLUME, volumeId)) {
             layout.writeSidecarUnsynced(blank(volumeId, sizeBytes, access, label));
-            SparseFile.create(image(volumeId), sizeBytes);
+            DataPath.CONFIGURED.createImage(image(volumeId), sizeBytes);
             settle(0, sizeBytes);
             return true;
         }
