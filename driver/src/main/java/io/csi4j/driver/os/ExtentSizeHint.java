@@ -23,7 +23,7 @@ public final class ExtentSizeHint {
 
     /**
      * Sets the hint on {@code file} and returns true; returns false when its filesystem has no extent
-     * size hints (ext4, btrfs, tmpfs answer EOPNOTSUPP or ENOTTY). {@code bytes} must be a multiple of the
+     * size hints (btrfs, tmpfs answer EOPNOTSUPP or ENOTTY; ext4 takes the call and ignores it). {@code bytes} must be a multiple of the
      * filesystem block size (XFS refuses others with EINVAL, as it refuses a file with extents already).
      */
     public static boolean set(Path file, long bytes) {
@@ -44,8 +44,8 @@ public final class ExtentSizeHint {
                 if (e.is(Errno.EOPNOTSUPP) || e.is(Errno.ENOTTY)) return false;
                 throw e;
             }
-            return true;
         }
+        return of(file) == bytes; // ext4 accepts the call and keeps no hint: read it back
     }
 
     /** The file's extent size hint in bytes, 0 when it has none (or its filesystem has no hints). */
