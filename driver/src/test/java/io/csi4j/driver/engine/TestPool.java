@@ -50,7 +50,7 @@ final class TestPool implements AutoCloseable {
     }
 
     ImageEngine imageEngine(double overcommit) {
-        return ImageEngine.open(pool, new ImageEngine.Options(overcommit, false));
+        return ImageEngine.open(pool, new ImageEngine.Options(overcommit, DataPath.CONFIGURED.volumeDirectIo()));
     }
 
     DirEngine dirEngine() {
