@@ -95,7 +95,7 @@ public final class LoopStaging {
         Path node;
         if (devices.isEmpty()) {
             // no autoclear: nothing holds a raw block volume open between uses
-            try (AttachedLoop loop = LoopDevice.attach(image, loopFlags(false))) {
+            try (AttachedLoop loop = LoopDevice.attach(image, loopFlags(false), DataPath.CONFIGURED.loopBlockSize())) {
                 node = loop.node();
             }
         } else {
@@ -138,7 +138,7 @@ public final class LoopStaging {
         }
         // a device left from an earlier attempt (not autoclear) is reused; else a new one that the mount will hold
         Optional<LoopDevice> leftover = devices.stream().findFirst();
-        try (AttachedLoop loop = leftover.isEmpty() ? LoopDevice.attach(image, loopFlags(true)) : null) {
+        try (AttachedLoop loop = leftover.isEmpty() ? LoopDevice.attach(image, loopFlags(true), DataPath.CONFIGURED.loopBlockSize()) : null) {
             Path node = loop != null ? loop.node() : leftover.get().node();
             prepareFilesystem(volumeId, image, node, fsType, mountOptions.readOnly());
             Mounts.mount(node.toString(), stagingPath, fsType, mountOptions.flags(), mountData(fsType, mountOptions));
@@ -296,7 +296,7 @@ public final class LoopStaging {
         } else {
             Set<LoopFlag> flags = loopFlags(false);
             flags.add(LoopFlag.READ_ONLY);
-            try (AttachedLoop loop = LoopDevice.attach(image, flags)) {
+            try (AttachedLoop loop = LoopDevice.attach(image, flags, DataPath.CONFIGURED.loopBlockSize())) {
                 node = loop.node();
             }
         }

@@ -6,7 +6,6 @@ import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
-import io.csi4j.driver.os.LoopFlag;
 import io.csi4j.driver.os.MountFlag;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
@@ -119,7 +118,7 @@ public final class Pool {
             if (bound.isPresent()) {
                 mount(bound.get().node(), poolDir);
             } else {
-                try (AttachedLoop loop = LoopDevice.attach(image, EnumSet.of(LoopFlag.AUTOCLEAR))) {
+                try (AttachedLoop loop = DataPath.CONFIGURED.attachPool(image)) {
                     mount(loop.node(), poolDir);
                 } // the mount holds the device now; unmounting it detaches it
             }

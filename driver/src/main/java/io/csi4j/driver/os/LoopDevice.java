@@ -54,6 +54,18 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
      * node is created (mknod b 7 N) when /dev has none, as in containers with a static /dev.
      */
     public static AttachedLoop attach(Path file, Set<LoopFlag> flags) {
+        return attach(file, flags, 0);
+    }
+
+    /**
+     * As {@link #attach(Path, Set)} with the device's logical block size: 0 is the kernel's default (512, or
+     * with direct IO the backing device's); 512, 1024, 2048 or 4096 set it (LOOP_CONFIGURE's block_size).
+     * A filesystem whose sector size is smaller than the device's block size no longer mounts.
+     */
+    public static AttachedLoop attach(Path file, Set<LoopFlag> flags, int blockSize) {
+        if (blockSize != 0 && (blockSize < 512 || blockSize > 4096 || Integer.bitCount(blockSize) != 1)) {
+            throw new IllegalArgumentException("loop block size must be 0, 512, 1024, 2048 or 4096: " + blockSize);
+        }
         Path backing = realPath(file);
         boolean readOnly = flags.contains(LoopFlag.READ_ONLY);
         ensureNode(LOOP_CONTROL, S_IFCHR, LOOP_CONTROL_MAJOR, LOOP_CONTROL_MINOR);
@@ -63,7 +75,7 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
                 int number = control.ioctl(LOOP_CTL_GET_FREE, 0, "ioctl(LOOP_CTL_GET_FREE)");
                 Path node = ensureNode(number);
                 try {
-                    Fd hold = configure(node, backingFd, backing, LoopFlag.bits(flags));
+                    Fd hold = configure(node, backingFd, backing, LoopFlag.bits(flags), blockSize);
                     return new AttachedLoop(new LoopDevice(number, node, backing, false, readOnly,
                             flags.contains(LoopFlag.AUTOCLEAR)), hold);
                 } catch (OsException e) {
@@ -79,12 +91,13 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
      * configuring descriptor can't write). Returns a read-only descriptor as the holder: a writer
      * would block mounts on kernels built without CONFIG_BLK_DEV_WRITE_MOUNTED.
      */
-    private static Fd configure(Path node, Fd backingFd, Path backing, int loFlags) {
+    private static Fd configure(Path node, Fd backingFd, Path backing, int loFlags, int blockSize) {
         try (Fd writer = Fd.open(node, Libc.O_RDWR); Arena arena = Arena.ofConfined()) {
             // struct loop_config { u32 fd; u32 block_size; struct loop_info64 info; u64 reserved[8]; }
-            // loop_info64: lo_flags at +52, lo_file_name[64] at +56; 0 block size = kernel default
+            // loop_info64: lo_flags at +52, lo_file_name[64] at +56; block size 0 = kernel default
             MemorySegment config = arena.allocate(304, 8);
             config.set(JAVA_INT, 0, backingFd.fd());
+            config.set(JAVA_INT, 4, blockSize);
             config.set(JAVA_INT, 8 + 52, loFlags);
             byte[] name = backing.toString().getBytes(UTF_8);
             MemorySegment.copy(name, 0, config, JAVA_BYTE, 8 + 56, Math.min(name.length, 63));
@@ -225,6 +238,28 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
         }
         found.sort(Comparator.comparingInt(LoopDevice::number));
         return found;
+    }
+
+    /**
+     * Whether the kernel really does direct IO on the backing file now ({@code loop/dio}): asking for
+     * {@link LoopFlag#DIRECT_IO} falls back to buffered IO when the backing file cannot do it (tmpfs).
+     */
+    public boolean directIo() {
+        return "1".equals(sysAttribute("loop/dio"));
+    }
+
+    /** The device's logical block size in bytes ({@code queue/logical_block_size}). */
+    public int logicalBlockSize() {
+        return Integer.parseInt(sysAttribute("queue/logical_block_size"));
+    }
+
+    private String sysAttribute(String name) {
+        Path file = SYS_LOOPS.resolve("loop" + number).resolve(name);
+        try {
+            return stripNewline(KernelFile.read(file));
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + file, e);
+        }
     }
 
     /** Size of the device in bytes. */

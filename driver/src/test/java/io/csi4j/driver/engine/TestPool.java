@@ -51,7 +51,7 @@ final class TestPool implements AutoCloseable {
     }
 
     ImageEngine imageEngine(double overcommit) {
-        return ImageEngine.open(pool, new ImageEngine.Options(overcommit, false));
+        return ImageEngine.open(pool, new ImageEngine.Options(overcommit, DataPath.CONFIGURED.volumeDirectIo()));
     }
 
     /** The node side of a real engine (every real engine offers it). */

@@ -64,6 +64,23 @@ class LoopDeviceTest {
         return false;
     }
 
+    /** LOOP_CONFIGURE's direct IO flag and block size, as the kernel reports them back. */
+    @Test
+    void attachesWithDirectIoAndALogicalBlockSize() throws Exception {
+        Path plainFile = image("plain.img", 8L << 20);
+        try (AttachedLoop plain = LoopDevice.attach(plainFile, EnumSet.noneOf(LoopFlag.class))) {
+            assertFalse(plain.device().directIo());
+            assertEquals(512, plain.device().logicalBlockSize());
+        }
+        Path directFile = image("direct.img", 8L << 20);
+        try (AttachedLoop direct = LoopDevice.attach(directFile, EnumSet.of(LoopFlag.DIRECT_IO), 4096)) {
+            // tmpfs cannot do O_DIRECT: the kernel falls back to buffered IO there
+            assertEquals(!FsStats.of(dir).type().equals("tmpfs"), direct.device().directIo());
+            assertEquals(4096, direct.device().logicalBlockSize());
+        }
+        assertThrows(IllegalArgumentException.class, () -> LoopDevice.attach(directFile, EnumSet.noneOf(LoopFlag.class), 3000));
+    }
+
     /** Non-empty files are found through /proc/partitions; an empty file (capacity 0, unlisted) by the full scan. */
     @Test
     void findByBackingFileSeesDevicesOfEmptyAndNonEmptyFiles() throws Exception {

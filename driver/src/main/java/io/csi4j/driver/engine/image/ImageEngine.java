@@ -13,6 +13,7 @@ import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.Capabilities;
 import io.csi4j.driver.engine.DataMover;
+import io.csi4j.driver.engine.DataPath;
 import io.csi4j.driver.engine.EngineCapabilities;
 import io.csi4j.driver.engine.FreezeHold;
 import io.csi4j.driver.engine.Freezer;
@@ -27,7 +28,6 @@ import io.csi4j.driver.engine.SnapshotRanges;
 import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
-import io.csi4j.driver.os.SparseFile;
 import io.csi4j.driver.storage.StorageException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -60,7 +60,7 @@ public final class ImageEngine extends PoolEngine {
         }
 
         public static Options defaults() {
-            return new Options(1.0, false);
+            return new Options(1.0, DataPath.CONFIGURED.volumeDirectIo());
         }
     }
 
@@ -146,7 +146,7 @@ public final class ImageEngine extends PoolEngine {
             boolean made = false;
             try {
                 layout.writeSidecarUnsynced(blank(volumeId, size, access, label));
-                SparseFile.create(images.image(volumeId), size);
+                DataPath.CONFIGURED.createImage(images.image(volumeId), size);
                 made = true;
             } finally {
                 capacity.settle(size, made ? size : 0);
@@ -166,7 +166,7 @@ public final class ImageEngine extends PoolEngine {
         Path image = images.image(volumeId);
         if (!store.exists(Artifact.Kind.VOLUME, volumeId)) {
             layout.writeSidecarUnsynced(blank(volumeId, sizeBytes, access, label));
-            SparseFile.create(image, sizeBytes);
+            DataPath.CONFIGURED.createImage(image, sizeBytes);
             capacity.settle(0, sizeBytes);
             return true;
         }

@@ -1,5 +1,6 @@
 package io.csi4j.driver.engine.open;
 
+import io.csi4j.driver.engine.DataPath;
 import io.csi4j.driver.engine.DirEngine;
 import io.csi4j.driver.engine.EngineKind;
 import io.csi4j.driver.engine.Pool;
@@ -19,7 +20,7 @@ public final class Engines {
     public static StorageEngine open(EngineKind kind, DataDir dataDir, OptionalLong poolSizeBytes, double overcommitRatio) {
         Pool pool = Pool.open(dataDir, poolSizeBytes);
         return switch (kind) {
-            case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(overcommitRatio, false));
+            case IMAGE -> ImageEngine.open(pool, new ImageEngine.Options(overcommitRatio, DataPath.CONFIGURED.volumeDirectIo()));
             case DIR -> DirEngine.open(pool);
         };
     }
