@@ -3,6 +3,9 @@ package io.csi4j.cli;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.util.List;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.regex.Pattern;
 
 /**
  * The workload the launcher records the client commands' start-up cache from ({@code -XX:AOTCacheOutput}, once per
@@ -27,17 +30,17 @@ public final class ClientTraining {
                 List.of("--version"), List.of("--help"));
         for (int round = 0; round < 3; round++) {
             for (List<String> line : lines) {
-                var withEndpoint = new java.util.ArrayList<>(line);
+                var withEndpoint = new ArrayList<>(line);
                 if (!line.getFirst().startsWith("-")) withEndpoint.addAll(List.of("--endpoint", endpoint));
                 // a line that fails (a plugin without node service, say) still trains what it loaded: noted, not fatal
                 if (Main.run(quiet, quiet, withEndpoint.toArray(String[]::new)) != 0) System.err.println("training line failed: " + line);
             }
         }
         // the volume goes again: found by name (create-volume is idempotent), then deleted
-        var id = new java.io.ByteArrayOutputStream();
+        var id = new ByteArrayOutputStream();
         Main.run(new PrintStream(id), quiet, "controller", "create-volume", "client-training", "--required-bytes", "1Mi",
                 "-o", "json", "--endpoint", endpoint);
-        var m = java.util.regex.Pattern.compile("\"volume_id\": \"([^\"]+)\"").matcher(id.toString());
+        var m = Pattern.compile("\"volume_id\": \"([^\"]+)\"").matcher(id.toString());
         if (m.find()) Main.run(quiet, quiet, "controller", "delete-volume", m.group(1), "--endpoint", endpoint);
         System.exit(0);   // gRPC's threads would keep the JVM alive a while
     }

@@ -11,6 +11,8 @@ import io.csi4j.sdk.server.PluginServer;
 import java.nio.file.Files;
 import java.time.Duration;
 import picocli.CommandLine;
+import io.grpc.BindableService;
+import java.util.List;
 
 /** The cluster shapes of {@code csi4j serve}: the node agent's TLS endpoint, and the stateless controller. */
 final class ClusterServe {
@@ -55,22 +57,22 @@ final class ClusterServe {
                 Duration.ofSeconds(30), config));
         try (cluster) {
             var builder = PluginServer.builder()
-                    .listen(csi, Services.cluster(cluster, Services.Socket.CSI).toArray(io.grpc.BindableService[]::new))
+                    .listen(csi, Services.cluster(cluster, Services.Socket.CSI).toArray(BindableService[]::new))
                     .socketMode(Integer.parseInt(flags.socketMode, 8))
                     .onTransportThread(Services.onTransportThread())
                     .eventLoops(cluster.eventLoops());
-            if (addons != null) builder.listen(addons, Services.cluster(cluster, Services.Socket.ADDONS).toArray(io.grpc.BindableService[]::new));
+            if (addons != null) builder.listen(addons, Services.cluster(cluster, Services.Socket.ADDONS).toArray(BindableService[]::new));
             if (flags.metricsAddress != null) builder.metricsAddress(flags.metricsAddress);
             PluginServer server = builder.build().start().stopOnSignals();
             System.out.println(cluster.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : "")
-                    + " tls=" + io.csi4j.sdk.server.MutualTls.engine());
+                    + " tls=" + MutualTls.engine());
             System.out.flush();
             server.awaitTermination();
         }
         return 0;
     }
 
-    private java.util.List<Agents.Entry> parseAgents() {
+    private List<Agents.Entry> parseAgents() {
         try {
             return Agents.Entry.parseList(flags.agents);
         } catch (IllegalArgumentException e) {

@@ -7,6 +7,8 @@ import java.io.UncheckedIOException;
 import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.IExecutionExceptionHandler;
+import io.csi4j.driver.catalog.CatalogException;
+import java.time.Duration;
 
 /**
  * How a failed command ends: a plugin's error as {@code CODE: message} (what the plugin said, nothing
@@ -23,7 +25,7 @@ final class ErrorReport implements IExecutionExceptionHandler {
         var err = cl.getErr();
         switch (ex) {
             // a damaged or missing catalog is the operator's to fix: what and how, in one line (exit 3)
-            case io.csi4j.driver.catalog.CatalogException c -> {
+            case CatalogException c -> {
                 err.println("csi4j " + cl.getCommandName() + ": " + c.getMessage());
                 err.flush();
                 return CATALOG;
@@ -67,7 +69,7 @@ final class ErrorReport implements IExecutionExceptionHandler {
         }
         var timeout = cl.getCommandSpec().findOption("--timeout");
         String waited = timeout == null || timeout.getValue() == null ? "the --timeout"
-                : "--timeout " + DurationConverter.format((java.time.Duration) timeout.getValue());
+                : "--timeout " + DurationConverter.format((Duration) timeout.getValue());
         String said = "DEADLINE_EXCEEDED: no answer within " + waited + "; the plugin may still be at work";
         var parsed = cl.getParseResult();
         boolean copy = cl.getCommandName().equals("create-volume") && parsed != null

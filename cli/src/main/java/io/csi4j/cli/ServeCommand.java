@@ -17,6 +17,13 @@ import java.util.logging.Level;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import io.csi4j.driver.mobility.Bandwidth;
+import io.csi4j.sdk.interceptor.CallMetrics;
+import io.csi4j.sdk.server.MutualTls;
+import io.grpc.BindableService;
+import java.nio.file.Files;
+import java.util.Optional;
+import picocli.CommandLine;
 
 /** {@code csi4j serve}: the local storage plugin, one process per node. */
 @Command(name = "serve", mixinStandardHelpOptions = true, sortOptions = false,
@@ -142,18 +149,18 @@ public final class ServeCommand implements Callable<Integer> {
         Endpoint csi = csiEndpoint(config);
         Endpoint addons = addonsEndpoint(config);
         if (addons != null && addons.uri().equals(csi.uri())) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            throw new CommandLine.ParameterException(new CommandLine(this),
                     "--csi-addons-endpoint must differ from the CSI endpoint " + csi.uri());
         }
         try (Driver driver = Driver.open(config, removeOrphans)) {
             var builder = PluginServer.builder()
-                    .listen(csi, driver.csiServices().toArray(io.grpc.BindableService[]::new))
+                    .listen(csi, driver.csiServices().toArray(BindableService[]::new))
                     .socketMode(Integer.parseInt(socketMode, 8));
-            if (addons != null) builder.listen(addons, driver.addonsServices().toArray(io.grpc.BindableService[]::new));
+            if (addons != null) builder.listen(addons, driver.addonsServices().toArray(BindableService[]::new));
             if (agent != null) builder.listen(agent, agentTls, driver.agentServices(agentTls,
-                    new io.csi4j.driver.mobility.Bandwidth(copyBandwidth())).toArray(io.grpc.BindableService[]::new));
+                    new Bandwidth(copyBandwidth())).toArray(BindableService[]::new));
             if (metricsAddress != null) {
-                var metrics = new io.csi4j.sdk.interceptor.CallMetrics();
+                var metrics = new CallMetrics();
                 // how SnapshotMetadata found its ranges (shared extents, or data read on a pool without reflink)
                 metrics.include(driver.snapshotBlocks()::prometheusText);
                 // copies of volumes between nodes, in and out, and their progress
@@ -172,7 +179,7 @@ public final class ServeCommand implements Callable<Integer> {
             // the describe line comes last: once it is out, every socket is being served
             System.out.println(driver.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : "")
                     + (agent != null ? " agent=" + server.endpoints().get(addons != null ? 2 : 1).uri()
-                            + " tls=" + io.csi4j.sdk.server.MutualTls.engine() : "")
+                            + " tls=" + MutualTls.engine() : "")
                     + " (" + pool.reason() + ")");
             System.out.flush();
             if (aotTraining) {
@@ -188,7 +195,7 @@ public final class ServeCommand implements Callable<Integer> {
     Endpoint csiEndpoint(DriverConfig config) {
         String fromEnv = System.getenv("CSI_ENDPOINT");
         return endpoint != null || (fromEnv != null && !fromEnv.isBlank())
-                ? Endpoint.resolve(java.util.Optional.ofNullable(endpoint), System.getenv())
+                ? Endpoint.resolve(Optional.ofNullable(endpoint), System.getenv())
                 : Endpoint.parse(config.layout().csiEndpoint());
     }
 
@@ -209,13 +216,13 @@ public final class ServeCommand implements Callable<Integer> {
         try {
             bytes = ByteSize.parse(value);
         } catch (IllegalArgumentException e) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            throw new CommandLine.ParameterException(new CommandLine(this),
                     "--pool-size must be auto, 0 or a size such as 20Gi, not '" + value + "'");
         }
         Path image = layout.poolImage();
-        if (bytes == 0 && java.nio.file.Files.exists(image)) {
+        if (bytes == 0 && Files.exists(image)) {
             // its pool image may be unmounted (after a reboot): the bare directory beneath would hide every volume
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--pool-size 0, but "
+            throw new CommandLine.ParameterException(new CommandLine(this), "--pool-size 0, but "
                     + image + " holds this data directory's pool: start with --pool-size auto");
         }
         return bytes == 0 ? new PoolChoice.Directory("--pool-size 0: the data directory is the pool")
@@ -226,7 +233,7 @@ public final class ServeCommand implements Callable<Integer> {
         GroupDeletePolicy policy = switch (groupDelete) {
             case "delete-volumes" -> GroupDeletePolicy.DELETE_VOLUMES;
             case "retain-volumes" -> GroupDeletePolicy.RETAIN_VOLUMES;
-            default -> throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            default -> throw new CommandLine.ParameterException(new CommandLine(this),
                     "--volume-group-delete must be delete-volumes or retain-volumes, not '" + groupDelete + "'");
         };
         return new DriverConfig(data.dataDir, data.nodeIdOrHostName(), data.engine, poolBytes,
@@ -241,7 +248,7 @@ public final class ServeCommand implements Callable<Integer> {
             if (value.endsWith("%")) return PoolReserve.percent(Integer.parseInt(value.substring(0, value.length() - 1).trim()));
             return PoolReserve.bytes(ByteSize.parse(value));
         } catch (IllegalArgumentException e) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            throw new CommandLine.ParameterException(new CommandLine(this),
                     "--pool-reserve must be a size such as 5Gi or a share such as 10%, not '" + value + "'"
                             + (e instanceof NumberFormatException ? "" : " (" + e.getMessage() + ")"));
         }
@@ -260,9 +267,9 @@ public final class ServeCommand implements Callable<Integer> {
 
     private long copyBandwidth() {
         try {
-            return io.csi4j.driver.mobility.Bandwidth.parse(copyBandwidth);
+            return Bandwidth.parse(copyBandwidth);
         } catch (IllegalArgumentException e) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "--copy-bandwidth: " + e.getMessage());
+            throw new CommandLine.ParameterException(new CommandLine(this), "--copy-bandwidth: " + e.getMessage());
         }
     }
 }

@@ -5,6 +5,8 @@ import io.csi4j.driver.engine.PoolReserve;
 import io.csi4j.driver.storage.DataDir;
 import java.nio.file.Path;
 import java.util.OptionalLong;
+import io.csi4j.driver.id.ObjectId;
+import java.util.regex.Pattern;
 
 /**
  * Everything the driver is configured with. Built by {@code csi4j serve} from flags; tests build it
@@ -53,8 +55,8 @@ public record DriverConfig(
                 groupDeletePolicy, oneGroupPerVolume, maxGroupMembers, PoolReserve.DEFAULT);
     }
 
-    private static final java.util.regex.Pattern TOPOLOGY_VALUE =
-            java.util.regex.Pattern.compile("[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?");
+    private static final Pattern TOPOLOGY_VALUE =
+            Pattern.compile("[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?");
 
     /**
      * The node's value under {@link #TOPOLOGY_KEY}: the node id when it is a valid topology value
@@ -63,7 +65,7 @@ public record DriverConfig(
      */
     public static String topologyValue(String nodeId) {
         if (TOPOLOGY_VALUE.matcher(nodeId).matches()) return nodeId;
-        return "node" + io.csi4j.driver.id.ObjectId.nodeTag(nodeId).replace("_", "-");
+        return "node" + ObjectId.nodeTag(nodeId).replace("_", "-");
     }
 
     /** What lives in {@link #dataDir}, named once. */

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
+import java.util.ArrayList;
 
 /**
  * The suite as JUnit dynamic tests, for another project's build:
@@ -33,7 +34,7 @@ public final class CsiConformance {
         LazySession session = new LazySession(config);
         Map<String, List<SanityTest>> groups = new LinkedHashMap<>();
         for (SanityTest test : SanityRunner.plan(config)) {
-            groups.computeIfAbsent(test.group(), g -> new java.util.ArrayList<>()).add(test);
+            groups.computeIfAbsent(test.group(), g -> new ArrayList<>()).add(test);
         }
         return groups.entrySet().stream()
                 .<DynamicNode>map(group -> DynamicContainer.dynamicContainer(group.getKey(),

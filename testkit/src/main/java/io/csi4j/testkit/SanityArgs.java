@@ -5,6 +5,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * The command line of {@code java -jar csi4j-testkit.jar}: the flags of {@code csi4j sanity}, parsed without a
@@ -109,8 +111,8 @@ sealed interface SanityArgs {
     }
 
     /** {@code k=v} items; keys of parameters may hold '/' (unlike secret keys), so no charset check here. */
-    private static java.util.Map<String, String> pairs(List<String> values, String flag) {
-        var map = new java.util.LinkedHashMap<String, String>();
+    private static Map<String, String> pairs(List<String> values, String flag) {
+        var map = new LinkedHashMap<String, String>();
         for (String v : values) {
             int eq = v.indexOf('=');
             if (eq <= 0) throw new IllegalArgumentException(flag + " wants key=value, not '" + v + "'");

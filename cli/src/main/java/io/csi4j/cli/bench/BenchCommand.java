@@ -24,6 +24,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /** {@code csi4j bench}: a load generator for any CSI plugin, and {@code --compare} for two of its reports. */
 @Command(name = "bench", sortOptions = false,
@@ -202,11 +203,11 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    static final class ScenarioConverter implements picocli.CommandLine.ITypeConverter<Scenario> {
+    static final class ScenarioConverter implements CommandLine.ITypeConverter<Scenario> {
         @Override
         public Scenario convert(String value) {
             for (Scenario s : Scenario.values()) if (s.label().equalsIgnoreCase(value) || s.name().equalsIgnoreCase(value)) return s;
-            throw new picocli.CommandLine.TypeConversionException("unknown scenario '" + value
+            throw new CommandLine.TypeConversionException("unknown scenario '" + value
                     + "'; one of create-delete, snapshot, clone, restore, group-snapshot, list, stage-publish, probe, mixed");
         }
     }

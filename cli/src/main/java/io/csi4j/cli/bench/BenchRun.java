@@ -28,6 +28,13 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.LinkOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Collection;
+import java.util.SplittableRandom;
+import java.util.concurrent.Semaphore;
 
 /**
  * One bench run: set-up, prefill, the measured phase on {@code concurrency} virtual threads, clean-up.
@@ -263,10 +270,10 @@ final class BenchRun {
     private void fill(Path file, long bytes, String name) {
         long start = System.nanoTime();
         byte[] block = new byte[1 << 20];
-        new java.util.SplittableRandom(name.hashCode()).nextBytes(block);
-        var buffer = java.nio.ByteBuffer.allocateDirect(block.length);
-        try (var channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.CREATE,
-                java.nio.file.StandardOpenOption.WRITE)) {
+        new SplittableRandom(name.hashCode()).nextBytes(block);
+        var buffer = ByteBuffer.allocateDirect(block.length);
+        try (var channel = FileChannel.open(file, StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE)) {
             for (long at = 0, n = 0; at < bytes; at += block.length, n++) {
                 buffer.clear();
                 buffer.put(block).putLong(0, n).flip();  // the block's number makes every block different
@@ -358,9 +365,9 @@ final class BenchRun {
         return failures;
     }
 
-    private void parallel(java.util.Collection<String> ids, Consumer<String> action) {
+    private void parallel(Collection<String> ids, Consumer<String> action) {
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
-            var limit = new java.util.concurrent.Semaphore(Math.max(1, settings.concurrency()));
+            var limit = new Semaphore(Math.max(1, settings.concurrency()));
             for (String id : List.copyOf(ids)) {
                 pool.submit(() -> {
                     limit.acquireUninterruptibly();
@@ -389,7 +396,7 @@ final class BenchRun {
     private static void removeEmptyDirectories(Path root, List<String> failures) {
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                if (Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) Files.delete(p);
+                if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) Files.delete(p);
             }
         } catch (IOException e) {
             failures.add("remove " + root + ": " + e);

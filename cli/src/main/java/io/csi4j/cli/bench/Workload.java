@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import io.grpc.StatusRuntimeException;
 
 /**
  * What one iteration of a scenario does. Each RPC goes through the worker's {@link Recorder}; a failed
@@ -159,7 +160,7 @@ sealed interface Workload {
                 group = r.call("CreateVolumeGroupSnapshot", () -> run.session().group().createVolumeGroupSnapshot(
                         CreateVolumeGroupSnapshotRequest.newBuilder().setName(name).addAllSourceVolumeIds(sources)
                                 .putAllSecrets(run.secrets()).build())).getGroupSnapshot();
-            } catch (io.grpc.StatusRuntimeException e) {
+            } catch (StatusRuntimeException e) {
                 if (BenchRun.mayHaveHappened(e)) run.ledger().uncertainGroupSnapshots.put(name, sources);
                 throw e;
             }
@@ -213,7 +214,7 @@ sealed interface Workload {
         try {
             snap = r.call("CreateSnapshot", () -> run.session().controller().createSnapshot(CreateSnapshotRequest.newBuilder()
                     .setName(name).setSourceVolumeId(source).putAllSecrets(run.secrets()).build()));
-        } catch (io.grpc.StatusRuntimeException e) {
+        } catch (StatusRuntimeException e) {
             if (BenchRun.mayHaveHappened(e)) run.ledger().uncertainSnapshots.put(name, source);
             throw e;
         }

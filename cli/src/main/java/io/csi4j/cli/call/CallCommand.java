@@ -19,6 +19,10 @@ import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
+import io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc;
+import io.csi4j.proto.addons.reclaimspace.ReclaimSpaceNodeGrpc;
+import io.csi4j.proto.csi.GroupControllerGrpc;
+import io.csi4j.proto.csi.NodeGrpc;
 
 /**
  * {@code csi4j call csi.v1.Controller/ListSnapshots '{"maxEntries":-1}'}: any unary RPC of CSI or CSI-Addons with
@@ -32,12 +36,12 @@ public final class CallCommand implements Callable<Integer> {
     private static final List<ServiceDescriptor> SERVICES = List.of(
             io.csi4j.proto.csi.IdentityGrpc.getServiceDescriptor(),
             io.csi4j.proto.csi.ControllerGrpc.getServiceDescriptor(),
-            io.csi4j.proto.csi.NodeGrpc.getServiceDescriptor(),
-            io.csi4j.proto.csi.GroupControllerGrpc.getServiceDescriptor(),
+            NodeGrpc.getServiceDescriptor(),
+            GroupControllerGrpc.getServiceDescriptor(),
             io.csi4j.proto.addons.identity.IdentityGrpc.getServiceDescriptor(),
             io.csi4j.proto.addons.volumegroup.ControllerGrpc.getServiceDescriptor(),
-            io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.getServiceDescriptor(),
-            io.csi4j.proto.addons.reclaimspace.ReclaimSpaceNodeGrpc.getServiceDescriptor(),
+            ReclaimSpaceControllerGrpc.getServiceDescriptor(),
+            ReclaimSpaceNodeGrpc.getServiceDescriptor(),
             ClusterStatusGrpc.getServiceDescriptor());
     /** Served on the CSI endpoint; every other service is CSI-Addons, on the addons endpoint. */
     private static final Set<String> ON_CSI_ENDPOINT = Set.of(ClusterStatusGrpc.SERVICE_NAME);

@@ -11,12 +11,13 @@ import java.util.Optional;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import io.csi4j.driver.storage.DataDir;
 
 /** Where to call, how long to wait, how to print: shared by every command that calls a plugin. */
 public final class ClientOptions {
     /** Where the CSI-Addons services are when only CSI_ENDPOINT is known: beside it, as {@code csi4j serve} does. */
     static final String ADDONS_ENV = "CSI_ADDONS_ENDPOINT";
-    static final String ADDONS_SOCKET = io.csi4j.driver.storage.DataDir.ADDONS_SOCKET;
+    static final String ADDONS_SOCKET = DataDir.ADDONS_SOCKET;
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;

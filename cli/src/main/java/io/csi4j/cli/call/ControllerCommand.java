@@ -11,6 +11,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import java.util.Optional;
+import java.util.TreeMap;
 
 /** {@code csi4j controller}: every RPC of the CSI Controller service. */
 @Command(name = "controller", description = "CSI Controller: volumes, snapshots, publication to nodes, capacity.")
@@ -187,7 +189,7 @@ public final class ControllerCommand {
         var req = ControllerModifyVolumeRequest.newBuilder().setVolumeId(volumeId).putAllMutableParameters(mutable).putAllSecrets(secrets.secrets());
         try (var s = client.csi()) {
             var r = s.controller().controllerModifyVolume(req.build());
-            client.output().show(r, View.line("modified volume " + volumeId + ": " + new java.util.TreeMap<>(mutable)));
+            client.output().show(r, View.line("modified volume " + volumeId + ": " + new TreeMap<>(mutable)));
         }
         return 0;
     }
@@ -256,12 +258,12 @@ public final class ControllerCommand {
 
     // ---- request pieces shared with node commands ----
 
-    static java.util.Optional<CapacityRange> range(Long required, Long limit) {
-        if (required == null && limit == null) return java.util.Optional.empty();
+    static Optional<CapacityRange> range(Long required, Long limit) {
+        if (required == null && limit == null) return Optional.empty();
         var r = CapacityRange.newBuilder();
         if (required != null) r.setRequiredBytes(required);
         if (limit != null) r.setLimitBytes(limit);
-        return java.util.Optional.of(r.build());
+        return Optional.of(r.build());
     }
 
     static Topology topology(String segments) {

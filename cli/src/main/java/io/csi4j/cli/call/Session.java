@@ -19,6 +19,8 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import io.csi4j.proto.csi.SnapshotMetadataGrpc;
+import io.grpc.stub.ClientCalls;
 
 /** One channel to a plugin; every stub it hands out carries a fresh deadline of {@code timeout}. */
 public final class Session implements AutoCloseable {
@@ -53,8 +55,8 @@ public final class Session implements AutoCloseable {
     }
 
     /** SnapshotMetadata streams: the deadline covers the whole stream. */
-    public io.csi4j.proto.csi.SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
-        return io.csi4j.proto.csi.SnapshotMetadataGrpc.newBlockingStub(channel).withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    public SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
+        return SnapshotMetadataGrpc.newBlockingStub(channel).withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     public io.csi4j.proto.addons.identity.IdentityGrpc.IdentityBlockingStub addonsIdentity() {
@@ -69,7 +71,7 @@ public final class Session implements AutoCloseable {
 
     /** Any unary call on this channel, with the session's deadline (for {@code csi4j call}). */
     public <Q, A> A call(MethodDescriptor<Q, A> method, Q request) {
-        return io.grpc.stub.ClientCalls.blockingUnaryCall(channel, method,
+        return ClientCalls.blockingUnaryCall(channel, method,
                 CallOptions.DEFAULT.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS), request);
     }
 

@@ -17,6 +17,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 /**
  * {@code csi4j snapshot}: the CSI SnapshotMetadata service (changed block tracking). Ranges are printed as they
@@ -64,8 +66,8 @@ public final class SnapshotCommand {
     }
 
     private static <M extends Message> void print(ClientOptions client, Iterator<M> messages,
-                                                  java.util.function.Function<M, List<BlockMetadata>> ranges,
-                                                  java.util.function.ToLongFunction<M> capacity, String what) {
+                                                  Function<M, List<BlockMetadata>> ranges,
+                                                  ToLongFunction<M> capacity, String what) {
         PrintWriter out = client.out();
         switch (client.output().format()) {
             // pretty like every other command's: one JSON document per response message, one after the other

@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.regex.Pattern;
+import java.util.Arrays;
 
 /**
  * A private certificate authority for the agent link, with the JDK alone: EC P-256 keys, ECDSA-SHA256
@@ -175,7 +176,7 @@ public final class CertificateAuthority {
         int algLen = header(spki, at);  // AlgorithmIdentifier
         at[0] += algLen;
         int bitsLen = header(spki, at); // BIT STRING
-        byte[] bits = java.util.Arrays.copyOfRange(spki, at[0] + 1, at[0] + bitsLen);
+        byte[] bits = Arrays.copyOfRange(spki, at[0] + 1, at[0] + bitsLen);
         return MessageDigest.getInstance("SHA-1").digest(bits);
     }
 

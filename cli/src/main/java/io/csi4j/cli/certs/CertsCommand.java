@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import java.nio.file.StandardCopyOption;
 
 /**
  * {@code csi4j certs}: the certificates of a cluster's agent link (docs/cluster.md): a private CA, one agent
@@ -145,7 +146,7 @@ public final class CertsCommand implements Callable<Integer> {
             Files.createFile(tmp);
         }
         Files.writeString(tmp, text, StandardCharsets.US_ASCII);
-        Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
     private static int usage(String message) {

@@ -20,6 +20,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
+import io.grpc.Status;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.SequencedMap;
 
 /**
  * The demo's steps, each one a CSI call (or a few) over the plugin's socket followed by a check of what it
@@ -43,7 +47,7 @@ final class Walkthrough {
     private int number;
     private int failed;
     // what exists, for the clean-up step: volume name -> id, and the node paths in use
-    private final java.util.SequencedMap<String, String> volumes = new LinkedHashMap<>();
+    private final SequencedMap<String, String> volumes = new LinkedHashMap<>();
     private final Map<String, Path> published = new LinkedHashMap<>();
     private final List<String> snapshots = new ArrayList<>();
     private String groupSnapshot;
@@ -231,7 +235,7 @@ final class Walkthrough {
                 csi.node().nodeExpandVolume(NodeExpandVolumeRequest.newBuilder().setVolumeId(id).setVolumePath(target.toString())
                         .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(EXPANDED)).setVolumeCapability(cap).build());
             } catch (StatusRuntimeException e) {
-                if (e.getStatus().getCode() != io.grpc.Status.Code.FAILED_PRECONDITION) throw e;
+                if (e.getStatus().getCode() != Status.Code.FAILED_PRECONDITION) throw e;
                 // the plugin cannot grow this filesystem while mounted (e.g. no CAP_SYS_RESOURCE for an
                 // online ext4 resize): it grows it at the next stage, so unpublish, unstage and stage again
                 unpublishAndUnstage("alpha");
@@ -351,9 +355,9 @@ final class Walkthrough {
     }
 
     private static void write(Path file, String text, boolean append) throws IOException {
-        try (var ch = java.nio.channels.FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        try (var ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 append ? StandardOpenOption.APPEND : StandardOpenOption.TRUNCATE_EXISTING)) {
-            ch.write(java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
+            ch.write(ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
             ch.force(true);
         }
     }

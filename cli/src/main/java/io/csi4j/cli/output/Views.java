@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
+import java.util.Locale;
 
 /** The table view of each CSI response: what a person wants to see first, in the order they want it. */
 public final class Views {
@@ -168,7 +169,7 @@ public final class Views {
         int unit = 0;
         while (unit < units.length - 1 && n >= 1L << (10 * (unit + 1))) unit++;
         if (unit == 0 || n % (1L << (10 * unit)) == 0) return ByteSize.format(n);
-        return String.format(java.util.Locale.ROOT, "%d (%.1f%s)", n, n / (double) (1L << (10 * unit)), units[unit]);
+        return String.format(Locale.ROOT, "%d (%.1f%s)", n, n / (double) (1L << (10 * unit)), units[unit]);
     }
 
     static String map(Map<String, String> m) {

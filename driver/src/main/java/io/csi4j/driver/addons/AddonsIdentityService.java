@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * CSI-Addons identity.Identity on the addons socket: the same name and version as csi.v1 Identity, and the
@@ -30,7 +31,7 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
     private final String name;
     private final String version;
     private final Map<String, String> manifest;
-    private final java.util.function.Supplier<GetCapabilitiesResponse> capabilities;
+    private final Supplier<GetCapabilitiesResponse> capabilities;
     private final BooleanSupplier ready;
 
     public AddonsIdentityService(String name, String version, Map<String, String> manifest,
@@ -40,7 +41,7 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
 
     /** @param capabilities asked at each GetCapabilities (a cluster controller: what its agents offer now) */
     public AddonsIdentityService(String name, String version, Map<String, String> manifest,
-                                 java.util.function.Supplier<GetCapabilitiesResponse> capabilities, BooleanSupplier ready) {
+                                 Supplier<GetCapabilitiesResponse> capabilities, BooleanSupplier ready) {
         this.name = name;
         this.version = version;
         this.manifest = Map.copyOf(manifest);

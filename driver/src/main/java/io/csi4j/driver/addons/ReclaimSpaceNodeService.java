@@ -7,6 +7,7 @@ import io.csi4j.proto.addons.reclaimspace.ReclaimSpaceNodeGrpc;
 import io.csi4j.proto.addons.reclaimspace.StorageConsumption;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
+import io.csi4j.driver.volume.SpaceUsage;
 
 /**
  * CSI-Addons reclaimspace.ReclaimSpaceNode: FITRIM of a staged or published filesystem volume. pre_usage and
@@ -21,7 +22,7 @@ public final class ReclaimSpaceNodeService extends ReclaimSpaceNodeGrpc.ReclaimS
 
     @Override
     public void nodeReclaimSpace(NodeReclaimSpaceRequest req, StreamObserver<NodeReclaimSpaceResponse> out) {
-        io.csi4j.driver.volume.SpaceUsage usage = node.reclaimSpace(req.getVolumeId(), Path.of(req.getVolumePath()));
+        SpaceUsage usage = node.reclaimSpace(req.getVolumeId(), Path.of(req.getVolumePath()));
         out.onNext(NodeReclaimSpaceResponse.newBuilder()
                 .setPreUsage(StorageConsumption.newBuilder().setUsageBytes(usage.before()))
                 .setPostUsage(StorageConsumption.newBuilder().setUsageBytes(usage.after())).build());

@@ -12,6 +12,7 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
+import io.csi4j.driver.storage.DataDir;
 
 /**
  * The driver's crash-safe record of what exists: one SQLite file in WAL mode whose write-ahead log is synced
@@ -25,7 +26,7 @@ import java.util.function.Function;
  */
 public final class Catalog extends CatalogTables implements AutoCloseable {
     /** The catalog's file name inside the driver's data directory. */
-    public static final String FILE_NAME = io.csi4j.driver.storage.DataDir.CATALOG;
+    public static final String FILE_NAME = DataDir.CATALOG;
     static final int READERS = 4;
 
     private final Path file;

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.sqlite.SQLiteConfig;
+import java.io.IOException;
 
 /**
  * The catalog's connections: one writer behind a lock (SQLite serializes writers anyway, and a
@@ -55,7 +56,7 @@ final class CatalogConnections implements AutoCloseable {
     private static Path realPath(Path file) throws SQLException {
         try {
             return file.toRealPath();  // SQLite keeps the WAL beside the real file
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new SQLException("cannot resolve " + file + ": " + e.getMessage(), e);
         }
     }

@@ -23,6 +23,11 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import io.csi4j.proto.addons.identity.GetCapabilitiesRequest;
+import io.csi4j.proto.cluster.NodeAgentGrpc;
+import io.csi4j.proto.csi.GetPluginCapabilitiesRequest;
+import io.csi4j.proto.csi.PluginCapability;
+import io.csi4j.proto.csi.SnapshotMetadataGrpc;
 
 /**
  * One node agent as the controller sees it: a mutual-TLS channel to its agent endpoint and the node id it
@@ -133,10 +138,10 @@ public final class Agent implements AutoCloseable {
             nodeId = node;
             version = info.getVendorVersion();
             snapshotMetadata = IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .getPluginCapabilities(io.csi4j.proto.csi.GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
-                    .stream().anyMatch(c -> c.getService().getType() == io.csi4j.proto.csi.PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE);
+                    .getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
+                    .stream().anyMatch(c -> c.getService().getType() == PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE);
             addonsCapabilities = io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .getCapabilities(io.csi4j.proto.addons.identity.GetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
+                    .getCapabilities(GetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
             problem = null;
             answered();
             return true;
@@ -214,12 +219,12 @@ public final class Agent implements AutoCloseable {
     }
 
     /** A stream's stub: the call deadline bounds the whole stream (and the CO's own deadline, when shorter). */
-    public io.csi4j.proto.csi.SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
-        return io.csi4j.proto.csi.SnapshotMetadataGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
+    public SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
+        return SnapshotMetadataGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
     }
 
-    public io.csi4j.proto.cluster.NodeAgentGrpc.NodeAgentBlockingStub nodeAgent() {
-        return io.csi4j.proto.cluster.NodeAgentGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
+    public NodeAgentGrpc.NodeAgentBlockingStub nodeAgent() {
+        return NodeAgentGrpc.newBlockingStub(channel).withDeadlineAfter(callTimeout);
     }
 
     private static String describeFailure(StatusRuntimeException e) {

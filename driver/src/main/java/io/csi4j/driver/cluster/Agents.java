@@ -15,6 +15,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.logging.Logger;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The node directory of the cluster controller: which agent serves which node. Agents are found from a list
@@ -104,7 +107,7 @@ public final class Agents implements AutoCloseable {
             if (!agent.identify()) LOG.fine(() -> "agents: " + agent.describe() + " does not answer: " + agent.problem());
             return null;
         });
-        java.util.Set<String> claimed = new java.util.HashSet<>();
+        Set<String> claimed = new HashSet<>();
         seen.values().forEach(a -> { if (a.nodeId() != null) claimed.add(a.nodeId()); });
         byAddress.entrySet().removeIf(e -> {
             Agent agent = e.getValue();
@@ -222,7 +225,7 @@ public final class Agents implements AutoCloseable {
         }
     }
 
-    private final java.util.concurrent.atomic.AtomicBoolean backgroundRefresh = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean backgroundRefresh = new AtomicBoolean();
 
     /**
      * A call found an agent silent: resolve the names again and ask every agent which node it is, without making

@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import io.csi4j.proto.cluster.Copy;
+import io.csi4j.proto.cluster.ListCopiesRequest;
 
 /**
  * The controller's side of csi4j.cluster.v1.ClusterStatus: every agent it knows, with what it said last and
@@ -31,7 +33,7 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
     public void getClusterStatus(GetClusterStatusRequest req, StreamObserver<GetClusterStatusResponse> out) {
         List<Agent> all = agents.all();
         Map<Agent, Long> capacity = new ConcurrentHashMap<>();
-        Map<Agent, List<io.csi4j.proto.cluster.Copy>> copies = new ConcurrentHashMap<>();
+        Map<Agent, List<Copy>> copies = new ConcurrentHashMap<>();
         Fanout.each(all.stream().filter(a -> a.nodeId() != null).toList(), agent -> {
             try {
                 var answer = agent.call(a -> a.controller().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS, TimeUnit.SECONDS)
@@ -39,7 +41,7 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
                                 .putSegments(DriverConfig.TOPOLOGY_KEY, a.topologyValue())).build()));
                 capacity.put(agent, answer.getAvailableCapacity());
                 copies.put(agent, agent.call(a -> a.nodeAgent().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS, TimeUnit.SECONDS)
-                        .listCopies(io.csi4j.proto.cluster.ListCopiesRequest.getDefaultInstance())).getCopiesList());
+                        .listCopies(ListCopiesRequest.getDefaultInstance())).getCopiesList());
             } catch (RuntimeException e) {
                 // silent (the agent now says so) or an error: no capacity this time
             }

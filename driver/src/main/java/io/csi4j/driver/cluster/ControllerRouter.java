@@ -12,6 +12,12 @@ import io.grpc.stub.StreamObserver;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import com.google.protobuf.Int64Value;
+import io.csi4j.driver.id.ObjectId;
+import io.csi4j.proto.cluster.ImportVolumeRequest;
+import io.csi4j.proto.cluster.PeerAgent;
+import io.csi4j.sdk.CsiException;
+import io.grpc.Status;
 
 /** csi.v1.Controller of the cluster controller: every call goes to the node that owns it, lists are merged. */
 public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
@@ -38,8 +44,8 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
             }
             // a copy between nodes: the target agent pulls the data from the source's (call() waits, off the loop)
             Agent source = route.copyFrom();
-            var copy = io.csi4j.proto.cluster.ImportVolumeRequest.newBuilder().setRequest(req)
-                    .setSourceNode(io.csi4j.proto.cluster.PeerAgent.newBuilder().setNodeId(source.nodeId())
+            var copy = ImportVolumeRequest.newBuilder().setRequest(req)
+                    .setSourceNode(PeerAgent.newBuilder().setNodeId(source.nodeId())
                             .setAddress(source.address()).setAuthority(source.authority()))
                     .build();
             reply(out, route.target().call(a -> a.nodeAgent().importVolume(copy)).getResponse());
@@ -58,10 +64,10 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
 
     private void publish(ControllerPublishVolumeRequest req, StreamObserver<ControllerPublishVolumeResponse> out) {
         Agent owner = volume(req.getVolumeId());
-        boolean ours = io.csi4j.driver.id.ObjectId.parse(Kind.VOLUME, req.getVolumeId()).isPresent();
+        boolean ours = ObjectId.parse(Kind.VOLUME, req.getVolumeId()).isPresent();
         // a local volume is reachable from its own node only; its agent would not know the other node at all
         if (ours && !req.getNodeId().equals(owner.nodeId()) && agents.nodes().stream().anyMatch(a -> a.nodeId().equals(req.getNodeId()))) {
-            throw io.csi4j.sdk.CsiException.failedPrecondition("volume " + req.getVolumeId() + " lives on node '" + owner.nodeId()
+            throw CsiException.failedPrecondition("volume " + req.getVolumeId() + " lives on node '" + owner.nodeId()
                     + "' and is accessible from that node only (its accessible_topology); it cannot be published to node '"
                     + req.getNodeId() + "'");
         }
@@ -128,7 +134,7 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
             if (answer.hasMaximumVolumeSize()) maximum = Math.max(maximum, answer.getMaximumVolumeSize().getValue());
         }
         var response = GetCapacityResponse.newBuilder().setAvailableCapacity(sum);
-        if (maximum > 0) response.setMaximumVolumeSize(com.google.protobuf.Int64Value.of(maximum));
+        if (maximum > 0) response.setMaximumVolumeSize(Int64Value.of(maximum));
         reply(out, response.build());
     }
 
@@ -160,8 +166,8 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
             nodes = !req.getSnapshotId().isEmpty() ? List.of(snapshot(req.getSnapshotId()))
                     : !req.getSourceVolumeId().isEmpty() ? List.of(volume(req.getSourceVolumeId()))
                     : null;
-        } catch (io.csi4j.sdk.CsiException e) {
-            if (e.code() != io.grpc.Status.Code.NOT_FOUND) throw e;
+        } catch (CsiException e) {
+            if (e.code() != Status.Code.NOT_FOUND) throw e;
             reply(out, ListSnapshotsResponse.getDefaultInstance());  // the spec: no match is an empty list, not an error
             return;
         }

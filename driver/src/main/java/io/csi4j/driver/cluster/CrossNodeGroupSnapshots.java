@@ -23,6 +23,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.logging.Logger;
+import io.grpc.StatusRuntimeException;
+import java.util.Comparator;
 
 /**
  * Group snapshots whose members live on several nodes, write-order consistent across them: every node
@@ -104,7 +106,7 @@ final class CrossNodeGroupSnapshots {
             try {
                 return a.groupController().getVolumeGroupSnapshot(GetVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(id).build())
                         .getGroupSnapshot();
-            } catch (io.grpc.StatusRuntimeException e) {
+            } catch (StatusRuntimeException e) {
                 if (e.getStatus().getCode() == Status.Code.NOT_FOUND) return null;  // no part on that node
                 throw e;
             }
@@ -133,9 +135,9 @@ final class CrossNodeGroupSnapshots {
     private static VolumeGroupSnapshot merge(String id, List<String> sources, List<VolumeGroupSnapshot> parts) {
         List<Snapshot> members = new ArrayList<>();
         parts.forEach(p -> members.addAll(p.getSnapshotsList()));
-        if (!sources.isEmpty()) members.sort(java.util.Comparator.comparingInt(s -> sources.indexOf(s.getSourceVolumeId())));
+        if (!sources.isEmpty()) members.sort(Comparator.comparingInt(s -> sources.indexOf(s.getSourceVolumeId())));
         Timestamp latest = parts.stream().map(VolumeGroupSnapshot::getCreationTime)
-                .max(java.util.Comparator.comparingLong(Timestamp::getSeconds).thenComparingInt(Timestamp::getNanos)).orElseThrow();
+                .max(Comparator.comparingLong(Timestamp::getSeconds).thenComparingInt(Timestamp::getNanos)).orElseThrow();
         return VolumeGroupSnapshot.newBuilder().setGroupSnapshotId(id).addAllSnapshots(members).setCreationTime(latest)
                 .setReadyToUse(parts.stream().allMatch(VolumeGroupSnapshot::getReadyToUse)).build();
     }

@@ -3,6 +3,10 @@ package io.csi4j.driver.cluster;
 import io.csi4j.sdk.CsiException;
 import java.util.ArrayList;
 import java.util.List;
+import io.grpc.Context;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * One page of a list merged across nodes: nodes in node-id order, each node's entries in its own order.
@@ -105,10 +109,10 @@ final class MergedListing {
         int last = Math.min(nodes.size(), first + AHEAD);
         if (last - first < 2) return;  // one node: the caller asks it, exactly as it would have
         int room = page.limit - page.entries.size();
-        List<java.util.concurrent.Future<Slice<E>>> answers = new ArrayList<>();
-        var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
+        List<Future<Slice<E>>> answers = new ArrayList<>();
+        var executor = Executors.newVirtualThreadPerTaskExecutor();
         try {
-            io.grpc.Context context = io.grpc.Context.current();
+            Context context = Context.current();
             for (int i = first; i < last; i++) {
                 Agent node = nodes.get(i);
                 int ask = i == first ? room : 1;  // what only an empty chain would have needed whole
@@ -118,7 +122,7 @@ final class MergedListing {
                 Slice<E> slice;
                 try {
                     slice = answers.get(i).get();
-                } catch (java.util.concurrent.ExecutionException e) {
+                } catch (ExecutionException e) {
                     if (e.getCause() instanceof RuntimeException r) throw r;
                     throw new IllegalStateException(e.getCause());
                 } catch (InterruptedException e) {

@@ -5,6 +5,7 @@ import io.csi4j.sdk.CsiException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.ArrayList;
 
 /** Which agent a request goes to, from the ids in it. */
 final class Owners {
@@ -54,14 +55,14 @@ final class Owners {
 
     private Map<Agent, List<String>> byNode(ObjectId.Kind kind, List<String> ids, String what, Agent whenNoneOurs) {
         Map<Agent, List<String>> byNode = new LinkedHashMap<>();
-        List<String> foreign = new java.util.ArrayList<>();
+        List<String> foreign = new ArrayList<>();
         for (String id : ids) {
             if (ObjectId.parse(kind, id).isEmpty()) foreign.add(id);
-            else byNode.computeIfAbsent(of(kind, id, what), a -> new java.util.ArrayList<>()).add(id);
+            else byNode.computeIfAbsent(of(kind, id, what), a -> new ArrayList<>()).add(id);
         }
         if (!foreign.isEmpty()) {
             Agent home = !byNode.isEmpty() ? byNode.keySet().iterator().next() : whenNoneOurs != null ? whenNoneOurs : agents.any();
-            byNode.computeIfAbsent(home, a -> new java.util.ArrayList<>()).addAll(foreign);
+            byNode.computeIfAbsent(home, a -> new ArrayList<>()).addAll(foreign);
         }
         return byNode;
     }

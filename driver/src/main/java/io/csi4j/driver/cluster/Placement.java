@@ -14,11 +14,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import io.csi4j.proto.cluster.FindVolumeRequest;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.TreeMap;
 
 /** Chooses the node a new volume (or an empty volume group) goes to. */
 final class Placement {
     /** Placement asks every node; one that does not answer within this is passed over, not waited for. */
-    static final java.time.Duration PROBE_TIMEOUT = java.time.Duration.ofSeconds(10);
+    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(10);
 
     private final Agents agents;
 
@@ -64,7 +68,7 @@ final class Placement {
      */
     private Optional<Agent> withName(String name) {
         var answers = Fanout.all(agents.nodes(), a -> a.nodeAgent().withDeadlineAfter(PROBE_TIMEOUT)
-                .findVolume(io.csi4j.proto.cluster.FindVolumeRequest.newBuilder().setName(name).build()).getVolumeId());
+                .findVolume(FindVolumeRequest.newBuilder().setName(name).build()).getVolumeId());
         return answers.results().entrySet().stream().filter(e -> !e.getValue().isEmpty()).map(Map.Entry::getKey).findFirst();
     }
 
@@ -76,8 +80,8 @@ final class Placement {
                 .addAllVolumeCapabilities(capabilities).putAllParameters(parameters)
                 .setAccessibleTopology(Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, a.topologyValue()))
                 .build()).getAvailableCapacity());
-        Map<String, Long> byNode = new java.util.TreeMap<>();
-        Map<String, Agent> agentOf = new java.util.HashMap<>();
+        Map<String, Long> byNode = new TreeMap<>();
+        Map<String, Agent> agentOf = new HashMap<>();
         answers.results().forEach((agent, available) -> { byNode.put(agent.nodeId(), available); agentOf.put(agent.nodeId(), agent); });
         if (byNode.isEmpty()) throw CsiException.unavailable("no node answers: " + String.join("; ", answers.silent()));
         return agentOf.get(roomiest(byNode));

@@ -11,6 +11,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.Iterator;
 import java.util.function.Function;
+import io.csi4j.sdk.CsiException;
 
 /**
  * csi.v1.SnapshotMetadata of the cluster controller: each stream goes to the node that holds the snapshot (a delta's
@@ -50,7 +51,7 @@ public final class SnapshotMetadataRouter extends SnapshotMetadataGrpc.SnapshotM
             throw node.translate(e);    // errors of a stream surface as it is read
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw io.csi4j.sdk.CsiException.aborted("interrupted while relaying the stream of " + node);
+            throw CsiException.aborted("interrupted while relaying the stream of " + node);
         }
     }
 }

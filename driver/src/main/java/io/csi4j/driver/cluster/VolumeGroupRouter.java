@@ -7,6 +7,9 @@ import io.csi4j.proto.addons.volumegroup.*;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
 import java.util.Map;
+import io.csi4j.driver.group.VolumeGroups;
+import io.csi4j.sdk.CsiException;
+import java.util.Optional;
 
 /**
  * CSI-Addons volumegroup.Controller of the cluster controller. A group lives on its members' node (one node
@@ -49,7 +52,7 @@ public final class VolumeGroupRouter extends ControllerGrpc.ControllerImplBase {
             // ids not of our shape exist nowhere: the group's node answers NOT_FOUND for them
             Agent members = owners.common(Kind.VOLUME, req.getVolumeIdsList(), "volume", "volume group", node);
             if (members != node) {
-                throw io.csi4j.sdk.CsiException.failedPrecondition("volume group " + req.getVolumeGroupId() + " lives on node '"
+                throw CsiException.failedPrecondition("volume group " + req.getVolumeGroupId() + " lives on node '"
                         + node.nodeId() + "', the volumes on node '" + members.nodeId() + "'; a group's members must be on its node");
             }
         }
@@ -82,14 +85,14 @@ public final class VolumeGroupRouter extends ControllerGrpc.ControllerImplBase {
      * asked, page by page: only for an empty group's creation, which is rare, and without it a retry could make
      * a second group on another node.
      */
-    private java.util.Optional<Agent> withName(String name) {
+    private Optional<Agent> withName(String name) {
         agents.requireAllIdentified("CreateVolumeGroup without volumes (it looks for a group of that name on every node)");
         var found = Fanout.all(agents.nodes(), agent -> {
             String token = "";
             do {
                 var page = agent.volumeGroups().listVolumeGroups(ListVolumeGroupsRequest.newBuilder().setStartingToken(token).build());
                 for (var entry : page.getEntriesList()) {
-                    if (name.equals(entry.getVolumeGroup().getVolumeGroupContextMap().get(io.csi4j.driver.group.VolumeGroups.CONTEXT_NAME))) {
+                    if (name.equals(entry.getVolumeGroup().getVolumeGroupContextMap().get(VolumeGroups.CONTEXT_NAME))) {
                         return true;
                     }
                 }

@@ -18,6 +18,8 @@ import io.csi4j.sdk.paging.PageTokens;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
 import java.util.Optional;
+import com.google.protobuf.Int64Value;
+import io.csi4j.driver.DriverConfig;
 
 /** csi.v1.Controller: maps wire messages to {@link Volumes} / {@link Snapshots} and back. */
 public final class ControllerService extends ControllerGrpc.ControllerImplBase {
@@ -132,13 +134,13 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     @Override
     public void getCapacity(GetCapacityRequest req, StreamObserver<GetCapacityResponse> out) {
         var response = GetCapacityResponse.newBuilder();
-        String topologyValue = io.csi4j.driver.DriverConfig.topologyValue(nodeId);
+        String topologyValue = DriverConfig.topologyValue(nodeId);
         String node = req.hasAccessibleTopology()
-                ? req.getAccessibleTopology().getSegmentsMap().getOrDefault(io.csi4j.driver.DriverConfig.TOPOLOGY_KEY, topologyValue)
+                ? req.getAccessibleTopology().getSegmentsMap().getOrDefault(DriverConfig.TOPOLOGY_KEY, topologyValue)
                 : topologyValue;
         if (node.equals(topologyValue)) {
             response.setAvailableCapacity(volumes.availableCapacity(WireMapping.capabilities(req.getVolumeCapabilitiesList())))
-                    .setMaximumVolumeSize(com.google.protobuf.Int64Value.of(volumes.maximumVolumeSize()));
+                    .setMaximumVolumeSize(Int64Value.of(volumes.maximumVolumeSize()));
         }
         reply(out, response.build());
     }

@@ -10,6 +10,8 @@ import io.csi4j.sdk.capability.Capabilities;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
 import java.util.Optional;
+import io.csi4j.sdk.CsiException;
+import java.nio.file.InvalidPathException;
 
 /** csi.v1.Node: maps wire messages to {@link NodeVolumes} and back. */
 public final class NodeService extends NodeGrpc.NodeImplBase {
@@ -95,8 +97,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private static Path path(String field, String value) {
         try {
             return Path.of(value);
-        } catch (java.nio.file.InvalidPathException e) {
-            throw io.csi4j.sdk.CsiException.invalidArgument(field + " is not a valid path: " + e.getReason());
+        } catch (InvalidPathException e) {
+            throw CsiException.invalidArgument(field + " is not a valid path: " + e.getReason());
         }
     }
 }

@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Wire messages to domain records and back; the only place (with the services) that knows both. The helpers every
@@ -88,7 +89,7 @@ public final class WireMapping {
     }
 
     /** Topology messages are immutable and every volume of a node has the same one: built once per node. */
-    private static final Map<String, Topology> TOPOLOGIES = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final Map<String, Topology> TOPOLOGIES = new ConcurrentHashMap<>();
 
     static Topology topology(String nodeId) {
         return TOPOLOGIES.computeIfAbsent(nodeId, n -> Topology.newBuilder()

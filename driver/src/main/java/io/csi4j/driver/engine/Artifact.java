@@ -5,6 +5,7 @@ import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * What an artifact on disk is, as written in its sidecar ({@code <id>.meta}, one flat JSON object)
@@ -26,8 +27,8 @@ public record Artifact(String id, Kind kind, String engine, long sizeBytes, Acce
         public static final Label NONE = new Label("", "");
 
         public Label {
-            java.util.Objects.requireNonNull(name, "name");
-            java.util.Objects.requireNonNull(group, "group");
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(group, "group");
         }
     }
 

@@ -21,6 +21,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.NoSuchFileException;
 
 /**
  * Node-side mount plumbing both engines share: publishing a directory or a device node by bind
@@ -124,7 +126,7 @@ public final class Binds {
         try {
             Files.createDirectories(target.getParent());
             if (PoolLayout.type(target) == PoolLayout.EntryType.MISSING) Files.createFile(target);
-        } catch (java.nio.file.FileAlreadyExistsException ignored) {
+        } catch (FileAlreadyExistsException ignored) {
             // a concurrent or earlier publish made it
         } catch (IOException e) {
             throw new UncheckedIOException("creating " + target, e);
@@ -180,7 +182,7 @@ public final class Binds {
                 }
                 default -> { }
             }
-        } catch (DirectoryNotEmptyException | java.nio.file.NoSuchFileException e) {
+        } catch (DirectoryNotEmptyException | NoSuchFileException e) {
             // not ours to empty, or gone already
         } catch (IOException e) {
             throw new UncheckedIOException("removing " + target, e);

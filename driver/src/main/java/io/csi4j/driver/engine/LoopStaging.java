@@ -25,6 +25,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import io.csi4j.driver.os.Trim;
 
 /**
  * The node side of the image engine: attaching images to loop devices, formatting and mounting
@@ -348,7 +349,7 @@ public final class LoopStaging {
         if (FileStat.of(volumePath).isBlockDevice() || !Binds.isLoopOf(mount, image)) {
             throw StorageException.notFound(volumePath + " is not a filesystem of volume " + volumeId);
         }
-        io.csi4j.driver.os.Trim.filesystem(volumePath);
+        Trim.filesystem(volumePath);
     }
 
     public VolumeStats stats(String volumeId, Path image, Path volumePath) {

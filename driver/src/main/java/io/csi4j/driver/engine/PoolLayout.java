@@ -25,6 +25,8 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import java.nio.file.FileAlreadyExistsException;
+import java.util.function.UnaryOperator;
 
 /**
  * Where artifacts live inside a pool, and the only way an id from outside becomes a path:
@@ -69,7 +71,7 @@ public final class PoolLayout {
             try {
                 Files.createDirectory(dir);
                 Durable.fsyncDirectory(root);
-            } catch (java.nio.file.FileAlreadyExistsException e) {
+            } catch (FileAlreadyExistsException e) {
                 if (type(dir) != EntryType.DIRECTORY) {
                     throw new IllegalStateException(dir + " is not a directory (symlink or file); refusing this pool");
                 }
@@ -154,7 +156,7 @@ public final class PoolLayout {
         try {
             Files.createDirectory(replicas);
             Durable.fsyncDirectory(root);
-        } catch (java.nio.file.FileAlreadyExistsException e) {
+        } catch (FileAlreadyExistsException e) {
             if (type(replicas) != EntryType.DIRECTORY) throw new IllegalStateException(replicas + " is not a directory; refusing it");
         } catch (IOException e) {
             throw new UncheckedIOException("creating " + replicas, e);
@@ -433,7 +435,7 @@ public final class PoolLayout {
     }
 
     /** Rewrites the sidecar if the artifact (of {@code type}) and its sidecar still exist; false if not. */
-    public boolean rewriteSidecar(Artifact.Kind kind, String id, EntryType type, java.util.function.UnaryOperator<Artifact> change) {
+    public boolean rewriteSidecar(Artifact.Kind kind, String id, EntryType type, UnaryOperator<Artifact> change) {
         return locks.locked(id, () -> {
             if (!exists(kind, id, type)) return false;
             Optional<Artifact> current = readSidecar(kind, id);

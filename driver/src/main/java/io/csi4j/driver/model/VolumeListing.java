@@ -1,6 +1,7 @@
 package io.csi4j.driver.model;
 
 import java.util.Objects;
+import java.util.Map;
 
 /**
  * What a listing of volumes shows of each (ListVolumes): the columns a page reads and nothing more. A page
@@ -17,7 +18,7 @@ public record VolumeListing(String id, long capacityBytes, VolumeKind kind, Stri
     }
 
     /** The volume_context the wire shows of this volume. */
-    public java.util.Map<String, String> context() {
+    public Map<String, String> context() {
         return VolumeContext.of(kind, fsType);
     }
 }

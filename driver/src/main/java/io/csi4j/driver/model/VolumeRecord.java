@@ -47,7 +47,7 @@ public record VolumeRecord(
     }
 
     /** The volume_context the wire shows of this volume. */
-    public java.util.Map<String, String> context() {
+    public Map<String, String> context() {
         return VolumeContext.of(kind, fsType);
     }
 }

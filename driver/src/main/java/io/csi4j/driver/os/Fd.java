@@ -1,6 +1,7 @@
 package io.csi4j.driver.os;
 
 import java.nio.file.Path;
+import java.lang.foreign.MemorySegment;
 
 /** An open file descriptor and the path it was opened from (for error messages). */
 record Fd(int fd, Path path) implements AutoCloseable {
@@ -17,7 +18,7 @@ record Fd(int fd, Path path) implements AutoCloseable {
         return Libc.ioctl(fd, request, arg, call, path);
     }
 
-    int ioctl(long request, java.lang.foreign.MemorySegment arg, String call) {
+    int ioctl(long request, MemorySegment arg, String call) {
         return Libc.ioctl(fd, request, arg, call, path);
     }
 

@@ -1,6 +1,7 @@
 package io.csi4j.driver.os;
 
 import java.util.concurrent.atomic.AtomicReference;
+import java.nio.file.Path;
 
 /**
  * Runs work in a mount namespace of its own: a new platform thread unshares its mount namespace
@@ -19,7 +20,7 @@ public final class PrivateMounts {
         Thread thread = Thread.ofPlatform().name(name).unstarted(() -> {
             try {
                 Libc.unshare(CLONE_NEWNS, "unshare(CLONE_NEWNS)");
-                Mounts.setPropagation(java.nio.file.Path.of("/"), Propagation.PRIVATE, true);
+                Mounts.setPropagation(Path.of("/"), Propagation.PRIVATE, true);
                 work.run();
             } catch (Throwable t) {
                 failure.set(t);

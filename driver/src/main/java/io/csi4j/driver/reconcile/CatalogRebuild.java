@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import io.csi4j.driver.os.Durable;
 
 /**
  * What {@code csi4j fsck} does: compares the catalog with the pool, and rebuilds a missing or damaged
@@ -157,7 +158,7 @@ public final class CatalogRebuild {
         }
         Optional<Path> aside = moveAside(file);
         try {
-            io.csi4j.driver.os.Durable.atomicRename(fresh, file);
+            Durable.atomicRename(fresh, file);
         } catch (RuntimeException e) {
             throw new CatalogException("the rebuilt catalog is in " + fresh + " but could not be renamed to " + file
                     + ": " + e.getMessage(), e);

@@ -8,6 +8,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
 
 /**
  * Per-method call counters, status codes and a latency histogram, rendered in the Prometheus text format
@@ -20,10 +23,10 @@ public final class CallMetrics {
 
     private final Map<String, MethodStats> methods = new ConcurrentHashMap<>();
     /** Metrics a plugin keeps itself (in the text format), appended to the gRPC ones. */
-    private final java.util.List<java.util.function.Supplier<String>> extra = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Supplier<String>> extra = new CopyOnWriteArrayList<>();
 
     /** Adds a plugin's own metrics, rendered in the Prometheus text format at every scrape. */
-    public void include(java.util.function.Supplier<String> prometheusText) {
+    public void include(Supplier<String> prometheusText) {
         extra.add(prometheusText);
     }
 

@@ -23,6 +23,10 @@ import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
 import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
 import java.util.ArrayList;
 import java.util.List;
+import io.csi4j.proto.addons.reclaimspace.ControllerReclaimSpaceRequest;
+import io.csi4j.proto.addons.reclaimspace.NodeReclaimSpaceRequest;
+import io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc;
+import io.csi4j.proto.addons.reclaimspace.ReclaimSpaceNodeGrpc;
 
 /**
  * The default keys of the {@link InFlightGuard} for every mutating CSI and CSI-Addons RPC. Reads (List*, Get*,
@@ -74,10 +78,10 @@ public final class CsiKeys {
                     return keys;
                 });
         // one reclaim per volume at a time (the CSI-Addons "operation pending" row answers ABORTED)
-        b.key(io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.getControllerReclaimSpaceMethod(),
-                (io.csi4j.proto.addons.reclaimspace.ControllerReclaimSpaceRequest r) -> List.of(volume(r.getVolumeId())));
-        b.key(io.csi4j.proto.addons.reclaimspace.ReclaimSpaceNodeGrpc.getNodeReclaimSpaceMethod(),
-                (io.csi4j.proto.addons.reclaimspace.NodeReclaimSpaceRequest r) -> List.of(nodeVolume(r.getVolumeId())));
+        b.key(ReclaimSpaceControllerGrpc.getControllerReclaimSpaceMethod(),
+                (ControllerReclaimSpaceRequest r) -> List.of(volume(r.getVolumeId())));
+        b.key(ReclaimSpaceNodeGrpc.getNodeReclaimSpaceMethod(),
+                (NodeReclaimSpaceRequest r) -> List.of(nodeVolume(r.getVolumeId())));
         b.key(io.csi4j.proto.addons.volumegroup.ControllerGrpc.getDeleteVolumeGroupMethod(),
                 (DeleteVolumeGroupRequest r) -> List.of(volumeGroup(r.getVolumeGroupId())));
         b.key(io.csi4j.proto.addons.volumegroup.ControllerGrpc.getModifyVolumeGroupMembershipMethod(),

@@ -16,6 +16,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Descriptors;
+import java.util.HashSet;
 
 /**
  * Checks a CSI message against the spec's field requirements ({@link CsiRules}): REQUIRED fields at any
@@ -29,7 +32,7 @@ public final class SpecValidator {
 
     private final Map<String, Rules> byMessage = new HashMap<>();
     /** The REQUIRED fields of the table that {@link CsiRules#REQUIRED_BUT_EMPTY_ACCEPTED} exempts. */
-    private final Set<String> acceptedEmpty = new java.util.HashSet<>();
+    private final Set<String> acceptedEmpty = new HashSet<>();
     private final Set<String> services;
     private final Set<String> methods;
 
@@ -218,8 +221,8 @@ public final class SpecValidator {
         return switch (f.getJavaType()) {
             case MESSAGE -> !message.hasField(f);
             case STRING -> ((String) message.getField(f)).isEmpty();
-            case BYTE_STRING -> ((com.google.protobuf.ByteString) message.getField(f)).isEmpty();
-            case ENUM -> ((com.google.protobuf.Descriptors.EnumValueDescriptor) message.getField(f)).getNumber() == 0;
+            case BYTE_STRING -> ((ByteString) message.getField(f)).isEmpty();
+            case ENUM -> ((Descriptors.EnumValueDescriptor) message.getField(f)).getNumber() == 0;
             // proto3 cannot tell an unset bool or number from its default, which is a valid value
             default -> false;
         };

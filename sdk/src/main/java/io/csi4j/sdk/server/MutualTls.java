@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import io.netty.handler.ssl.OpenSsl;
 
 /**
  * Mutual TLS from PEM files: this side's certificate chain and PKCS#8 private key, and the CA that signs the
@@ -28,8 +29,8 @@ public record MutualTls(Path certificate, Path privateKey, Path ca) {
      * else {@code JDK}, with the reason. {@code -Dio.netty.handler.ssl.noOpenSsl=true} chooses the JDK's.
      */
     public static String engine() {
-        if (io.netty.handler.ssl.OpenSsl.isAvailable()) return "OpenSSL";
-        Throwable why = io.netty.handler.ssl.OpenSsl.unavailabilityCause();
+        if (OpenSsl.isAvailable()) return "OpenSSL";
+        Throwable why = OpenSsl.unavailabilityCause();
         return "JDK" + (why == null || Boolean.getBoolean("io.netty.handler.ssl.noOpenSsl") ? "" : " (OpenSSL: " + why.getMessage() + ")");
     }
 

@@ -40,6 +40,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import io.csi4j.sdk.interceptor.MalformedRequests;
+import java.net.InetAddress;
 
 /**
  * Serves gRPC services of a CSI plugin on one or more endpoints (typically the CSI socket and the
@@ -173,7 +175,7 @@ public final class PluginServer implements AutoCloseable {
             });
         }
         for (ServerServiceDefinition service : listener.services()) {
-            builder.addService(io.csi4j.sdk.interceptor.MalformedRequests.reject(ServerInterceptors.interceptForward(service, interceptors)));
+            builder.addService(MalformedRequests.reject(ServerInterceptors.interceptForward(service, interceptors)));
         }
         return builder.build();
     }
@@ -309,7 +311,7 @@ public final class PluginServer implements AutoCloseable {
             throw new IllegalArgumentException("address '" + text + "' has no valid port");
         }
         // no host: loopback, as for tcp://:port endpoints; exposing metrics to the network takes naming a host
-        return host.isEmpty() ? new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), Integer.parseInt(port))
+        return host.isEmpty() ? new InetSocketAddress(InetAddress.getLoopbackAddress(), Integer.parseInt(port))
                 : new InetSocketAddress(host, Integer.parseInt(port));
     }
 

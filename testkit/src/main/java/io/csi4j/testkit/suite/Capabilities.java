@@ -5,6 +5,7 @@ import io.csi4j.proto.csi.GroupControllerServiceCapability;
 import io.csi4j.proto.csi.NodeServiceCapability;
 import io.csi4j.proto.csi.PluginCapability;
 import java.util.Set;
+import io.csi4j.proto.addons.identity.Capability;
 
 /**
  * What the plugin advertised when the run began: the plan is derived from it. {@code addons} is true
@@ -17,8 +18,8 @@ public record Capabilities(
         Set<NodeServiceCapability.RPC.Type> node,
         Set<GroupControllerServiceCapability.RPC.Type> group,
         boolean addons,
-        Set<io.csi4j.proto.addons.identity.Capability.Service.Type> addonsServices,
-        Set<io.csi4j.proto.addons.identity.Capability.VolumeGroup.Type> volumeGroup) {
+        Set<Capability.Service.Type> addonsServices,
+        Set<Capability.VolumeGroup.Type> volumeGroup) {
 
     public Capabilities {
         plugin = Set.copyOf(plugin);
@@ -35,7 +36,7 @@ public record Capabilities(
     public boolean has(ControllerServiceCapability.RPC.Type type) { return controller.contains(type); }
     public boolean has(NodeServiceCapability.RPC.Type type) { return node.contains(type); }
     public boolean has(GroupControllerServiceCapability.RPC.Type type) { return group.contains(type); }
-    public boolean has(io.csi4j.proto.addons.identity.Capability.VolumeGroup.Type type) { return volumeGroup.contains(type); }
+    public boolean has(Capability.VolumeGroup.Type type) { return volumeGroup.contains(type); }
 
     public boolean controllerService() {
         return has(PluginCapability.Service.Type.CONTROLLER_SERVICE);

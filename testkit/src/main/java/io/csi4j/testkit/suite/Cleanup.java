@@ -3,6 +3,7 @@ package io.csi4j.testkit.suite;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.stream.Collectors;
 
 /**
  * Everything a test created, undone after the test whether it passed or not: by stage (node side
@@ -103,7 +104,7 @@ public final class Cleanup {
                 .filter(h -> !h.done)
                 .sorted(Comparator.comparing((Handle h) -> h.stage).thenComparing(h -> -h.order))
                 .map(h -> h.what)
-                .collect(java.util.stream.Collectors.joining("; "));
+                .collect(Collectors.joining("; "));
         handles.clear();
         return steps;
     }

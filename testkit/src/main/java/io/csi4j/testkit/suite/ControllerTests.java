@@ -39,6 +39,10 @@ import io.grpc.Status;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import io.csi4j.proto.csi.NodeGetInfoRequest;
+import io.csi4j.proto.csi.PluginCapability;
+import io.grpc.StatusRuntimeException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /** The Controller service, object by object: volumes, publication, validation, capacity, expansion, modification. */
 final class ControllerTests {
@@ -95,7 +99,7 @@ final class ControllerTests {
         c.add(p + "/creates a volume of at least the requested size", create, ctx -> {
             Volume v = ctx.createVolume("volume");
             check(v.getCapacityBytes() >= 0, "Volume.capacity_bytes MUST NOT be negative", () -> Long.toString(v.getCapacityBytes()));
-            check(v.getAccessibleTopologyCount() == 0 || ctx.caps().has(io.csi4j.proto.csi.PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS),
+            check(v.getAccessibleTopologyCount() == 0 || ctx.caps().has(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS),
                     "Volume.accessible_topology: a plugin that returns this field MUST also set the VOLUME_ACCESSIBILITY_CONSTRAINTS plugin capability",
                     () -> "accessible_topology without the capability");
             Topologies.verify(v.getAccessibleTopologyList(), "Volume.accessible_topology");
@@ -179,7 +183,7 @@ final class ControllerTests {
             long size = ctx.volumeSize();
             CreateVolumeRequest request = ctx.volumeRequest(ctx.name("exact"))
                     .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(size).setLimitBytes(size)).build();
-            var answer = new java.util.concurrent.atomic.AtomicReference<Volume>();
+            var answer = new AtomicReference<Volume>();
             Status.Code got = Verdicts.okOr("CreateVolume: a capacity_range MUST always be honored; one the plugin cannot honor MUST fail with OUT_OF_RANGE",
                     () -> answer.getAndSet(tryCreate(ctx, request).getVolume()), Status.Code.OUT_OF_RANGE);
             if (got != Status.Code.OK) return;
@@ -192,7 +196,7 @@ final class ControllerTests {
         c.add(p + "/a volume asked for with several access modes supports all of them, or creation fails with INVALID_ARGUMENT", create, ctx -> {
             List<VolumeCapability> asked = List.of(ctx.capability(), ctx.capability(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER));
             CreateVolumeRequest request = ctx.volumeRequest(ctx.name("modes")).clearVolumeCapabilities().addAllVolumeCapabilities(asked).build();
-            var answer = new java.util.concurrent.atomic.AtomicReference<Volume>();
+            var answer = new AtomicReference<Volume>();
             Status.Code got = Verdicts.okOr("CreateVolume: if ANY of the volume_capabilities is not supported the call MUST fail (unsupported field: INVALID_ARGUMENT)",
                     () -> answer.getAndSet(tryCreate(ctx, request).getVolume()), Status.Code.INVALID_ARGUMENT);
             if (got != Status.Code.OK) return;
@@ -225,7 +229,7 @@ final class ControllerTests {
             fails(Status.Code.INVALID_ARGUMENT, "CreateVolume.name: a control character is an invalid field (INVALID_ARGUMENT)", () -> {
                 try {
                     return tryCreate(ctx, request);
-                } catch (io.grpc.StatusRuntimeException e) {
+                } catch (StatusRuntimeException e) {
                     String message = String.valueOf(e.getStatus().getDescription());
                     for (String secret : ctx.secrets().values()) {
                         check(secret.isEmpty() || !message.contains(secret),
@@ -238,7 +242,7 @@ final class ControllerTests {
         });
 
         Requirement topology = create.and(Requirement.custom("plugin capability VOLUME_ACCESSIBILITY_CONSTRAINTS",
-                (caps, k) -> caps.has(io.csi4j.proto.csi.PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS)));
+                (caps, k) -> caps.has(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS)));
         c.add(p + "/with this node's topology as requisite creates a volume accessible from it", topology, ctx -> {
             io.csi4j.proto.csi.Topology node = nodeTopology(ctx);
             Volume v = ctx.createVolume(ctx.volumeRequest(ctx.name("topology"))
@@ -292,7 +296,7 @@ final class ControllerTests {
 
     /** This node's topology from NodeGetInfo; not applicable when it reports none. */
     static io.csi4j.proto.csi.Topology nodeTopology(TestContext ctx) {
-        var info = ok("NodeGetInfo MUST succeed", () -> ctx.node().nodeGetInfo(io.csi4j.proto.csi.NodeGetInfoRequest.getDefaultInstance()));
+        var info = ok("NodeGetInfo MUST succeed", () -> ctx.node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()));
         if (!info.hasAccessibleTopology() || info.getAccessibleTopology().getSegmentsCount() == 0) {
             TestContext.notApplicable("NodeGetInfo reports no accessible_topology to ask for");
         }
@@ -379,7 +383,7 @@ final class ControllerTests {
         c.add(p + "/confirms all the capabilities asked for or none of them", create, ctx -> {
             Volume v = ctx.createVolume("validate");
             List<VolumeCapability> asked = List.of(ctx.capability(), ctx.otherAccessType());
-            var answer = new java.util.concurrent.atomic.AtomicReference<ValidateVolumeCapabilitiesResponse>();
+            var answer = new AtomicReference<ValidateVolumeCapabilitiesResponse>();
             Status.Code got = Verdicts.okOr("ValidateVolumeCapabilities MUST succeed for an existing volume (or refuse an unsupported capability with INVALID_ARGUMENT)",
                     () -> answer.getAndSet(ctx.controller().validateVolumeCapabilities(
                             validateRequest(ctx, v).clearVolumeCapabilities().addAllVolumeCapabilities(asked).build())), Status.Code.INVALID_ARGUMENT);

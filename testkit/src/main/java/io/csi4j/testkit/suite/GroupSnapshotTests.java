@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import io.csi4j.proto.csi.ControllerServiceCapability;
 
 /** The GroupController service: group snapshots of several volumes, and restoring each member. */
 final class GroupSnapshotTests {
@@ -226,7 +227,7 @@ final class GroupSnapshotTests {
                         () -> ctx.groupController().deleteVolumeGroupSnapshot(deleteRequest(ctx, ctx.name("no-such-group-snapshot"), List.of()))));
 
         c.add("Controller/DeleteSnapshot/a member of a group snapshot is refused with INVALID_ARGUMENT, or deleted",
-                GROUPS.and(Requirement.controller(io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT)), ctx -> {
+                GROUPS.and(Requirement.controller(ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT)), ctx -> {
                     VolumeGroupSnapshot g = readyGroupSnapshot(ctx, volumes(ctx, 2));
                     String member = snapshotIds(g).getFirst();
                     Status.Code got = Verdicts.okOr("DeleteSnapshot: a snapshot that is part of a group snapshot and cannot be deleted stand alone MUST fail with INVALID_ARGUMENT",

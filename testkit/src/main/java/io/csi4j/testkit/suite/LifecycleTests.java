@@ -27,6 +27,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Whole volume lifecycles the way a CO drives them, with real data: the suite runs on the plugin's
@@ -86,7 +88,7 @@ final class LifecycleTests {
                                     .setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(s.getSnapshotId())))
                             .build();
                     String rule = "CreateVolume from a snapshot with a larger size: refuse with OUT_OF_RANGE or provide a volume that has both the requested size and the snapshot's data";
-                    var answer = new java.util.concurrent.atomic.AtomicReference<Volume>();
+                    var answer = new AtomicReference<Volume>();
                     Status.Code got = Verdicts.okOr(rule, () -> answer.getAndSet(ControllerTests.tryCreate(ctx, request).getVolume()), Status.Code.OUT_OF_RANGE);
                     if (got == Status.Code.OUT_OF_RANGE) return;
                     Volume restored = answer.get();
@@ -125,7 +127,7 @@ final class LifecycleTests {
                                     .setVolume(VolumeContentSource.VolumeSource.newBuilder().setVolumeId(v.getVolumeId())))
                             .build();
                     String rule = "CreateVolume from a volume with a larger size: refuse with OUT_OF_RANGE or provide a volume that has both the requested size and the source's data";
-                    var answer = new java.util.concurrent.atomic.AtomicReference<Volume>();
+                    var answer = new AtomicReference<Volume>();
                     Status.Code got = Verdicts.okOr(rule, () -> answer.getAndSet(ControllerTests.tryCreate(ctx, request).getVolume()), Status.Code.OUT_OF_RANGE);
                     if (got == Status.Code.OUT_OF_RANGE) return;
                     Volume clone = answer.get();
@@ -204,7 +206,7 @@ final class LifecycleTests {
         if (ctx.caps().stages()) {
             Path dir = ctx.newStagingDir();
             Status.Code got = Verdicts.okOr(rule + " (NodeStageVolume may refuse a writable use of it)", () -> {
-                var answer = ctx.node().nodeStageVolume(NodeTests.stageRequest(ctx, v, java.util.Map.of(), dir).build());
+                var answer = ctx.node().nodeStageVolume(NodeTests.stageRequest(ctx, v, Map.of(), dir).build());
                 ctx.cleanup().add(Cleanup.Stage.NODE_UNSTAGE, "NodeUnstageVolume " + v.getVolumeId(),
                         () -> ctx.node().nodeUnstageVolume(NodeTests.unstageRequest(v.getVolumeId(), dir)));
                 return answer;
@@ -213,7 +215,7 @@ final class LifecycleTests {
             staging = Optional.of(dir);
         }
         Path target = ctx.newTargetPath();
-        var publish = ctx.publishRequest(v, java.util.Map.of(), staging, target, ctx.capability(), false);
+        var publish = ctx.publishRequest(v, Map.of(), staging, target, ctx.capability(), false);
         Status.Code got = Verdicts.okOr(rule + " (NodePublishVolume may refuse a writable publication of it)", () -> {
             var answer = ctx.node().nodePublishVolume(publish);
             ctx.cleanup().add(Cleanup.Stage.NODE_UNPUBLISH, "NodeUnpublishVolume " + v.getVolumeId(),

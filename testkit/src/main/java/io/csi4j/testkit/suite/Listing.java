@@ -9,6 +9,7 @@ import io.csi4j.proto.csi.ListVolumesRequest;
 import io.csi4j.proto.csi.ListVolumesResponse;
 import java.util.ArrayList;
 import java.util.List;
+import io.csi4j.proto.addons.volumegroup.ListVolumeGroupsRequest;
 
 /**
  * Paging through ListVolumes, ListSnapshots and ListVolumeGroups, with the checks every page gets:
@@ -49,7 +50,7 @@ final class Listing {
         public String rpc() { return "ListVolumeGroups"; }
 
         public Page page(TestContext ctx, int max, String token) {
-            var r = ctx.volumeGroups().listVolumeGroups(io.csi4j.proto.addons.volumegroup.ListVolumeGroupsRequest.newBuilder()
+            var r = ctx.volumeGroups().listVolumeGroups(ListVolumeGroupsRequest.newBuilder()
                     .setMaxEntries(max).setStartingToken(token).putAllSecrets(ctx.secrets()).build());
             return new Page(r.getEntriesList().stream().map(e -> e.getVolumeGroup().getVolumeGroupId()).toList(), r.getNextToken());
         }

@@ -32,6 +32,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import io.csi4j.proto.csi.CapacityRange;
+import io.csi4j.testkit.AccessType;
 
 /** The Node service: capabilities, info, stage/unstage, publish/unpublish, stats, expansion. */
 final class NodeTests {
@@ -225,7 +227,7 @@ final class NodeTests {
             Volume v = ctx.createVolume("publish");
             Attachment a = ctx.attach(v);
             check(Files.exists(a.targetPath(), LinkOption.NOFOLLOW_LINKS),
-                    "NodePublishVolume: the SP SHALL place the " + (ctx.accessType() == io.csi4j.testkit.AccessType.BLOCK ? "block device" : "mounted directory") + " at target_path",
+                    "NodePublishVolume: the SP SHALL place the " + (ctx.accessType() == AccessType.BLOCK ? "block device" : "mounted directory") + " at target_path",
                     () -> a.targetPath() + " does not exist");
             NodePublishVolumeRequest again = ctx.publishRequest(v, a.publishContext(), a.stagingPath(), a.targetPath(), a.capability(), false);
             for (int i = 1; i < ctx.repeats(); i++) {
@@ -364,7 +366,7 @@ final class NodeTests {
             NodeGetVolumeStatsResponse answer = ok("NodeGetVolumeStats MUST succeed for a published volume (GET_VOLUME_STATS)",
                     () -> ctx.node().nodeGetVolumeStats(statsRequest(v.getVolumeId(), a.targetPath(), a.stagingPathText())));
             Optional<VolumeUsage> bytes = checkUsage(answer);
-            if (ctx.accessType() == io.csi4j.testkit.AccessType.MOUNT) {
+            if (ctx.accessType() == AccessType.MOUNT) {
                 check(bytes.isPresent() && bytes.get().getTotal() > 0, "NodeGetVolumeStats returns the volume capacity statistics of a mounted volume",
                         () -> "no BYTES usage with a total: " + answer.getUsageList().stream().map(Verdicts::oneLine).toList());
             }
@@ -437,7 +439,7 @@ final class NodeTests {
             long below = (v.getCapacityBytes() > 0 ? v.getCapacityBytes() : ctx.volumeSize()) / 2;
             fails(Status.Code.OUT_OF_RANGE, "NodeExpandVolume: a capacity_range the plugin does not allow (limit_bytes below the volume's size) MUST fail with OUT_OF_RANGE",
                     () -> ctx.node().nodeExpandVolume(expandRequest(ctx, v.getVolumeId(), a.targetPath(), a.stagingPathText(), below)
-                            .setCapacityRange(io.csi4j.proto.csi.CapacityRange.newBuilder().setRequiredBytes(below).setLimitBytes(below)).build()));
+                            .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(below).setLimitBytes(below)).build()));
         });
 
         c.add(p + "/a volume that does not exist fails with NOT_FOUND", expand, ctx -> {

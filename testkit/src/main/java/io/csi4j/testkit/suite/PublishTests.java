@@ -14,6 +14,10 @@ import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.Volume;
 import io.grpc.Status;
 import java.util.List;
+import io.csi4j.proto.csi.ControllerGetVolumeRequest;
+import io.csi4j.proto.csi.ControllerServiceCapability;
+import io.csi4j.proto.csi.NodeGetInfoRequest;
+import io.csi4j.proto.csi.VolumeCapability;
 
 /** ControllerPublishVolume and ControllerUnpublishVolume. */
 final class PublishTests {
@@ -54,12 +58,12 @@ final class PublishTests {
 
     /** With LIST_VOLUMES_PUBLISHED_NODES, the volume's published_node_ids no longer name this node. */
     static void expectUnpublished(TestContext ctx, Volume v, String rule) {
-        if (!ctx.caps().has(io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.LIST_VOLUMES_PUBLISHED_NODES)) return;
+        if (!ctx.caps().has(ControllerServiceCapability.RPC.Type.LIST_VOLUMES_PUBLISHED_NODES)) return;
         List<String> nodes;
-        if (ctx.caps().has(io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.GET_VOLUME)) {
+        if (ctx.caps().has(ControllerServiceCapability.RPC.Type.GET_VOLUME)) {
             nodes = ok("ControllerGetVolume MUST succeed for an existing volume", () -> ctx.controller().controllerGetVolume(
-                    io.csi4j.proto.csi.ControllerGetVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build())).getStatus().getPublishedNodeIdsList();
-        } else if (ctx.caps().has(io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.LIST_VOLUMES)) {
+                    ControllerGetVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build())).getStatus().getPublishedNodeIdsList();
+        } else if (ctx.caps().has(ControllerServiceCapability.RPC.Type.LIST_VOLUMES)) {
             nodes = Listing.volumes(ctx).stream().filter(e -> e.getVolume().getVolumeId().equals(v.getVolumeId()))
                     .flatMap(e -> e.getStatus().getPublishedNodeIdsList().stream()).toList();
         } else {
@@ -120,7 +124,7 @@ final class PublishTests {
         c.add(p + "/publishing again with a different access mode fails with ALREADY_EXISTS", publish, ctx -> {
             Volume v = ctx.createVolume("cpublish");
             controllerPublish(ctx, v);
-            var other = ctx.capability(io.csi4j.proto.csi.VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY);
+            var other = ctx.capability(VolumeCapability.AccessMode.Mode.SINGLE_NODE_READER_ONLY);
             fails(Status.Code.ALREADY_EXISTS,
                     "ControllerPublishVolume: a volume published to the node but incompatible with the specified volume_capability MUST fail with ALREADY_EXISTS",
                     () -> ctx.controller().controllerPublishVolume(publishRequest(ctx, v).setVolumeCapability(other).build()));
@@ -139,7 +143,7 @@ final class PublishTests {
         });
 
         c.add(p + "/beyond max_volumes_per_node fails with RESOURCE_EXHAUSTED", publish, ctx -> {
-            long max = ok("NodeGetInfo MUST succeed", () -> ctx.node().nodeGetInfo(io.csi4j.proto.csi.NodeGetInfoRequest.getDefaultInstance()))
+            long max = ok("NodeGetInfo MUST succeed", () -> ctx.node().nodeGetInfo(NodeGetInfoRequest.getDefaultInstance()))
                     .getMaxVolumesPerNode();
             if (max < 1 || max > 8) TestContext.notApplicable("NodeGetInfo reports max_volumes_per_node " + max + " (the test needs 1 to 8)");
             for (int i = 0; i <= max; i++) {
@@ -226,9 +230,9 @@ final class PublishTests {
                 unpublish.done();
                 okOr("ControllerUnpublishVolume of a deleted volume SHOULD reply OK (NOT_FOUND if not assumed unpublished)",
                         () -> ctx.controller().controllerUnpublishVolume(unpublishRequest(ctx, v.getVolumeId())), Status.Code.NOT_FOUND);
-            } else if (ctx.caps().has(io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.GET_VOLUME)) {
+            } else if (ctx.caps().has(ControllerServiceCapability.RPC.Type.GET_VOLUME)) {
                 ok("DeleteVolume refused with FAILED_PRECONDITION leaves the volume as it was",
-                        () -> ctx.controller().controllerGetVolume(io.csi4j.proto.csi.ControllerGetVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build()));
+                        () -> ctx.controller().controllerGetVolume(ControllerGetVolumeRequest.newBuilder().setVolumeId(v.getVolumeId()).build()));
             }
         });
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BiPredicate;
 import java.util.stream.Collectors;
+import io.csi4j.proto.addons.identity.Capability;
 
 /**
  * What a test needs from the plugin (advertised capabilities) or from the run (an addons endpoint, an
@@ -81,7 +82,7 @@ public record Requirement(List<Need> needs) {
         return of("an addons endpoint (--addons-endpoint)", (c, k) -> c.addons());
     }
 
-    public static Requirement volumeGroup(io.csi4j.proto.addons.identity.Capability.VolumeGroup.Type... types) {
+    public static Requirement volumeGroup(Capability.VolumeGroup.Type... types) {
         Requirement r = addons();
         for (var type : types) {
             r = r.and(of("CSI-Addons capability VolumeGroup " + type, (c, k) -> c.has(type)));

@@ -36,6 +36,11 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import io.csi4j.proto.addons.identity.Capability;
+import io.csi4j.proto.addons.identity.GetCapabilitiesRequest;
+import io.csi4j.proto.csi.SnapshotMetadataGrpc;
+import io.csi4j.proto.csi.Topology;
+import io.grpc.Status;
 
 /**
  * One connection to the plugin under test and what was learned from it at the start (capabilities,
@@ -57,7 +62,7 @@ public final class Session implements AutoCloseable {
     private StoppedAnswering stopped;
     /** The node plugin of a split deployment; null when {@link #csi} serves Node too. */
     private volatile PluginConnection nodePlugin;
-    private Optional<io.csi4j.proto.csi.Topology> nodeTopology = Optional.empty();
+    private Optional<Topology> nodeTopology = Optional.empty();
     private final String runId = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()).substring(0, 6);
     private final AtomicInteger sequence = new AtomicInteger();
     private final List<Path> ownedDirs = new ArrayList<>();
@@ -137,11 +142,11 @@ public final class Session implements AutoCloseable {
                 // reported by GroupController/GroupControllerGetCapabilities
             }
         }
-        var addonsServices = EnumSet.noneOf(io.csi4j.proto.addons.identity.Capability.Service.Type.class);
-        var volumeGroup = EnumSet.noneOf(io.csi4j.proto.addons.identity.Capability.VolumeGroup.Type.class);
+        var addonsServices = EnumSet.noneOf(Capability.Service.Type.class);
+        var volumeGroup = EnumSet.noneOf(Capability.VolumeGroup.Type.class);
         if (addons != null) {
             try {
-                var answer = addonsIdentity().getCapabilities(io.csi4j.proto.addons.identity.GetCapabilitiesRequest.getDefaultInstance());
+                var answer = addonsIdentity().getCapabilities(GetCapabilitiesRequest.getDefaultInstance());
                 for (var c : answer.getCapabilitiesList()) {
                     switch (c.getTypeCase()) {
                         case SERVICE -> addonsServices.add(c.getService().getType());
@@ -179,7 +184,7 @@ public final class Session implements AutoCloseable {
                 last = "Probe answered ready=false";
             } catch (StatusRuntimeException e) {
                 last = "Probe failed: " + Verdicts.describe(e);
-                if (e.getStatus().getCode() != io.grpc.Status.Code.UNAVAILABLE) {
+                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE) {
                     throw new DiscoveryFailure(last + " at " + csi);
                 }
             }
@@ -230,7 +235,7 @@ public final class Session implements AutoCloseable {
      * With a separate node endpoint: the node's topology, which every volume the suite creates asks for (preferred
      * and requisite), so that the node under test can stage it. Empty for a plugin on one endpoint.
      */
-    public Optional<io.csi4j.proto.csi.Topology> placementTopology() {
+    public Optional<Topology> placementTopology() {
         return nodePlugin == null ? Optional.empty() : nodeTopology;
     }
 
@@ -261,8 +266,8 @@ public final class Session implements AutoCloseable {
         return GroupControllerGrpc.newBlockingStub(channel()).withDeadlineAfter(timeout());
     }
 
-    public io.csi4j.proto.csi.SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
-        return io.csi4j.proto.csi.SnapshotMetadataGrpc.newBlockingStub(channel()).withDeadlineAfter(timeout());
+    public SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() {
+        return SnapshotMetadataGrpc.newBlockingStub(channel()).withDeadlineAfter(timeout());
     }
 
     public io.csi4j.proto.addons.identity.IdentityGrpc.IdentityBlockingStub addonsIdentity() {
@@ -375,7 +380,7 @@ public final class Session implements AutoCloseable {
             return Optional.empty();
         } catch (StatusRuntimeException e) {
             calls.reset();
-            if (e.getStatus().getCode() != io.grpc.Status.Code.UNAVAILABLE) return Optional.empty();
+            if (e.getStatus().getCode() != Status.Code.UNAVAILABLE) return Optional.empty();
             return Optional.of(new StoppedAnswering(testName, request, Verdicts.describe(lost.get().status().asRuntimeException()),
                     Verdicts.describe(e)));
         }

@@ -16,6 +16,8 @@ import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import io.csi4j.proto.csi.GetMetadataAllocatedResponse;
+import io.csi4j.proto.csi.GetMetadataDeltaResponse;
 
 /**
  * The SnapshotMetadata service, for a plugin that advertises SNAPSHOT_METADATA_SERVICE: the stream rules of
@@ -39,7 +41,7 @@ final class SnapshotMetadataTests {
     }
 
     static Stream allocated(TestContext ctx, String snapshotId, long from, int max) {
-        Iterator<io.csi4j.proto.csi.GetMetadataAllocatedResponse> it = ctx.snapshotMetadata().getMetadataAllocated(
+        Iterator<GetMetadataAllocatedResponse> it = ctx.snapshotMetadata().getMetadataAllocated(
                 GetMetadataAllocatedRequest.newBuilder().setSnapshotId(snapshotId).setStartingOffset(from).setMaxResults(max)
                         .putAllSecrets(ctx.secrets()).build());
         List<Object[]> raw = new ArrayList<>();
@@ -48,7 +50,7 @@ final class SnapshotMetadataTests {
     }
 
     static Stream delta(TestContext ctx, String base, String target, long from, int max) {
-        Iterator<io.csi4j.proto.csi.GetMetadataDeltaResponse> it = ctx.snapshotMetadata().getMetadataDelta(
+        Iterator<GetMetadataDeltaResponse> it = ctx.snapshotMetadata().getMetadataDelta(
                 GetMetadataDeltaRequest.newBuilder().setBaseSnapshotId(base).setTargetSnapshotId(target).setStartingOffset(from)
                         .setMaxResults(max).putAllSecrets(ctx.secrets()).build());
         List<Object[]> raw = new ArrayList<>();

@@ -33,6 +33,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import io.csi4j.proto.addons.identity.Capability;
+import io.csi4j.proto.addons.volumegroup.DeleteVolumeGroupRequest;
+import io.csi4j.proto.addons.volumegroup.ModifyVolumeGroupMembershipRequest;
+import io.csi4j.proto.csi.ControllerServiceCapability;
+import io.csi4j.proto.csi.SnapshotMetadataGrpc;
+import io.csi4j.proto.csi.TopologyRequirement;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.function.Supplier;
 
 /**
  * What a test body works with: stubs whose every call has the run's deadline, the discovered
@@ -66,7 +75,7 @@ public final class TestContext {
     public ControllerGrpc.ControllerBlockingStub controller() { return session.controller(); }
     public NodeGrpc.NodeBlockingStub node() { return session.node(); }
     public GroupControllerGrpc.GroupControllerBlockingStub groupController() { return session.groupController(); }
-    public io.csi4j.proto.csi.SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() { return session.snapshotMetadata(); }
+    public SnapshotMetadataGrpc.SnapshotMetadataBlockingStub snapshotMetadata() { return session.snapshotMetadata(); }
     public io.csi4j.proto.addons.identity.IdentityGrpc.IdentityBlockingStub addonsIdentity() { return session.addonsIdentity(); }
     public io.csi4j.proto.addons.volumegroup.ControllerGrpc.ControllerBlockingStub volumeGroups() { return session.volumeGroups(); }
 
@@ -117,7 +126,7 @@ public final class TestContext {
                 .putAllParameters(config().params())
                 .putAllSecrets(secrets());
         session.placementTopology().ifPresent(node -> request.setAccessibilityRequirements(
-                io.csi4j.proto.csi.TopologyRequirement.newBuilder().addRequisite(node).addPreferred(node)));
+                TopologyRequirement.newBuilder().addRequisite(node).addPreferred(node)));
         return request;
     }
 
@@ -243,18 +252,18 @@ public final class TestContext {
     }
 
     private List<Cleanup.Handle> registerVolumeGroup(String groupId) {
-        var delete = (Cleanup.Action) () -> volumeGroups().deleteVolumeGroup(io.csi4j.proto.addons.volumegroup.DeleteVolumeGroupRequest.newBuilder()
+        var delete = (Cleanup.Action) () -> volumeGroups().deleteVolumeGroup(DeleteVolumeGroupRequest.newBuilder()
                 .setVolumeGroupId(groupId).putAllSecrets(secrets()).build());
-        if (!caps().has(io.csi4j.proto.addons.identity.Capability.VolumeGroup.Type.MODIFY_VOLUME_GROUP)) {
+        if (!caps().has(Capability.VolumeGroup.Type.MODIFY_VOLUME_GROUP)) {
             return List.of(cleanup.add(Cleanup.Stage.LEAVE_VOLUME_GROUP, "DeleteVolumeGroup " + groupId, delete));
         }
         Cleanup.Handle leave = cleanup.add(Cleanup.Stage.LEAVE_VOLUME_GROUP, "ModifyVolumeGroupMembership " + groupId + " to empty", () -> {
             try {
-                volumeGroups().modifyVolumeGroupMembership(io.csi4j.proto.addons.volumegroup.ModifyVolumeGroupMembershipRequest.newBuilder()
+                volumeGroups().modifyVolumeGroupMembership(ModifyVolumeGroupMembershipRequest.newBuilder()
                         .setVolumeGroupId(groupId).putAllSecrets(secrets()).build());
-            } catch (io.grpc.StatusRuntimeException e) {
+            } catch (StatusRuntimeException e) {
                 // a group that is gone already has no members (the CSI-Addons sidecar tolerates NOT_FOUND here too)
-                if (e.getStatus().getCode() != io.grpc.Status.Code.NOT_FOUND) throw e;
+                if (e.getStatus().getCode() != Status.Code.NOT_FOUND) throw e;
             }
         });
         return List.of(leave, cleanup.add(Cleanup.Stage.DELETE_VOLUME_GROUP, "DeleteVolumeGroup " + groupId, delete));
@@ -340,14 +349,14 @@ public final class TestContext {
 
     /** Like {@link #attach(Volume, VolumeCapability, boolean)}, with the staging directory and target path from these. */
     public Attachment attach(Volume volume, VolumeCapability capability, boolean readonly,
-                             java.util.function.Supplier<Path> stagingDirs, java.util.function.Supplier<Path> targetPaths) {
+                             Supplier<Path> stagingDirs, Supplier<Path> targetPaths) {
         String id = volume.getVolumeId();
         Map<String, String> publishContext = Map.of();
         Optional<Cleanup.Handle> controllerUnpublish = Optional.empty();
         boolean controllerPublished = caps().controllerPublishes();
         if (controllerPublished) {
             String node = nodeId();
-            boolean controllerReadonly = readonly && caps().has(io.csi4j.proto.csi.ControllerServiceCapability.RPC.Type.PUBLISH_READONLY);
+            boolean controllerReadonly = readonly && caps().has(ControllerServiceCapability.RPC.Type.PUBLISH_READONLY);
             var answer = ok("ControllerPublishVolume MUST succeed for an existing volume and this node's node_id",
                     () -> controller().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder()
                             .setVolumeId(id).setNodeId(node).setVolumeCapability(capability).setReadonly(controllerReadonly)

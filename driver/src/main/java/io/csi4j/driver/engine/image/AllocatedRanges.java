@@ -4,6 +4,7 @@ import io.csi4j.driver.engine.EngineErrors;
 import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.os.ExtentFile;
 import java.util.function.BooleanSupplier;
+import java.util.concurrent.CancellationException;
 
 /** The allocated ranges of one image from an offset on: SEEK_DATA/SEEK_HOLE, no data read. */
 final class AllocatedRanges implements RangeCursor {
@@ -19,7 +20,7 @@ final class AllocatedRanges implements RangeCursor {
 
     @Override
     public Range next() {
-        if (cancelled.getAsBoolean()) throw new java.util.concurrent.CancellationException();
+        if (cancelled.getAsBoolean()) throw new CancellationException();
         ExtentFile.Range data = EngineErrors.translate("mapping " + image.path(), () -> image.nextData(position));
         if (data == null) {
             position = image.size();
