@@ -29,7 +29,10 @@ final class KernelFile {
             }
             return new String(buf, 0, length, UTF_8);
         } catch (FileNotFoundException e) {
-            if (Files.notExists(path)) throw new NoSuchFileException(path.toString());
+            // ENOENT at open is absence even when the path exists again by now: a loop device detached and bound
+            // anew by another process between the open and a second look (seen under machine-wide loop churn)
+            String why = e.getMessage() == null ? "" : e.getMessage();
+            if (why.endsWith("(No such file or directory)") || Files.notExists(path)) throw new NoSuchFileException(path.toString());
             throw e;
         }
     }
