@@ -42,6 +42,7 @@ final class PowerCut implements AutoCloseable {
         PowerCut cut = new PowerCut(root);
         Files.createDirectories(cut.outer);
         Files.createDirectories(cut.data);
+        Files.createDirectories(root.resolve("fsck-mnt"));
         Path outerImage = root.resolve("outer.img");
         sparse(outerImage, 3 * diskBytes);
         run("mkfs.xfs", "-q", "-f", "-m", "reflink=1", outerImage.toString());
@@ -133,19 +134,51 @@ final class PowerCut implements AutoCloseable {
      */
     private static void unmountAll(Path dir, List<Path> keep) throws IOException {
         for (int round = 0; round < 4; round++) {
+            if (round > 0) pause(250L * round);   // a process that just died may still hold a file open
             List<Path> mounts = new ArrayList<>(Leaks.mountsUnder(dir, null));
             mounts.removeAll(keep);
             if (mounts.isEmpty() && loopsOutside(dir, keep).isEmpty()) return;
             mounts.sort(Comparator.comparingInt(Path::getNameCount).reversed());
             for (Path m : mounts) {
                 detachLoopsUnder(m);
+                thaw(m);
                 try {
                     Mounts.unmount(m);
                 } catch (RuntimeException e) {
                     if (round == 3) throw new IOException("cannot unmount " + m + ": " + e.getMessage(), e);
                 }
             }
-            for (String loop : loopsOutside(dir, keep)) detach(loop);
+            for (String loop : loopsOutside(dir, keep)) {
+                detach(loop);
+                thawLingering(dir, loop);
+            }
+        }
+    }
+
+    /**
+     * A filesystem the plugin froze (a snapshot's or group snapshot's freeze, cut short) must be thawed before its
+     * unmount, or its superblock outlives the mount, frozen and invisible, and keeps its loop device and the disk
+     * busy. A real power cut forgets the freeze; the old machine here must be taken down the same.
+     */
+    private static void thaw(Path mountPoint) {
+        try {
+            run("fsfreeze", "-u", mountPoint.toString());
+        } catch (IOException notFrozen) {
+            // EINVAL: not frozen, the usual case
+        }
+    }
+
+    /** A loop device still attached after its mounts went: a frozen superblock; mount it once more to thaw it. */
+    private static void thawLingering(Path dir, String loop) {
+        String device = "/dev/" + loop.substring(0, loop.indexOf('='));
+        Path spare = dir.resolve("fsck-mnt");
+        try {
+            if (!Files.exists(Path.of("/sys/block", device.substring(5), "loop")) || !Files.isDirectory(spare)) return;
+            run("mount", device, spare.toString());
+            thaw(spare);
+            run("umount", spare.toString());
+        } catch (IOException e) {
+            // not a lingering superblock (unformatted, or already gone)
         }
     }
 
@@ -165,6 +198,15 @@ final class PowerCut implements AutoCloseable {
             run("losetup", "-d", "/dev/" + loop.substring(0, loop.indexOf('=')));
         } catch (IOException e) {
             System.err.println("power cut: " + e.getMessage());   // autoclear got there first, or busy: the next round retries
+        }
+    }
+
+    private static void pause(long millis) throws IOException {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
         }
     }
 

@@ -3,6 +3,7 @@ package io.csi4j.driver.engine;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.AttachedLoop;
 import io.csi4j.driver.os.BlockDevice;
+import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.Fallocate;
 import io.csi4j.driver.os.FileStat;
@@ -144,7 +145,11 @@ final class LoopStaging {
             Mounts.mount(node.toString(), stagingPath, fsType, mountOptions.flags(), mountData(fsType, mountOptions));
             if (readAhead > 0) applyReadAhead(node, readAhead);
         }
-        if (fsType.equals("xfs") && !mountOptions.readOnly()) Tools.xfsGrowfs(stagingPath); // no-op unless the image grew
+        if (!mountOptions.readOnly()) {
+            if (fsType.equals("xfs")) Tools.xfsGrowfs(stagingPath); // no-op unless the image grew
+            // mkfs, an offline grow and growfs wrote through the loop into the image's page cache: durable before the answer
+            Durable.fsync(image);
+        }
     }
 
     /**
@@ -416,6 +421,10 @@ final class LoopStaging {
             case "btrfs" -> Tools.btrfsResize(volumePath);
             default -> throw StorageException.inUse("cannot grow a " + mount.fsType() + " filesystem");
         }
+        // xfs_growfs commits the new size through its log, then writes the secondary superblocks with no cache
+        // flush: answered before they are durable, a power cut leaves them stale and xfs_repair shrinks the
+        // filesystem back (found by the power-cut suite). The loop's writes sit in the image's page cache.
+        Durable.fsync(image);
         return device.size();
     }
 
