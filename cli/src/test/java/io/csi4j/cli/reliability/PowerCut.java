@@ -133,8 +133,9 @@ final class PowerCut implements AutoCloseable {
      * is under a directory before that directory's filesystem goes (a block volume's loop holds it busy).
      */
     private static void unmountAll(Path dir, List<Path> keep) throws IOException {
-        for (int round = 0; round < 4; round++) {
-            if (round > 0) pause(250L * round);   // a process that just died may still hold a file open
+        int rounds = 10;   // a process that just died, or a loop device's autoclear, may hold a file for a moment
+        for (int round = 0; round < rounds; round++) {
+            if (round > 0) pause(Math.min(1000, 200L * round));
             List<Path> mounts = new ArrayList<>(Leaks.mountsUnder(dir, null));
             mounts.removeAll(keep);
             if (mounts.isEmpty() && loopsOutside(dir, keep).isEmpty()) return;
@@ -145,7 +146,7 @@ final class PowerCut implements AutoCloseable {
                 try {
                     Mounts.unmount(m);
                 } catch (RuntimeException e) {
-                    if (round == 3) throw new IOException("cannot unmount " + m + ": " + e.getMessage(), e);
+                    if (round == rounds - 1) throw new IOException("cannot unmount " + m + ": " + e.getMessage(), e);
                 }
             }
             for (String loop : loopsOutside(dir, keep)) {

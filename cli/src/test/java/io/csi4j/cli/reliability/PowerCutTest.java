@@ -160,7 +160,7 @@ class PowerCutTest {
         AtomicBoolean down = new AtomicBoolean();
         List<Thread> clients = new ArrayList<>();
         for (World w : worlds) clients.add(Thread.ofVirtual().start(() -> drive(w, rpc, down)));
-        Thread.sleep(200 + random.nextInt(2500));
+        Thread.sleep(150 + random.nextInt(1500));
 
         // the cut: the plugin frozen first, so an answer a client still reads was sent before the clone
         List<ProcessHandle> processes = new ArrayList<>(ProcessHandle.of(plugin.pid()).orElseThrow().descendants().toList());
