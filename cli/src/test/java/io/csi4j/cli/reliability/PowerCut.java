@@ -2,9 +2,12 @@ package io.csi4j.cli.reliability;
 
 import io.csi4j.driver.os.Mounts;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -89,7 +92,11 @@ final class PowerCut implements AutoCloseable {
         String loop = null;
         try {
             loop = run("losetup", "-f", "--show", scratch.toString()).strip();
-            run("mount", "-t", fsType, "-o", fsType.equals("xfs") ? "nouuid" : "defaults", loop, mountPoint.toString());
+            try {
+                run("mount", "-t", fsType, "-o", fsType.equals("xfs") ? "nouuid" : "defaults", loop, mountPoint.toString());
+            } catch (IOException unmountable) {
+                return "cannot be mounted (journal replay failed): " + unmountable.getMessage();
+            }
             run("umount", mountPoint.toString());
             run("losetup", "-d", loop);
             loop = run("losetup", "-r", "-f", "--show", scratch.toString()).strip();
@@ -212,10 +219,8 @@ final class PowerCut implements AutoCloseable {
     }
 
     private static void sparse(Path file, long bytes) throws IOException {
-        try (var f = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.CREATE_NEW,
-                java.nio.file.StandardOpenOption.WRITE)) {
-            f.truncate(0);
-            f.write(java.nio.ByteBuffer.allocate(1), bytes - 1);
+        try (var f = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            f.write(ByteBuffer.allocate(1), bytes - 1);
         }
     }
 

@@ -9,7 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,10 +32,10 @@ final class PowerCutChecks {
     private final Path node;
     private final List<World> worlds;
     private final List<LogVolume> logs;
-    private final java.util.Collection<String> failures;
+    private final Collection<String> failures;
     private long cuts, objects, records, filesystems, retried, reboots;
 
-    PowerCutChecks(PowerCut disk, Path node, List<World> worlds, List<LogVolume> logs, java.util.Collection<String> failures) {
+    PowerCutChecks(PowerCut disk, Path node, List<World> worlds, List<LogVolume> logs, Collection<String> failures) {
         this.disk = disk;
         this.node = node;
         this.worlds = worlds;

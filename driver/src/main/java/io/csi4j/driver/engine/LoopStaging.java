@@ -7,6 +7,7 @@ import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.Fallocate;
 import io.csi4j.driver.os.FileStat;
+import io.csi4j.driver.os.Freeze;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.LoopFlag;
@@ -146,7 +147,7 @@ final class LoopStaging {
             if (readAhead > 0) applyReadAhead(node, readAhead);
         }
         if (!mountOptions.readOnly()) {
-            if (fsType.equals("xfs")) Tools.xfsGrowfs(stagingPath); // no-op unless the image grew
+            if (fsType.equals("xfs")) growXfs(stagingPath); // no-op unless the image grew
             // mkfs, an offline grow and growfs wrote through the loop into the image's page cache: durable before the answer
             Durable.fsync(image);
         }
@@ -417,7 +418,7 @@ final class LoopStaging {
         if (device.size() != ImageFormat.fileSize(image)) device.refreshCapacity();
         switch (mount.fsType()) {
             case "ext4" -> resizeExt4Online(device.node());
-            case "xfs" -> Tools.xfsGrowfs(volumePath);
+            case "xfs" -> growXfs(volumePath);
             case "btrfs" -> Tools.btrfsResize(volumePath);
             default -> throw StorageException.inUse("cannot grow a " + mount.fsType() + " filesystem");
         }
@@ -426,6 +427,24 @@ final class LoopStaging {
         // filesystem back (found by the power-cut suite). The loop's writes sit in the image's page cache.
         Durable.fsync(image);
         return device.size();
+    }
+
+    /**
+     * xfs_growfs, then, if the filesystem grew, a freeze and thaw. The new geometry is logged, and transactions in
+     * the new allocation groups relog the superblock, so it can stay in the log only, the one on the disk still
+     * the old size: after a power cut, log recovery checks those transactions' buffers against the old size and
+     * fails (EUCLEAN, the volume cannot be mounted; found by the power-cut suite). A freeze writes the metadata
+     * in place and covers the log. EBUSY: frozen already, by a snapshot, which did the same.
+     */
+    private static void growXfs(Path mountPoint) {
+        long before = FsStats.of(mountPoint).totalBytes();
+        Tools.xfsGrowfs(mountPoint);
+        if (FsStats.of(mountPoint).totalBytes() == before) return;
+        try (Freeze.Frozen frozen = Freeze.freeze(mountPoint)) {
+            // the freeze is the point: metadata written in place, the log covered
+        } catch (OsException e) {
+            if (!e.is(Errno.EBUSY)) throw e;
+        }
     }
 
     /** resize2fs on a mounted ext4 is the EXT4_IOC_RESIZE_FS ioctl, which needs CAP_SYS_RESOURCE. */
