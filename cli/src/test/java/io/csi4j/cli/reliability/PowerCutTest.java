@@ -144,6 +144,8 @@ class PowerCutTest {
             Rpc rpc = new Rpc(plugin.channel(), null);
             w.createVolume(VolumeContentSource.getDefaultInstance(), null, World.VOLUME_BYTES).step().run(rpc);
             Vol v = w.volumes.values().iterator().next();
+            // grown while unstaged (the stage grows it: 4 allocation groups to 7), then online
+            for (int i = 0; i < 3; i++) w.expand(v).step().run(rpc);
             for (World.Op op : List.of(w.attach(v), w.stage(v), w.publish(v), w.expand(v))) op.step().run(rpc);
             // new directories spread over the allocation groups, the new one too: transactions there relog the superblock
             for (int i = 0; i < 16; i++) {
