@@ -17,6 +17,7 @@ import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.os.ToolException;
 import io.csi4j.driver.os.Tools;
+import io.csi4j.driver.os.XfsGeometry;
 import io.csi4j.driver.storage.StorageException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -147,7 +148,7 @@ final class LoopStaging {
             if (readAhead > 0) applyReadAhead(node, readAhead);
         }
         if (!mountOptions.readOnly()) {
-            if (fsType.equals("xfs")) growXfs(stagingPath); // no-op unless the image grew
+            if (fsType.equals("xfs")) growXfs(stagingPath); // grows if the image grew; rewrites the secondary superblocks
             // mkfs, an offline grow and growfs wrote through the loop into the image's page cache: durable before the answer
             Durable.fsync(image);
         }
@@ -439,6 +440,8 @@ final class LoopStaging {
     private static void growXfs(Path mountPoint) {
         long before = FsStats.of(mountPoint).totalBytes();
         Tools.xfsGrowfs(mountPoint);
+        // a grow cut short (unanswered, then retried) left secondary superblocks stale: xfs_growfs skips them now
+        XfsGeometry.rewriteSecondarySuperblocks(mountPoint);
         if (FsStats.of(mountPoint).totalBytes() == before) return;
         try (Freeze.Frozen frozen = Freeze.freeze(mountPoint)) {
             // the freeze is the point: metadata written in place, the log covered
