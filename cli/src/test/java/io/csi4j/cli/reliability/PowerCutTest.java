@@ -241,9 +241,9 @@ class PowerCutTest {
         for (int i = 0; i < writers.size(); i++) issued[i] = writers.get(i).stop();
         disk.powerOff();
         disk.powerOn(copy);
-        checks.filesystems(random);
+        checks.filesystems();
         Plugin fresh = Plugin.start(disk.data, FLAGS);
-        checks.afterBoot(fresh, cut);
+        checks.afterBoot(fresh, cut, random);
         for (int i = 0; i < writers.size(); i++) checks.records(logs.get(i), writers.get(i), ackedBeforeCut[i], issued[i]);
         return fresh;
     }
