@@ -61,6 +61,7 @@ final class World {
         String data;           // what data.txt holds, null: no file
         boolean attached, staged, published;
         String group;          // volume group id, or null
+        String readAheadKiB;   // the last ModifyVolume readAheadKiB answered OK, or null
 
         Vol(String name) { this.name = name; }
     }
@@ -239,8 +240,11 @@ final class World {
 
     Op modify(Vol v) {
         String readAhead = String.valueOf(128 << random.nextInt(4));
-        return new Op("ControllerModifyVolume " + v.id, rpc -> rpc.controller().controllerModifyVolume(
-                ControllerModifyVolumeRequest.newBuilder().setVolumeId(v.id).putMutableParameters("readAheadKiB", readAhead).build()));
+        return new Op("ControllerModifyVolume " + v.id, rpc -> {
+            rpc.controller().controllerModifyVolume(ControllerModifyVolumeRequest.newBuilder().setVolumeId(v.id)
+                    .putMutableParameters("readAheadKiB", readAhead).build());
+            v.readAheadKiB = readAhead;
+        });
     }
 
     Op snapshot(Vol v) {

@@ -3,9 +3,11 @@ package io.csi4j.driver.engine;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.AttachedLoop;
 import io.csi4j.driver.os.BlockDevice;
+import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.Errno;
 import io.csi4j.driver.os.Fallocate;
 import io.csi4j.driver.os.FileStat;
+import io.csi4j.driver.os.Freeze;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.LoopFlag;
@@ -15,6 +17,7 @@ import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.os.ToolException;
 import io.csi4j.driver.os.Tools;
+import io.csi4j.driver.os.XfsGeometry;
 import io.csi4j.driver.storage.StorageException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -145,7 +148,11 @@ public final class LoopStaging {
             Mounts.mount(node.toString(), stagingPath, fsType, mountOptions.flags(), mountData(fsType, mountOptions));
             if (readAhead > 0) applyReadAhead(node, readAhead);
         }
-        if (fsType.equals("xfs") && !mountOptions.readOnly()) Tools.xfsGrowfs(stagingPath); // no-op unless the image grew
+        if (!mountOptions.readOnly()) {
+            if (fsType.equals("xfs")) growXfs(stagingPath); // grows if the image grew; rewrites the secondary superblocks
+            // mkfs, an offline grow and growfs wrote through the loop into the image's page cache: durable before the answer
+            Durable.fsync(image);
+        }
     }
 
     /**
@@ -413,11 +420,35 @@ public final class LoopStaging {
         if (device.size() != ImageFormat.fileSize(image)) device.refreshCapacity();
         switch (mount.fsType()) {
             case "ext4" -> resizeExt4Online(device.node());
-            case "xfs" -> Tools.xfsGrowfs(volumePath);
+            case "xfs" -> growXfs(volumePath);
             case "btrfs" -> Tools.btrfsResize(volumePath);
             default -> throw StorageException.inUse("cannot grow a " + mount.fsType() + " filesystem");
         }
+        // xfs_growfs commits the new size through its log, then writes the secondary superblocks with no cache
+        // flush: answered before they are durable, a power cut leaves them stale and xfs_repair shrinks the
+        // filesystem back (found by the power-cut suite). The loop's writes sit in the image's page cache.
+        Durable.fsync(image);
         return device.size();
+    }
+
+    /**
+     * xfs_growfs, then, if the filesystem grew, a freeze and thaw. The new geometry is logged, and transactions in
+     * the new allocation groups relog the superblock, so it can stay in the log only, the one on the disk still
+     * the old size: after a power cut, log recovery checks those transactions' buffers against the old size and
+     * fails (EUCLEAN, the volume cannot be mounted; found by the power-cut suite). A freeze writes the metadata
+     * in place and covers the log. EBUSY: frozen already, by a snapshot, which did the same.
+     */
+    private static void growXfs(Path mountPoint) {
+        long before = FsStats.of(mountPoint).totalBytes();
+        Tools.xfsGrowfs(mountPoint);
+        // a grow cut short (unanswered, then retried) left secondary superblocks stale: xfs_growfs skips them now
+        XfsGeometry.rewriteSecondarySuperblocks(mountPoint);
+        if (FsStats.of(mountPoint).totalBytes() == before) return;
+        try (Freeze.Frozen frozen = Freeze.freeze(mountPoint)) {
+            // the freeze is the point: metadata written in place, the log covered
+        } catch (OsException e) {
+            if (!e.is(Errno.EBUSY)) throw e;
+        }
     }
 
     /** resize2fs on a mounted ext4 is the EXT4_IOC_RESIZE_FS ioctl, which needs CAP_SYS_RESOURCE. */
