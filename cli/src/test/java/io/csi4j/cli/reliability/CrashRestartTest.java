@@ -255,17 +255,7 @@ class CrashRestartTest {
 
     private void tearDown(Plugin plugin, List<World> worlds) throws IOException {
         var rpc = new Rpc(plugin.channel(), plugin.addonsChannel());
-        for (World w : worlds) {
-            for (Vol v : List.copyOf(w.volumes.values())) {
-                if (v.published) w.unpublish(v).step().run(rpc);
-                if (v.staged) w.unstage(v).step().run(rpc);
-                if (v.attached) w.detach(v).step().run(rpc);
-            }
-            for (var g : List.copyOf(w.groupSnapshots.values())) w.deleteGroupSnapshot(g).step().run(rpc);
-            for (var s : List.copyOf(w.snapshots.values())) w.deleteSnapshot(s).step().run(rpc);
-            for (var g : List.copyOf(w.groups.values())) w.deleteGroup(g).step().run(rpc);
-            for (Vol v : List.copyOf(w.volumes.values())) w.deleteVolume(v).step().run(rpc);
-        }
+        World.deleteEverything(worlds, rpc);
     }
 
     private void checkEmpty(Plugin plugin, Path data, Path node) throws IOException {

@@ -246,17 +246,7 @@ final class PowerCutChecks {
             log.unmount(rpc);
             log.delete(rpc);
         }
-        for (World w : worlds) {
-            for (Vol v : List.copyOf(w.volumes.values())) {
-                if (v.published) w.unpublish(v).step().run(rpc);
-                if (v.staged) w.unstage(v).step().run(rpc);
-                if (v.attached) w.detach(v).step().run(rpc);
-            }
-            for (var g : List.copyOf(w.groupSnapshots.values())) w.deleteGroupSnapshot(g).step().run(rpc);
-            for (var s : List.copyOf(w.snapshots.values())) w.deleteSnapshot(s).step().run(rpc);
-            for (var g : List.copyOf(w.groups.values())) w.deleteGroup(g).step().run(rpc);
-            for (Vol v : List.copyOf(w.volumes.values())) w.deleteVolume(v).step().run(rpc);
-        }
+        World.deleteEverything(worlds, rpc);
         List<LogVolume> none = List.of();
         var empty = new PowerCutChecks(disk, node, List.of(), none, failures);
         empty.invariants(rpc, -1);

@@ -43,6 +43,21 @@ import java.util.function.Predicate;
  * only once every RPC in them has answered OK, so after a successful retry the model is exact.
  */
 final class World {
+
+    /** Undoes everything the worlds own through the plugin, node side first: what every suite's tear-down does. */
+    static void deleteEverything(List<World> worlds, Rpc rpc) throws IOException {
+        for (World w : worlds) {
+            for (Vol v : List.copyOf(w.volumes.values())) {
+                if (v.published) w.unpublish(v).step().run(rpc);
+                if (v.staged) w.unstage(v).step().run(rpc);
+                if (v.attached) w.detach(v).step().run(rpc);
+            }
+            for (var g : List.copyOf(w.groupSnapshots.values())) w.deleteGroupSnapshot(g).step().run(rpc);
+            for (var snap : List.copyOf(w.snapshots.values())) w.deleteSnapshot(snap).step().run(rpc);
+            for (var g : List.copyOf(w.groups.values())) w.deleteGroup(g).step().run(rpc);
+            for (Vol v : List.copyOf(w.volumes.values())) w.deleteVolume(v).step().run(rpc);
+        }
+    }
     static final long VOLUME_BYTES = 320L << 20;   // xfs needs 300 MiB
     static final String DATA_FILE = "data.txt";
     static final String NODE = "node-1";
