@@ -1,12 +1,12 @@
 package io.csi4j.driver.volume;
 
-import static io.csi4j.driver.storage.ByteUnits.human;
 
 import io.csi4j.driver.engine.BackingSpace;
 import io.csi4j.driver.engine.PoolBacking;
 import io.csi4j.driver.engine.PoolInfo;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.domain.DomainException;
+import io.csi4j.driver.storage.ByteCount;
 import java.util.Optional;
 
 /**
@@ -43,8 +43,8 @@ final class PoolCapacity {
             }
         }
         if (bytes > pool.allocatableBytes()) {
-            throw DomainException.exhausted("not enough space in the pool: " + human(bytes) + " asked, "
-                    + human(pool.allocatableBytes()) + " available (" + bytes + " and " + pool.allocatableBytes() + " bytes)");
+            throw DomainException.exhausted("not enough space in the pool: " + ByteCount.describe(bytes) + " asked, "
+                    + ByteCount.describe(pool.allocatableBytes()) + " available");
         }
     }
 
