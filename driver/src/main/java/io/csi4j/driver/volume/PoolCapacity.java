@@ -1,6 +1,5 @@
 package io.csi4j.driver.volume;
 
-
 import io.csi4j.driver.engine.BackingSpace;
 import io.csi4j.driver.engine.PoolBacking;
 import io.csi4j.driver.engine.PoolInfo;
