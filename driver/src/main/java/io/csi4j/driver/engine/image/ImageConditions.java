@@ -3,7 +3,6 @@ package io.csi4j.driver.engine.image;
 import static io.csi4j.driver.engine.EngineErrors.translate;
 
 import io.csi4j.driver.engine.Artifact;
-import io.csi4j.driver.engine.LoopStaging;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.LoopDevice;

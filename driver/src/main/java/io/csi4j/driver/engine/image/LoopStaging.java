@@ -1,6 +1,14 @@
-package io.csi4j.driver.engine;
+package io.csi4j.driver.engine.image;
 
+import io.csi4j.driver.engine.Binds;
+import io.csi4j.driver.engine.DataPath;
+import io.csi4j.driver.engine.MountOptions;
+import io.csi4j.driver.engine.MutableParameters;
+import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
+import io.csi4j.driver.engine.PublishOptions;
+import io.csi4j.driver.engine.StageOptions;
+import io.csi4j.driver.engine.VolumeStats;
 import io.csi4j.driver.os.AttachedLoop;
 import io.csi4j.driver.os.BlockDevice;
 import io.csi4j.driver.os.Durable;
@@ -37,15 +45,15 @@ import io.csi4j.driver.os.Trim;
  * picks up where the previous one stopped. {@link ImageEngine} validates ids, translates errors
  * and calls in here with the volume's image path.
  */
-public final class LoopStaging {
+final class LoopStaging {
     /** Loop devices read and write the image with O_DIRECT ({@link ImageEngine.Options#directIo}). */
     private final boolean directIo;
 
-    public LoopStaging(boolean directIo) {
+    LoopStaging(boolean directIo) {
         this.directIo = directIo;
     }
 
-    public static void applyReadAhead(Path node, long kib) {
+    static void applyReadAhead(Path node, long kib) {
         BlockDevice.setReadAheadSectors(node, (kib == 0 ? ImageFormat.DEFAULT_READ_AHEAD_KIB : kib) * 2);
     }
 
@@ -53,7 +61,7 @@ public final class LoopStaging {
      * A filesystem the kernel turned read-only (errors=remount-ro): its superblock is read-only
      * although no mount of it asked for that (a read-only stage makes its mounts read-only too).
      */
-    public static Optional<String> readOnlyAfterErrors(MountTable table, List<MountInfo> mounts) {
+    static Optional<String> readOnlyAfterErrors(MountTable table, List<MountInfo> mounts) {
         if (mounts.isEmpty()) return Optional.empty();
         List<String> superOptions = mounts.getFirst().superOptions();
         // ext4 shows an error remount as "emergency_ro" (Linux >= 6.x), older kernels and others as "ro"
@@ -66,7 +74,7 @@ public final class LoopStaging {
         return Optional.empty();
     }
 
-    public static void refreshAttached(Path image, long size) {
+    static void refreshAttached(Path image, long size) {
         for (LoopDevice device : LoopDevice.findByBackingFile(image)) {
             if (device.size() != size) device.refreshCapacity();
         }
@@ -80,7 +88,7 @@ public final class LoopStaging {
     }
 
     /** {@code options.fsType()} is resolved already (the capability's, else the recorded one, else ext4). */
-    public void stage(String volumeId, Path image, Path stagingPath, StageOptions options) {
+    void stage(String volumeId, Path image, Path stagingPath, StageOptions options) {
         switch (options) {
             case StageOptions.Block block -> stageBlock(volumeId, image, block);
             case StageOptions.Mount mount -> stageMount(volumeId, image, stagingPath, mount);
@@ -159,7 +167,7 @@ public final class LoopStaging {
      * Restores and clones carry the source's XFS UUID, and XFS refuses to mount a second filesystem
      * with a UUID already mounted: always mount XFS volumes with {@code nouuid}.
      */
-    public static String mountData(String fsType, MountOptions options) {
+    static String mountData(String fsType, MountOptions options) {
         List<String> data = new ArrayList<>(options.data());
         if (fsType.equals("xfs") && !data.contains("nouuid")) data.add("nouuid");
         return data.isEmpty() ? null : String.join(",", data);
@@ -207,7 +215,7 @@ public final class LoopStaging {
                 .orElseThrow(() -> new IllegalStateException("dumpe2fs printed no \"" + key + "\""));
     }
 
-    public void unstage(String volumeId, Path image, Path stagingPath) {
+    void unstage(String volumeId, Path image, Path stagingPath) {
         MountTable table = MountTable.read();
         Optional<MountInfo> there = table.at(stagingPath);
         if (there.isPresent()) {
@@ -272,7 +280,7 @@ public final class LoopStaging {
         }
     }
 
-    public void publish(String volumeId, Path image, Path stagingPath, Path targetPath, PublishOptions publishOptions) {
+    void publish(String volumeId, Path image, Path stagingPath, Path targetPath, PublishOptions publishOptions) {
         if (publishOptions.block()) publishBlock(volumeId, image, targetPath, publishOptions.readOnly());
         else publishMount(volumeId, image, stagingPath, targetPath, publishOptions);
     }
@@ -333,7 +341,7 @@ public final class LoopStaging {
         Binds.bindDirectory(stagingPath, target, publishOptions.readOnly(), MountOptions.parse(publishOptions.mountFlags()));
     }
 
-    public void unpublish(String volumeId, Path image, Path targetPath) {
+    void unpublish(String volumeId, Path image, Path targetPath) {
         MountTable table = MountTable.read();
         Optional<MountInfo> there = table.at(targetPath);
         // only this volume's mount comes down: a target_path naming another mount ("/", someone else's
@@ -350,7 +358,7 @@ public final class LoopStaging {
      * FITRIM of the volume's filesystem at {@code volumePath}, which must be a mount of this image's loop device
      * (its staging mount or a bind of it): no other filesystem is ever trimmed through a volume's request.
      */
-    public void trim(String volumeId, Path image, Path volumePath) {
+    void trim(String volumeId, Path image, Path volumePath) {
         MountInfo mount = MountTable.read().at(volumePath).orElseThrow(() ->
                 StorageException.notFound(volumePath + " is not a mount point of volume " + volumeId));
         if (FileStat.of(volumePath).isBlockDevice() || !Binds.isLoopOf(mount, image)) {
@@ -359,7 +367,7 @@ public final class LoopStaging {
         Trim.filesystem(volumePath);
     }
 
-    public VolumeStats stats(String volumeId, Path image, Path volumePath) {
+    VolumeStats stats(String volumeId, Path image, Path volumePath) {
         if (PoolLayout.type(volumePath) == EntryType.MISSING) {
             throw StorageException.notFound(volumePath + " does not exist");
         }
@@ -402,7 +410,7 @@ public final class LoopStaging {
         return other.rdevMajor() == stat.rdevMajor() && other.rdevMinor() == stat.rdevMinor();
     }
 
-    public long nodeExpand(String volumeId, Path image, Path volumePath) {
+    long nodeExpand(String volumeId, Path image, Path volumePath) {
         MountTable table = MountTable.read();
         if (PoolLayout.type(volumePath) == EntryType.MISSING) throw StorageException.notFound(volumePath + " does not exist");
         FileStat stat = FileStat.of(volumePath);
