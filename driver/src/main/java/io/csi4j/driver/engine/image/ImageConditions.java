@@ -31,7 +31,7 @@ final class ImageConditions {
             }
             MountTable table = MountTable.read();
             for (LoopDevice device : LoopDevice.findByCanonicalBackingFile(images.image(volumeId))) {
-                Optional<String> readOnly = LoopStaging.readOnlyAfterErrors(table, table.mountsOf(device.node()));
+                Optional<String> readOnly = LoopStats.readOnlyAfterErrors(table, table.mountsOf(device.node()));
                 if (readOnly.isPresent()) return readOnly;
             }
             return Optional.empty();
@@ -64,7 +64,7 @@ final class ImageConditions {
                 Optional<String> condition = Optional.empty();
                 List<LoopDevice> devices = attached.isEmpty() ? List.of() : attached.getOrDefault(volumeId + ".img", List.of());
                 for (LoopDevice device : devices) {
-                    condition = LoopStaging.readOnlyAfterErrors(table, table.mountsOf(device.node()));
+                    condition = LoopStats.readOnlyAfterErrors(table, table.mountsOf(device.node()));
                     if (condition.isPresent()) break;
                 }
                 conditions.put(volumeId, condition);

@@ -17,9 +17,9 @@ class ImageValuesTest {
 
     @Test
     void xfsVolumesAlwaysMountWithNouuid() {
-        assertEquals("nouuid", LoopStaging.mountData("xfs", MountOptions.parse(List.of())));
-        assertEquals("discard,nouuid", LoopStaging.mountData("xfs", MountOptions.parse(List.of("discard"))));
-        assertNull(LoopStaging.mountData("ext4", MountOptions.parse(List.of("noatime"))));
+        assertEquals("nouuid", LoopFilesystems.mountData("xfs", MountOptions.parse(List.of())));
+        assertEquals("discard,nouuid", LoopFilesystems.mountData("xfs", MountOptions.parse(List.of("discard"))));
+        assertNull(LoopFilesystems.mountData("ext4", MountOptions.parse(List.of("noatime"))));
     }
 
     @Test
