@@ -39,8 +39,8 @@ public final class Binds {
      * it, and the path inside that filesystem ({@code root}). Two mounts with the same identity show
      * the same files.
      */
-    record Identity(int major, int minor, String root) {
-        boolean matches(MountInfo m) {
+    public record Identity(int major, int minor, String root) {
+        public boolean matches(MountInfo m) {
             return m.major() == major && m.minor() == minor && m.root().equals(root);
         }
 
@@ -52,7 +52,7 @@ public final class Binds {
     }
 
     /** The identity a bind mount of {@code path} would have; empty when no mount holds the path. */
-    static Optional<Identity> identity(MountTable table, Path path) {
+    public static Optional<Identity> identity(MountTable table, Path path) {
         Path real;
         try {
             real = path.toRealPath();
@@ -83,26 +83,26 @@ public final class Binds {
     }
 
     /** The loop device a mount comes from, if it is one that is still bound. */
-    static Optional<LoopDevice> loopOf(MountInfo mount) {
+    public static Optional<LoopDevice> loopOf(MountInfo mount) {
         Matcher m = LOOP_NODE.matcher(mount.source());
         if (m.matches()) return LoopDevice.find(Integer.parseInt(m.group(1)));
         if (mount.major() == LOOP_MAJOR) return LoopDevice.find(mount.minor());
         return Optional.empty();
     }
 
-    static boolean isLoopOf(MountInfo mount, Path image) {
+    public static boolean isLoopOf(MountInfo mount, Path image) {
         Path wanted = canonical(image);
         return loopOf(mount).filter(d -> !d.backingFileDeleted() && d.backingFile().equals(wanted)).isPresent();
     }
 
     /** Like {@link #isLoopOf}, but also when the image has been deleted since: such a mount must still come down. */
-    static boolean wasLoopOf(MountInfo mount, Path image) {
+    public static boolean wasLoopOf(MountInfo mount, Path image) {
         Path wanted = canonical(image);
         return loopOf(mount).filter(d -> d.backingFile().equals(wanted)).isPresent();
     }
 
     /** Loop devices bound to {@code image}, also ones whose file has been deleted since (to tear them down). */
-    static List<LoopDevice> loopsOf(Path image) {
+    public static List<LoopDevice> loopsOf(Path image) {
         Path wanted = canonical(image);
         return LoopDevice.list().stream().filter(d -> d.backingFile().equals(wanted)).toList();
     }
@@ -112,7 +112,7 @@ public final class Binds {
      * with the per-mount flags asked for. Idempotent: an identical bind already there is fine; a
      * different mount there is EXISTS (the spec's "published but incompatible").
      */
-    static void bindDirectory(Path source, Path target, boolean readOnly, MountOptions options) {
+    public static void bindDirectory(Path source, Path target, boolean readOnly, MountOptions options) {
         try {
             Files.createDirectories(target);
         } catch (IOException e) {
@@ -122,7 +122,7 @@ public final class Binds {
     }
 
     /** Bind-mounts a device node onto an empty file at {@code target} (created if missing). */
-    static void bindDevice(Path node, Path target, boolean readOnly) {
+    public static void bindDevice(Path node, Path target, boolean readOnly) {
         try {
             Files.createDirectories(target.getParent());
             if (PoolLayout.type(target) == PoolLayout.EntryType.MISSING) Files.createFile(target);
@@ -155,7 +155,7 @@ public final class Binds {
      * Unmounts whatever is at {@code target} (a mount stacked twice by an earlier retry too) and
      * removes the empty directory or file we created there. OK when nothing is mounted.
      */
-    static void unmountAndRemove(Path target) {
+    public static void unmountAndRemove(Path target) {
         for (int i = 0; i < 8 && MountTable.read().isMountPoint(target); i++) {
             try {
                 Mounts.unmount(target);
@@ -193,7 +193,7 @@ public final class Binds {
      * VOLUME_MOUNT_GROUP: the volume's root belongs to {@code gid}, group-writable and setgid, so a
      * non-root member of that group can write and new files stay in the group.
      */
-    static void grantGroup(Path root, int gid) {
+    public static void grantGroup(Path root, int gid) {
         try {
             Files.setAttribute(root, "unix:gid", gid, LinkOption.NOFOLLOW_LINKS);
             int mode = (Integer) Files.getAttribute(root, "unix:mode", LinkOption.NOFOLLOW_LINKS);
@@ -203,7 +203,7 @@ public final class Binds {
         }
     }
 
-    static Path canonical(Path path) {
+    public static Path canonical(Path path) {
         Path absolute = path.toAbsolutePath().normalize();
         try {
             return absolute.toRealPath();

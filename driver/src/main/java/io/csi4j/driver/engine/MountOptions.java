@@ -14,9 +14,9 @@ import java.util.Set;
  * mount(8) splits them: generic ones become MS_* bits, the rest is the filesystem's data string.
  * Options that would change what gets mounted ({@code bind}, {@code remount} ...) are refused.
  */
-record MountOptions(Set<MountFlag> flags, List<String> data) {
+public record MountOptions(Set<MountFlag> flags, List<String> data) {
 
-    MountOptions {
+    public MountOptions {
         flags = Collections.unmodifiableSet(flags.isEmpty() ? EnumSet.noneOf(MountFlag.class) : EnumSet.copyOf(flags));
         data = List.copyOf(data);
     }
@@ -46,7 +46,7 @@ record MountOptions(Set<MountFlag> flags, List<String> data) {
             MountFlag.NOEXEC, MountFlag.NOSYMFOLLOW, MountFlag.NOATIME, MountFlag.NODIRATIME, MountFlag.RELATIME,
             MountFlag.STRICTATIME);
 
-    static MountOptions parse(List<String> options) {
+    public static MountOptions parse(List<String> options) {
         Set<MountFlag> flags = EnumSet.noneOf(MountFlag.class);
         List<String> data = new ArrayList<>();
         for (String raw : options) {
@@ -65,7 +65,7 @@ record MountOptions(Set<MountFlag> flags, List<String> data) {
         return new MountOptions(flags, data);
     }
 
-    boolean readOnly() {
+    public boolean readOnly() {
         return flags.contains(MountFlag.RDONLY);
     }
 

@@ -39,7 +39,7 @@ public record MutableParameters(Optional<Long> readAheadKiB, Optional<String> co
     }
 
     /** A read-ahead already parsed (a stage's): 0..{@link #MAX_READ_AHEAD_KIB}; INVALID otherwise. */
-    static long checkReadAhead(long kib) {
+    public static long checkReadAhead(long kib) {
         if (kib < 0 || kib > MAX_READ_AHEAD_KIB) {
             throw StorageException.invalid("readAheadKiB must be 0.." + MAX_READ_AHEAD_KIB + ", not " + kib);
         }

@@ -63,10 +63,10 @@
  * and {@code PoolStorage.checkMutableParameters} (their ranges, and what the pool allows) the domain refuses a
  * request before any row or artifact is written.
  *
- * <p>The image engine ({@code engine.image}, a package split by job) attaches images through loop devices
- * ({@link io.csi4j.driver.engine.LoopStaging}); what both sides know of an image (its filesystems, their
- * minimum sizes, the default read-ahead) is {@link io.csi4j.driver.engine.ImageFormat}, so neither calls the
- * other back. Both stay here for now, public for {@code engine.image}. {@link io.csi4j.driver.engine.DirEngine}
+ * <p>The image engine ({@code engine.image}, a package split by job) attaches images through loop devices, its
+ * node side there too ({@code engine.image.LoopStaging} and its helpers). Both engines' node sides share
+ * {@link io.csi4j.driver.engine.Binds} (bind mounts, our mounts recognised in the kernel's table) and
+ * {@link io.csi4j.driver.engine.MountOptions}, public for that. {@link io.csi4j.driver.engine.DirEngine}
  * bind-mounts directories ({@link io.csi4j.driver.engine.DirNode}; its freeze hold is
  * {@link io.csi4j.driver.engine.DirFreezer}). Node operations read the kernel's mount table and loop devices every time, so they
  * are idempotent across plugin restarts.

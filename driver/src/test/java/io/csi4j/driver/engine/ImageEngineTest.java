@@ -346,7 +346,7 @@ class ImageEngineTest {
             String vol = volumeId();
             engine.createVolume(vol, 20 * MIB, AccessType.mount("xfs"), Label.NONE);
             Artifact volume = engine.artifact(Artifact.Kind.VOLUME, vol).orElseThrow();
-            assertEquals(new Artifact(vol, Artifact.Kind.VOLUME, "image", ImageFormat.XFS_MINIMUM, AccessType.mount("xfs"), "",
+            assertEquals(new Artifact(vol, Artifact.Kind.VOLUME, "image", 300 * MIB, AccessType.mount("xfs"), "", // mkfs.xfs's minimum
                     volume.createdAt()), volume);
             String snap = snapshotId();
             engine.createSnapshot(snap, vol, Label.NONE);

@@ -19,7 +19,7 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** The engine's plain values: mount options, sidecars, capacity arithmetic, error codes, sizes. */
+/** The engine's plain values: mount options, sidecars, capacity arithmetic, error codes (the image engine's: {@code image.ImageValuesTest}). */
 class ValuesTest {
 
     @Test
@@ -35,9 +35,6 @@ class ValuesTest {
             assertEquals(Status.Code.INVALID_ARGUMENT,
                     StorageStatus.code(assertThrows(StorageException.class, () -> MountOptions.parse(List.of(refused))).reason()), refused);
         }
-        assertEquals("nouuid", LoopStaging.mountData("xfs", MountOptions.parse(List.of())));
-        assertEquals("discard,nouuid", LoopStaging.mountData("xfs", MountOptions.parse(List.of("discard"))));
-        assertNull(LoopStaging.mountData("ext4", MountOptions.parse(List.of("noatime"))));
     }
 
     @Test
@@ -71,17 +68,6 @@ class ValuesTest {
         assertEquals(500, PoolInfo.allocatable(1000, 500, 400, 1.0), "thin data used space");
         assertEquals(1600, PoolInfo.allocatable(1000, 900, 400, 2.0));
         assertEquals(0, PoolInfo.allocatable(1000, 900, 1400, 1.0), "never negative");
-    }
-
-    @Test
-    void sizesRoundUpToMebibytesAndFilesystemMinimums() {
-        long mib = ImageFormat.MIB;
-        assertEquals(mib, ImageFormat.roundUp(1, AccessType.BLOCK));
-        assertEquals(3 * mib, ImageFormat.roundUp(2 * mib + 1, AccessType.BLOCK));
-        assertEquals(ImageFormat.EXT4_MINIMUM, ImageFormat.roundUp(mib, AccessType.mount("")));
-        assertEquals(ImageFormat.XFS_MINIMUM, ImageFormat.roundUp(mib, AccessType.mount("xfs")));
-        assertEquals(Status.Code.INVALID_ARGUMENT,
-                StorageStatus.code(assertThrows(StorageException.class, () -> ImageFormat.roundUp(mib, AccessType.mount("zfs"))).reason()));
     }
 
     @Test

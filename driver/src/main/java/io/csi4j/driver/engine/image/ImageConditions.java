@@ -3,7 +3,6 @@ package io.csi4j.driver.engine.image;
 import static io.csi4j.driver.engine.EngineErrors.translate;
 
 import io.csi4j.driver.engine.Artifact;
-import io.csi4j.driver.engine.LoopStaging;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.LoopDevice;
@@ -32,7 +31,7 @@ final class ImageConditions {
             }
             MountTable table = MountTable.read();
             for (LoopDevice device : LoopDevice.findByCanonicalBackingFile(images.image(volumeId))) {
-                Optional<String> readOnly = LoopStaging.readOnlyAfterErrors(table, table.mountsOf(device.node()));
+                Optional<String> readOnly = LoopStats.readOnlyAfterErrors(table, table.mountsOf(device.node()));
                 if (readOnly.isPresent()) return readOnly;
             }
             return Optional.empty();
@@ -65,7 +64,7 @@ final class ImageConditions {
                 Optional<String> condition = Optional.empty();
                 List<LoopDevice> devices = attached.isEmpty() ? List.of() : attached.getOrDefault(volumeId + ".img", List.of());
                 for (LoopDevice device : devices) {
-                    condition = LoopStaging.readOnlyAfterErrors(table, table.mountsOf(device.node()));
+                    condition = LoopStats.readOnlyAfterErrors(table, table.mountsOf(device.node()));
                     if (condition.isPresent()) break;
                 }
                 conditions.put(volumeId, condition);

@@ -1,6 +1,6 @@
 package io.csi4j.driver.engine.image;
 
-import static io.csi4j.driver.engine.ImageFormat.fileSize;
+import static io.csi4j.driver.engine.image.ImageFormat.fileSize;
 
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;

@@ -2,10 +2,10 @@ package io.csi4j.driver.engine.image;
 
 import static io.csi4j.driver.engine.EngineErrors.run;
 import static io.csi4j.driver.engine.EngineErrors.translate;
-import static io.csi4j.driver.engine.ImageFormat.FILESYSTEMS;
-import static io.csi4j.driver.engine.ImageFormat.MIB;
-import static io.csi4j.driver.engine.ImageFormat.fileSize;
-import static io.csi4j.driver.engine.ImageFormat.roundUp;
+import static io.csi4j.driver.engine.image.ImageFormat.FILESYSTEMS;
+import static io.csi4j.driver.engine.image.ImageFormat.MIB;
+import static io.csi4j.driver.engine.image.ImageFormat.fileSize;
+import static io.csi4j.driver.engine.image.ImageFormat.roundUp;
 import static io.csi4j.driver.engine.image.ImagePool.checkCapacity;
 import static io.csi4j.driver.engine.image.ImagePool.sized;
 
@@ -17,7 +17,6 @@ import io.csi4j.driver.engine.DataPath;
 import io.csi4j.driver.engine.EngineCapabilities;
 import io.csi4j.driver.engine.FreezeHold;
 import io.csi4j.driver.engine.Freezer;
-import io.csi4j.driver.engine.LoopStaging;
 import io.csi4j.driver.engine.MutableParameters;
 import io.csi4j.driver.engine.NodeStorage;
 import io.csi4j.driver.engine.Pool;

@@ -1,7 +1,7 @@
 package io.csi4j.driver.engine.image;
 
 import static io.csi4j.driver.engine.EngineErrors.translate;
-import static io.csi4j.driver.engine.ImageFormat.MIB;
+import static io.csi4j.driver.engine.image.ImageFormat.MIB;
 
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;

@@ -6,7 +6,6 @@ import static io.csi4j.driver.engine.EngineErrors.translate;
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.Binds;
-import io.csi4j.driver.engine.LoopStaging;
 import io.csi4j.driver.engine.NodeStorage;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.PublishOptions;

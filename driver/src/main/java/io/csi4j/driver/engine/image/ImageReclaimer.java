@@ -2,9 +2,8 @@ package io.csi4j.driver.engine.image;
 
 import static io.csi4j.driver.engine.EngineErrors.run;
 import static io.csi4j.driver.engine.EngineErrors.translate;
-import static io.csi4j.driver.engine.ImageFormat.FILESYSTEMS;
+import static io.csi4j.driver.engine.image.ImageFormat.FILESYSTEMS;
 
-import io.csi4j.driver.engine.LoopStaging;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.os.AttachedLoop;

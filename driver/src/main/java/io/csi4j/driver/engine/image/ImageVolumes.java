@@ -2,13 +2,12 @@ package io.csi4j.driver.engine.image;
 
 import static io.csi4j.driver.engine.EngineErrors.run;
 import static io.csi4j.driver.engine.EngineErrors.translate;
-import static io.csi4j.driver.engine.ImageFormat.MIB;
-import static io.csi4j.driver.engine.ImageFormat.fileSize;
+import static io.csi4j.driver.engine.image.ImageFormat.MIB;
+import static io.csi4j.driver.engine.image.ImageFormat.fileSize;
 import static io.csi4j.driver.engine.image.ImagePool.checkCapacity;
 import static io.csi4j.driver.engine.image.ImagePool.sized;
 
 import io.csi4j.driver.engine.Artifact;
-import io.csi4j.driver.engine.LoopStaging;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.Durable;

@@ -11,10 +11,16 @@
  *       under a freeze and revealed after the thaw; {@code ImageVolumes}: growing and removing images.</li>
  *   <li>{@code ImageConditions}: whether a volume (or a page of them) is healthy.</li>
  *   <li>Capabilities, one class each: {@code ImageNode} ({@code NodeStorage}: stage, publish ... through
- *       {@code engine.LoopStaging}), {@code ImageFreezer} ({@code Freezer}; also the freeze around every cut and the
+ *       {@code LoopStaging}), {@code ImageFreezer} ({@code Freezer}; also the freeze around every cut and the
  *       thaw at start-up), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
  *       {@code SharedExtentDelta}, {@code DataComparisonDelta}), {@code ImageMover} ({@code DataMover}, with
  *       {@code FileSourceImage} and {@code FileImageImport}), {@code ImageReclaimer} ({@code SpaceReclaimer}).</li>
+ *   <li>The node side, from the kernel's mount table and loop devices every time: {@code LoopStaging} (attach,
+ *       stage a block volume, bind-publish, unpublish, unstage, detach), {@code LoopFilesystems} (a filesystem
+ *       volume: format when blank, grow offline, mount; grow online at NodeExpandVolume, with the image fsynced and
+ *       a grown XFS frozen before the answer; FITRIM), {@code LoopStats} (usage, and what is abnormal).</li>
+ *   <li>{@code ImageFormat}: what the pool side and the node side both know of an image (its filesystems, their
+ *       minimum sizes, the MiB granularity, the default read-ahead).</li>
  *   <li>{@code ImagePool}: what they all work on (pool, layout, per-id locks, artifact store) and the few helpers
  *       they share (where an image is, a reflink-or-copy, sizing a file).</li>
  * </ul>
