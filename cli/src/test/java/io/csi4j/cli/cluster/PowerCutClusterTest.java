@@ -15,7 +15,14 @@ import io.csi4j.proto.csi.CreateSnapshotRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.ListVolumesRequest;
 import io.csi4j.proto.csi.ListVolumesResponse;
+import io.csi4j.proto.csi.NodeGrpc;
+import io.csi4j.proto.csi.NodePublishVolumeRequest;
+import io.csi4j.proto.csi.NodeStageVolumeRequest;
+import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
+import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
 import io.csi4j.proto.csi.Volume;
+import io.csi4j.sdk.server.Channels;
+import io.csi4j.sdk.server.Endpoint;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -94,7 +101,7 @@ class PowerCutClusterTest {
                     .build()).getSnapshot().getSnapshotId();
             for (int cut = 0; cut < cuts; cut++) {
                 double fraction = (cut + random.nextDouble()) / cuts * 1.1;   // above 1: after the last byte (the commit)
-                cutDuringRestore(cut + 1, fraction, random.nextInt(200), snapshot, expected);
+                cutDuringRestore(cut + 1, fraction, random.nextInt(60), snapshot, expected);
             }
             nothingLeftIn(dir.resolve("node-a/pool/.tmp"), "node-a");
         } finally {
@@ -163,8 +170,34 @@ class PowerCutClusterTest {
         Path image = volumeImage(retried.getVolumeId());
         assertTrue(Arrays.equals(expected, digest(image)), () -> context + ": the retried restore differs: " + describe(image));
         poolConsistent(volumesOnNodeB(), expected, context + ", after the retry");
+        byte[] read = readThroughNodeB(retried.getVolumeId());
+        assertTrue(Arrays.equals(expected, read), () -> context + ": the retried volume, staged and published on node-b, reads otherwise");
+        assertTrue(!Files.readString(Path.of("/proc/self/mountinfo")).contains(disk.root.resolve("kubelet").toString()),
+                context + ": a mount left after the unpublish and unstage");
+        assertTrue(PowerCut.run("losetup", "-a").lines().noneMatch(l -> l.contains(disk.data.toString())), context + ": a loop device left");
         report.add("power cut (cluster): " + context + "; after the boot: " + found + " [" + reconciled.replaceAll(".*reconciled: ", "")
-                + "]; retry: complete and byte-identical in %.1f s".formatted(retrySeconds));
+                + "]; retry: complete in %.1f s, its image and its published block device byte-identical".formatted(retrySeconds));
+    }
+
+    /** The volume as a pod on node-b reads it: staged and published as a block device, read whole, then unpublished. */
+    private byte[] readThroughNodeB(String volumeId) throws Exception {
+        var channel = Channels.connect(Endpoint.parse("unix://" + disk.data.resolve("csi.sock")));
+        try {
+            var node = NodeGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+            Path staging = Files.createDirectories(disk.root.resolve("kubelet/staging").resolve(volumeId));
+            Path target = Files.createDirectories(disk.root.resolve("kubelet/pods")).resolve(volumeId);
+            var capability = ClusterMobilityTest.block();
+            node.nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(volumeId).setStagingTargetPath(staging.toString())
+                    .setVolumeCapability(capability).build());
+            node.nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(volumeId).setStagingTargetPath(staging.toString())
+                    .setTargetPath(target.toString()).setVolumeCapability(capability).build());
+            byte[] read = digest(target);
+            node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(volumeId).setTargetPath(target.toString()).build());
+            node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(volumeId).setStagingTargetPath(staging.toString()).build());
+            return read;
+        } finally {
+            channel.shutdownNow();
+        }
     }
 
     /** Waits for the cut's instant: {@code fraction} of the copy's bytes received, or after the last one (+ a delay). */
