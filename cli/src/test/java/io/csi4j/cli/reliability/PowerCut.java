@@ -26,10 +26,11 @@ import java.util.concurrent.TimeUnit;
  * <p>Stronger than a real disk: a write the loop completed but nobody flushed is in the clone; a disk with a
  * volatile write cache may lose it (see docs/power-cut.md). Everything lives under {@code root}: {@code
  * outer.img}, {@code outer/} (its mount, holding {@code disk-N.img}), {@code data/} (the inner filesystem) and
- * whatever the caller puts there (a kubelet directory). {@link #cleanUp} removes what a killed run left.
+ * whatever the caller puts there (a kubelet directory). {@link #cleanUp} removes what a killed run left. Public for
+ * the cluster suite ({@code cluster/PowerCutClusterTest}), whose target agent serves from such a disk.
  */
-final class PowerCut implements AutoCloseable {
-    final Path root, outer, data;
+public final class PowerCut implements AutoCloseable {
+    public final Path root, outer, data;
     private Path disk;
     private int generation;
 
@@ -40,7 +41,7 @@ final class PowerCut implements AutoCloseable {
     }
 
     /** Makes the outer filesystem ({@code 3 x diskBytes}) and the inner one ({@code diskBytes}), mounted at {@link #data}. */
-    static PowerCut create(Path root, long diskBytes) throws IOException {
+    public static PowerCut create(Path root, long diskBytes) throws IOException {
         cleanUp(root);
         PowerCut cut = new PowerCut(root);
         Files.createDirectories(cut.outer);
@@ -58,7 +59,7 @@ final class PowerCut implements AutoCloseable {
     }
 
     /** The power cut: a clone of the disk as it is now (what reached the device), returned as the next disk. */
-    Path cut() throws IOException {
+    public Path cut() throws IOException {
         Path copy = outer.resolve("disk-" + (++generation) + ".img");
         run("cp", "--reflink=always", disk.toString(), copy.toString());
         return copy;
@@ -68,13 +69,13 @@ final class PowerCut implements AutoCloseable {
      * The old machine goes down for good, after the caller stopped its processes: every mount under the root but
      * the outer one, every loop device whose file is under {@link #data}, the inner filesystem, and the old disk.
      */
-    void powerOff() throws IOException {
+    public void powerOff() throws IOException {
         unmountAll(root, List.of(outer));
         Files.deleteIfExists(disk);
     }
 
     /** Boots on {@code copy}: mounted at {@link #data} (log replay); it is the disk from now on. */
-    void powerOn(Path copy) throws IOException {
+    public void powerOn(Path copy) throws IOException {
         disk = copy;
         run("mount", "-o", "loop,nouuid", copy.toString(), data.toString());
     }
@@ -123,7 +124,7 @@ final class PowerCut implements AutoCloseable {
     }
 
     /** Removes every mount and loop device under {@code root} (deepest first), then the files. Safe on a fresh root. */
-    static void cleanUp(Path root) throws IOException {
+    public static void cleanUp(Path root) throws IOException {
         unmountAll(root, List.of());
         if (!Leaks.mountsUnder(root, null).isEmpty() || !Leaks.loopsUnder(root).isEmpty()) {
             throw new IOException("power-cut clean-up left " + Leaks.mountsUnder(root, null) + " " + Leaks.loopsUnder(root));
@@ -225,7 +226,7 @@ final class PowerCut implements AutoCloseable {
     }
 
     /** Runs a tool to its end (two minutes at most); its output if it exits 0, else an IOException with it. */
-    static String run(String... command) throws IOException {
+    public static String run(String... command) throws IOException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         try {
             String out;
