@@ -114,9 +114,9 @@ public final class Volumes {
         if (request.source() instanceof ContentSource.None) {
             checkLimit(request, shape, size, engine.blankSize(size, shape.access()));   // before anything is written
             if (thick.isEmpty()) return createBlank(request, row, shape, label, groupId);
-            thick.get().requireRoom(engine.blankSize(size, shape.access()));
+            requireThick(thick.get(), engine.blankSize(size, shape.access()));
         } else {
-            thick.ifPresent(t -> t.requireRoom(size));
+            thick.ifPresent(t -> requireThick(t, size));
         }
         // a thick volume's fill takes long and a blank one is not derivable from its row: intent, effect, commit
         catalog.volumes().insert(row);                                         // intent
@@ -221,7 +221,7 @@ public final class Volumes {
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
         Optional<Preallocation> thick = Provisioning.of(request.parameters(), engine);
         var row = intendedRow(request, shape, size, groupId);
-        thick.ifPresent(t -> t.requireRoom(size));
+        thick.ifPresent(t -> requireThick(t, size));
         try {
             catalog.volumes().insert(row);                                     // intent
         } catch (DuplicateNameException taken) {
@@ -549,10 +549,15 @@ public final class Volumes {
                     + v.capacityBytes() + "; volumes cannot shrink");
         }
         boolean nodeSide = v.kind() == VolumeKind.FILESYSTEM;
-        if (range.requiredBytes() <= v.capacityBytes()) return new Expansion(v.capacityBytes(), nodeSide);
+        Optional<Preallocation> thick = Provisioning.of(v.parameters(), engine);
+        if (range.requiredBytes() <= v.capacityBytes()) {
+            // a thick expansion cut short after the image grew (the row took its size at start-up) is filled by the retry
+            thick.ifPresent(t -> t.expand(volumeId, v.capacityBytes()));
+            return new Expansion(v.capacityBytes(), nodeSide);
+        }
         long target = range.resolve(config.defaultVolumeBytes(), v.capacityBytes());
         checkSpace(target - v.capacityBytes());
-        Optional<Preallocation> thick = Provisioning.of(v.parameters(), engine);
+        thick.ifPresent(t -> requireThick(t, target - v.capacityBytes()));
         // idempotent: a repeat after a crash converges (a thick one also fills what the crash left unfilled)
         long grown = thick.isPresent() ? thick.get().expand(volumeId, target) : engine.expandVolume(volumeId, target);
         catalog.volumes().setCapacity(volumeId, grown);
@@ -653,6 +658,12 @@ public final class Volumes {
 
     private void checkSpace(long bytes) {
         capacity.require(bytes);
+    }
+
+    /** Before anything is written: the space really free, in the pool and beneath a thin pool image. */
+    private void requireThick(Preallocation thick, long bytes) {
+        capacity.requireThick(bytes);
+        thick.requireRoom(bytes);
     }
 
 
