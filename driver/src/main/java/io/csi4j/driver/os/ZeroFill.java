@@ -27,6 +27,8 @@ public final class ZeroFill {
     private static final int MAX_EXTENTS = 512;
     /** Written and fsynced after a fill of a fresh image: "all zeros, format me" (its allocation says nothing then). */
     public static final String FRESH_MARK = "user.csi4j.zeroed";
+    /** Written by every fill: the file is to stay thick (no discards through its loop device, no trims). */
+    public static final String THICK_MARK = "user.csi4j.thick";
 
     /** Where a file is not thick, in bytes of its size. */
     public record Layout(long size, long holeBytes, long unwrittenBytes, long sharedBytes) {
@@ -49,6 +51,7 @@ public final class ZeroFill {
             Libc.fallocate(fd.fd(), FALLOC_FL_KEEP_SIZE, from, size - from, file);
             List<ExtentFile.Range> zeros = readingAsZeros(file, from);
             long written = writeZeros(file, zeros);
+            Libc.fsetxattr(fd.fd(), THICK_MARK, "1".getBytes(StandardCharsets.US_ASCII), file);
             Libc.fsync(fd.fd(), file);
             return written;
         }
@@ -89,8 +92,17 @@ public final class ZeroFill {
     }
 
     public static boolean fresh(Path file) {
+        return marked(file, FRESH_MARK);
+    }
+
+    /** Whether the file was made thick by {@link #fill} (and is to stay so). */
+    public static boolean thick(Path file) {
+        return marked(file, THICK_MARK);
+    }
+
+    private static boolean marked(Path file, String mark) {
         try (Fd fd = Fd.open(file, Libc.O_RDONLY); Arena arena = Arena.ofConfined()) {
-            Libc.fgetxattr(fd.fd(), FRESH_MARK, arena.allocate(16), file);
+            Libc.fgetxattr(fd.fd(), mark, arena.allocate(16), file);
             return true;
         } catch (OsException e) {
             if (e.is(Errno.ENODATA) || e.is(Errno.EOPNOTSUPP)) return false;
