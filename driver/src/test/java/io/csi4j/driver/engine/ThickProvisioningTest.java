@@ -155,6 +155,38 @@ class ThickProvisioningTest {
         }
     }
 
+    /** Copies of a volume nothing was written into are as blank as it: formatted at their first stage, and thick. */
+    @Test
+    void thickCopiesOfBlankVolumesAreFormatted() throws Exception {
+        try (TestPool test = TestPool.create("xfs", 1024 * MIB); ImageEngine engine = test.imageEngine(1.0)) {
+            String thinBlank = volumeId();
+            engine.createVolume(thinBlank, 64 * MIB, AccessType.mount("ext4"), Label.NONE);
+            String snap = snapshotId();
+            engine.createSnapshot(snap, thinBlank, Label.NONE);
+            String thickBlank = volumeId();
+            engine.createVolume(thickBlank, 64 * MIB, AccessType.mount("ext4"), Label.NONE);
+            thick(engine).fill(thickBlank, true);
+
+            String restored = volumeId();
+            engine.restoreSnapshot(restored, snap, 0, AccessType.mount("ext4"), Label.NONE);
+            thick(engine).fill(restored, false);
+            String cloned = volumeId();
+            engine.cloneVolume(cloned, thickBlank, 0, AccessType.mount("ext4"), Label.NONE);
+            thick(engine).fill(cloned, false);
+            StageOptions.Mount ext4 = new StageOptions.Mount("ext4", List.of(), 0);
+            for (String copy : List.of(restored, cloned)) {
+                assertTrue(ZeroFill.fresh(image(test, copy)), "all zeros, so marked");
+                node(engine).stage(copy, test.staging(copy), ext4);
+                Files.writeString(test.staging(copy).resolve("hello"), copy);
+                assertThick(image(test, copy));
+                node(engine).unstage(copy, test.staging(copy));
+            }
+            for (String id : List.of(thinBlank, thickBlank, restored, cloned)) engine.deleteVolume(id);
+            engine.deleteSnapshot(snap);
+            assertEquals(List.of(), test.leftovers());
+        }
+    }
+
     /** Expanded while staged: the new part is filled before the loop device shows it; what it shows is never touched. */
     @Test
     void thickExpandAllocatesTheNewPart() throws Exception {

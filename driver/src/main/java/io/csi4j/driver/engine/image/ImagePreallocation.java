@@ -6,6 +6,7 @@ import static io.csi4j.driver.engine.EngineErrors.translate;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.Preallocation;
+import io.csi4j.driver.os.FileStat;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.ZeroFill;
@@ -40,8 +41,10 @@ final class ImagePreallocation implements Preallocation {
             if (!LoopDevice.findByCanonicalBackingFile(image).isEmpty()) {
                 throw StorageException.inUse("volume " + volumeId + " is attached; a thick fill needs it unattached");
             }
+            // nothing written yet (a restore of a never-staged thin blank): as blank as a blank once filled
+            boolean fresh = blank || FileStat.of(image).allocatedBytes() == 0;
             ZeroFill.fill(image, 0);
-            if (blank) ZeroFill.mark(image);
+            if (fresh) ZeroFill.mark(image);
             // the create was unsynced (a thin blank is derivable from its row; a thick one is not): its name too
             images.layout().syncArtifact(Artifact.Kind.VOLUME, volumeId);
             return null;
