@@ -31,19 +31,6 @@ public final class BlockDevice {
         }
     }
 
-    /**
-     * Makes the device refuse discards (EOPNOTSUPP) by setting its queue's discard_max_bytes to 0: a loop device
-     * turns a discard into a hole punched in its backing file, which a thick image must not get.
-     */
-    public static void refuseDiscards(Path device) {
-        Path limit = Path.of("/sys/class/block", device.getFileName().toString(), "queue/discard_max_bytes");
-        try {
-            java.nio.file.Files.writeString(limit, "0");
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("writing " + limit, e);
-        }
-    }
-
     private static long readLong(Path device, long request, String call) {
         try (Fd fd = Fd.open(device, Libc.O_RDONLY); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);

@@ -27,7 +27,7 @@ public final class ZeroFill {
     private static final int MAX_EXTENTS = 512;
     /** Written and fsynced after a fill of a fresh image: "all zeros, format me" (its allocation says nothing then). */
     public static final String FRESH_MARK = "user.csi4j.zeroed";
-    /** Written by every fill: the file is to stay thick (no discards through its loop device, no trims). */
+    /** Written by every fill: the file is to stay thick (ReclaimSpace gives nothing back from it). */
     public static final String THICK_MARK = "user.csi4j.thick";
 
     /** Where a file is not thick, in bytes of its size. */

@@ -84,7 +84,6 @@ final class LoopFilesystems {
         Optional<LoopDevice> leftover = devices.stream().findFirst();
         try (AttachedLoop loop = leftover.isEmpty() ? LoopDevice.attach(image, LoopStaging.loopFlags(directIo, true), DataPath.CONFIGURED.loopBlockSize()) : null) {
             Path node = loop != null ? loop.node() : leftover.get().node();
-            LoopStaging.keepThick(image, node);
             prepareFilesystem(volumeId, image, node, fsType, mountOptions.readOnly());
             Mounts.mount(node.toString(), stagingPath, fsType, mountOptions.flags(), mountData(fsType, mountOptions));
             if (readAhead > 0) LoopStaging.applyReadAhead(node, readAhead);

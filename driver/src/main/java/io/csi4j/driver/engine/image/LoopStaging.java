@@ -48,11 +48,6 @@ final class LoopStaging {
         BlockDevice.setReadAheadSectors(node, (kib == 0 ? ImageFormat.DEFAULT_READ_AHEAD_KIB : kib) * 2);
     }
 
-    /** A thick image's loop device refuses discards: each would punch a hole into the image. */
-    static void keepThick(Path image, Path node) {
-        if (ZeroFill.thick(image)) BlockDevice.refuseDiscards(node);
-    }
-
     static void refreshAttached(Path image, long size) {
         for (LoopDevice device : LoopDevice.findByBackingFile(image)) {
             if (device.size() != size) device.refreshCapacity();
@@ -94,7 +89,6 @@ final class LoopStaging {
         } else {
             node = devices.getFirst().node();
         }
-        keepThick(image, node);
         if (block.readAheadKiB() > 0) applyReadAhead(node, MutableParameters.checkReadAhead(block.readAheadKiB()));
     }
 
