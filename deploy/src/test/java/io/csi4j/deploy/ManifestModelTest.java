@@ -3,6 +3,7 @@ package io.csi4j.deploy;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.csi4j.deploy.Manifests.Doc;
+import io.csi4j.driver.volume.Provisioning;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.storage.CSIDriver;
@@ -93,7 +94,10 @@ class ManifestModelTest {
             assertEquals("local.csi4j.io", sc.getProvisioner());
             assertEquals("WaitForFirstConsumer", sc.getVolumeBindingMode(), sc.getMetadata().getName());
             assertTrue(sc.getAllowVolumeExpansion(), sc.getMetadata().getName());
+            Provisioning.of(sc.getParameters());   // thin or thick, or the driver would refuse every create
         }
+        StorageClass thick = classes.stream().filter(sc -> sc.getMetadata().getName().equals("csi4j-local-thick")).findFirst().orElseThrow();
+        assertEquals(Provisioning.THICK, Provisioning.of(thick.getParameters()));
         VolumeAttributesClass vac = Manifests.all(docs, VolumeAttributesClass.class).getFirst();
         assertEquals("local.csi4j.io", vac.getDriverName());
         long readAhead = Long.parseLong(vac.getParameters().get("readAheadKiB"));

@@ -11,7 +11,9 @@
  *       nodes (both engines; the dir engine only refuses members published writable);</li>
  *   <li>{@link io.csi4j.driver.engine.SnapshotRanges}: allocated and changed ranges of snapshots (image);</li>
  *   <li>{@link io.csi4j.driver.engine.DataMover}: send and import volumes between nodes, replicas (image);</li>
- *   <li>{@link io.csi4j.driver.engine.SpaceReclaimer}: give free space back, tell what a volume takes (image).</li>
+ *   <li>{@link io.csi4j.driver.engine.SpaceReclaimer}: give free space back, tell what a volume takes (image);</li>
+ *   <li>{@link io.csi4j.driver.engine.Preallocation}: thick volumes, allocated and written up front (image; the
+ *       dir engine's absence of it is why {@code csi4j.io/provisioning: thick} is INVALID_ARGUMENT there).</li>
  * </ul>
  * A caller that finds a capability absent raises the error it gives for an engine that cannot. A new capability
  * (replication, encryption, preallocation modes) is a new interface extending {@code Capability}, a class

@@ -25,6 +25,7 @@ public final class Errno {
     public static final int ENOSPC = 28;
     public static final int EROFS = 30;
     public static final int ENOSYS = 38;
+    public static final int ENODATA = 61;
     public static final int EOPNOTSUPP = 95;
 
     /** Symbolic name ("EBUSY") from glibc's strerrorname_np, or "errno N" where libc lacks it. */

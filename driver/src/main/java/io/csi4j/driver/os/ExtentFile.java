@@ -32,6 +32,7 @@ public final class ExtentFile implements AutoCloseable {
     public static final int EXTENT_NOT_ALIGNED = 0x100;
     public static final int EXTENT_DATA_INLINE = 0x200;
     public static final int EXTENT_UNWRITTEN = 0x800;
+    public static final int EXTENT_SHARED = 0x2000;
 
     private final Fd fd;
     private final long size;
@@ -74,6 +75,9 @@ public final class ExtentFile implements AutoCloseable {
         }
 
         public boolean last() { return (flags & EXTENT_LAST) != 0; }
+
+        /** Shared with another file (a reflink): a write into it allocates anew. */
+        public boolean shared() { return (flags & EXTENT_SHARED) != 0; }
     }
 
     /** The first data range at or after {@code from}, clipped to the size; null when only a hole is left. */

@@ -32,6 +32,7 @@ final class Libc {
     static final int O_EXCL = 0200;
     static final int O_TRUNC = 01000;
     static final int O_CLOEXEC = 02000000;
+    static final int O_DIRECT = 040000;
 
     static final int AT_FDCWD = -100;
     static final int AT_EMPTY_PATH = 0x1000;
@@ -72,6 +73,12 @@ final class Libc {
     private static final class Fsync { static final MethodHandle HANDLE = capturing("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
     private static final class Rename { static final MethodHandle HANDLE = capturing("rename", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)); }
     private static final class Mknod { static final MethodHandle HANDLE = capturing("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG)); }
+    private static final class Fsetxattr { static final MethodHandle HANDLE = capturing("fsetxattr",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT)); }
+    private static final class Fgetxattr { static final MethodHandle HANDLE = capturing("fgetxattr",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG)); }
+    private static final class Fremovexattr { static final MethodHandle HANDLE = capturing("fremovexattr",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS)); }
     private static final class Unshare { static final MethodHandle HANDLE = capturing("unshare", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
     private static final class Strerror { static final MethodHandle HANDLE = plain("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT)).orElseThrow(); }
     // glibc >= 2.32; other C libraries fall back to "errno N"
@@ -230,6 +237,20 @@ final class Libc {
 
     static void ftruncate(int fd, long length, Path path) {
         check("ftruncate", path, (a, e) -> (int) Ftruncate.HANDLE.invokeExact(e, fd, length));
+    }
+
+    static void fsetxattr(int fd, String name, byte[] value, Path path) {
+        check("fsetxattr", path, (a, e) -> (int) Fsetxattr.HANDLE.invokeExact(e, fd, a.allocateFrom(name),
+                a.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, value), (long) value.length, 0));
+    }
+
+    /** fgetxattr(2) into {@code buf}: the value's length. */
+    static long fgetxattr(int fd, String name, MemorySegment buf, Path path) {
+        return check("fgetxattr", path, (a, e) -> (long) Fgetxattr.HANDLE.invokeExact(e, fd, a.allocateFrom(name), buf, buf.byteSize()));
+    }
+
+    static void fremovexattr(int fd, String name, Path path) {
+        check("fremovexattr", path, (a, e) -> (int) Fremovexattr.HANDLE.invokeExact(e, fd, a.allocateFrom(name)));
     }
 
     static void fsync(int fd, Path path) {

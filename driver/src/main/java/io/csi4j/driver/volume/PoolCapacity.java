@@ -47,6 +47,20 @@ final class PoolCapacity {
         }
     }
 
+    /**
+     * A thick volume takes all its {@code bytes} at once and is never overcommitted: RESOURCE_EXHAUSTED unless the
+     * filesystem beneath a thin pool image really has them (less its reserve); the engine checks the pool's own.
+     */
+    void requireThick(long bytes) {
+        if (backing.isEmpty()) return;
+        BackingSpace space = backing.get().read();
+        if (bytes > space.backedAvailable()) {
+            throw DomainException.exhausted("not enough space for a thick volume: " + ByteCount.describe(bytes) + " asked, "
+                    + ByteCount.describe(space.backedAvailable()) + " really free in the pool image and beneath it on "
+                    + space.backingDir() + " (keeping " + ByteCount.describe(space.reserveBytes()) + " free there)");
+        }
+    }
+
     /** Why every volume of the pool is at risk now (its image's backing filesystem is too full), if it is. */
     Optional<String> poolCondition() {
         return backing.flatMap(b -> b.read().condition());

@@ -12,6 +12,7 @@ import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.ImageImport;
 import io.csi4j.driver.engine.PoolBacking;
 import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.engine.Preallocation;
 import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.id.ObjectId;
@@ -109,16 +110,27 @@ public final class Volumes {
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
         var row = intendedRow(request, shape, size, groupId);
         var label = new Artifact.Label(row.name(), "");                        // in the sidecar, for fsck --rebuild
+        Optional<Preallocation> thick = Provisioning.of(request.parameters(), engine);
         if (request.source() instanceof ContentSource.None) {
             checkLimit(request, shape, size, engine.blankSize(size, shape.access()));   // before anything is written
-            return createBlank(request, row, shape, label, groupId);
+            if (thick.isEmpty()) return createBlank(request, row, shape, label, groupId);
+            requireThick(thick.get(), engine.blankSize(size, shape.access()));
+        } else {
+            thick.ifPresent(t -> requireThick(t, size));
         }
+        // a thick volume's fill takes long and a blank one is not derivable from its row: intent, effect, commit
         catalog.volumes().insert(row);                                         // intent
-        return effectThenCommit(request, shape, row, groupId, () -> switch (request.source()) {
-            case ContentSource.None none -> throw new IllegalStateException("blank volumes are made above");
+        return effectThenCommit(request, shape, row, groupId, () -> thickened(thick, row.id(), request.source(), switch (request.source()) {
+            case ContentSource.None none -> engine.createVolume(row.id(), size, shape.access(), label);
             case ContentSource.FromSnapshot s -> engine.restoreSnapshot(row.id(), s.snapshotId(), size, shape.access(), label);
             case ContentSource.FromVolume v -> engine.cloneVolume(row.id(), v.volumeId(), size, shape.access(), label);
-        });
+        }));
+    }
+
+    /** A thick volume's image filled after it was made ({@code size}, returned): a blank one marked as a fresh fill. */
+    private static long thickened(Optional<Preallocation> thick, String volumeId, ContentSource source, long size) {
+        thick.ifPresent(t -> t.fill(volumeId, source instanceof ContentSource.None));
+        return size;
     }
 
     /**
@@ -207,7 +219,9 @@ public final class Volumes {
 
         long size = request.range().resolve(config.defaultVolumeBytes(), incoming.sourceBytes());
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
+        Optional<Preallocation> thick = Provisioning.of(request.parameters(), engine);
         var row = intendedRow(request, shape, size, groupId);
+        thick.ifPresent(t -> requireThick(t, size));
         try {
             catalog.volumes().insert(row);                                     // intent
         } catch (DuplicateNameException taken) {
@@ -224,7 +238,7 @@ public final class Volumes {
             try (var target = mover.beginImport(row.id(), incoming.sourceBytes(), size, shape.access(), sourceRef,
                     new Artifact.Label(row.name(), ""), incoming.base(), incoming.keepAs())) {
                 incoming.fill(target);
-                return target.commit();
+                return thickened(thick, row.id(), request.source(), target.commit());
             }
         });
     }
@@ -535,10 +549,17 @@ public final class Volumes {
                     + v.capacityBytes() + "; volumes cannot shrink");
         }
         boolean nodeSide = v.kind() == VolumeKind.FILESYSTEM;
-        if (range.requiredBytes() <= v.capacityBytes()) return new Expansion(v.capacityBytes(), nodeSide);
+        Optional<Preallocation> thick = Provisioning.of(v.parameters(), engine);
+        if (range.requiredBytes() <= v.capacityBytes()) {
+            // a thick expansion cut short after the image grew (the row took its size at start-up) is filled by the retry
+            thick.ifPresent(t -> t.expand(volumeId, v.capacityBytes()));
+            return new Expansion(v.capacityBytes(), nodeSide);
+        }
         long target = range.resolve(config.defaultVolumeBytes(), v.capacityBytes());
         checkSpace(target - v.capacityBytes());
-        long grown = engine.expandVolume(volumeId, target);        // idempotent: a repeat after a crash converges
+        thick.ifPresent(t -> requireThick(t, target - v.capacityBytes()));
+        // idempotent: a repeat after a crash converges (a thick one also fills what the crash left unfilled)
+        long grown = thick.isPresent() ? thick.get().expand(volumeId, target) : engine.expandVolume(volumeId, target);
         catalog.volumes().setCapacity(volumeId, grown);
         return new Expansion(grown, nodeSide);
     }
@@ -615,12 +636,15 @@ public final class Volumes {
     private void validateParameters(Map<String, String> parameters) {
         var unknown = new TreeSet<String>();
         for (String key : parameters.keySet()) {
-            if (!key.equals(PARAM_VOLUME_GROUP) && !key.startsWith(KUBERNETES_PREFIX)) unknown.add(key);
+            if (!key.equals(PARAM_VOLUME_GROUP) && !key.equals(Provisioning.PARAMETER) && !key.startsWith(KUBERNETES_PREFIX)) {
+                unknown.add(key);
+            }
         }
         if (!unknown.isEmpty()) {
-            throw DomainException.invalid("unknown parameters " + unknown + "; known: " + PARAM_VOLUME_GROUP
-                    + " and keys starting with " + KUBERNETES_PREFIX);
+            throw DomainException.invalid("unknown parameters " + unknown + "; known: " + PARAM_VOLUME_GROUP + ", "
+                    + Provisioning.PARAMETER + " and keys starting with " + KUBERNETES_PREFIX);
         }
+        Provisioning.of(parameters, engine);   // a value other than thin or thick, or thick where the engine has none
     }
 
     private void checkTopology(NewVolume request) {
@@ -634,6 +658,12 @@ public final class Volumes {
 
     private void checkSpace(long bytes) {
         capacity.require(bytes);
+    }
+
+    /** Before anything is written: the space really free, in the pool and beneath a thin pool image. */
+    private void requireThick(Preallocation thick, long bytes) {
+        capacity.requireThick(bytes);
+        thick.requireRoom(bytes);
     }
 
 

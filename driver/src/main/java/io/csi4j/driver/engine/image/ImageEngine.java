@@ -23,6 +23,7 @@ import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.engine.PoolEngine;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
+import io.csi4j.driver.engine.Preallocation;
 import io.csi4j.driver.engine.SnapshotRanges;
 import io.csi4j.driver.engine.SpaceReclaimer;
 import io.csi4j.driver.os.FsStats;
@@ -91,6 +92,7 @@ public final class ImageEngine extends PoolEngine {
                 .add(SnapshotRanges.class, new ImageBlockMaps(images))
                 .add(DataMover.class, new ImageMover(images, capacity, freezer))
                 .add(SpaceReclaimer.class, new ImageReclaimer(images, staging, node))
+                .add(Preallocation.class, new ImagePreallocation(images, volumes))
                 .build();
     }
 

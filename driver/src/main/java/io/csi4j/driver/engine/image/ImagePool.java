@@ -7,6 +7,7 @@ import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.os.SparseCopy;
+import io.csi4j.driver.os.ZeroFill;
 import io.csi4j.driver.storage.StorageException;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -37,6 +38,8 @@ record ImagePool(Pool pool, PoolLayout layout, IdLocks locks, ArtifactStore stor
     /** A reflink where the pool can, else a sparse-aware copy. */
     void cloneOrCopy(Path source, Path target) {
         if (pool.reflink()) Reflink.clone(source, target); else SparseCopy.copy(source, target);
+        // a copy of a fresh thick fill is all zeros too: formatted at its first stage like its source would be
+        if (ZeroFill.fresh(source)) ZeroFill.mark(target);
     }
 
     static void checkCapacity(long capacityBytes) {

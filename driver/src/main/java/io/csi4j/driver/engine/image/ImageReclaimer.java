@@ -13,6 +13,7 @@ import io.csi4j.driver.os.LoopFlag;
 import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.PrivateMounts;
 import io.csi4j.driver.os.Tools;
+import io.csi4j.driver.os.ZeroFill;
 import io.csi4j.driver.os.Trim;
 import io.csi4j.driver.storage.StorageException;
 import java.io.IOException;
@@ -46,8 +47,11 @@ final class ImageReclaimer implements SpaceReclaimer {
     @Override
     public void trim(String volumeId, Path volumePath) {
         PoolLayout.checkId("volume", volumeId);
-        run("reclaiming free space of volume " + volumeId + " at " + volumePath,
-                () -> staging.trim(volumeId, images.requireImage(volumeId), volumePath));
+        run("reclaiming free space of volume " + volumeId + " at " + volumePath, () -> {
+            Path image = images.requireImage(volumeId);
+            if (ZeroFill.thick(image)) return;   // thick keeps all its space by definition: nothing to give back
+            staging.trim(volumeId, image, volumePath);
+        });
     }
 
     /**
@@ -61,6 +65,7 @@ final class ImageReclaimer implements SpaceReclaimer {
         PoolLayout.checkId("volume", volumeId);
         run("reclaiming free space of volume " + volumeId, () -> images.locks().locked(volumeId, () -> {
             Path image = images.requireImage(volumeId);
+            if (ZeroFill.thick(image)) return null;   // thick keeps all its space: nothing to give back
             List<Path> mounts = node.mountPoints(volumeId);
             if (!mounts.isEmpty()) {
                 staging.trim(volumeId, image, mounts.getFirst());

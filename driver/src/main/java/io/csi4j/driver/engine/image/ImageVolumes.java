@@ -50,6 +50,19 @@ final class ImageVolumes {
     }
 
     long expand(String volumeId, long newCapacityBytes) {
+        return expand(volumeId, newCapacityBytes, null);
+    }
+
+    /** What a thick volume's expansion adds: a check of the real free space first, a fill of the new part after. */
+    interface Thickening {
+        void requireRoom(long bytes);
+
+        /** Fills the image from {@code exposed} (what attached loop devices show) to its end. */
+        void fill(Path image, long exposed);
+    }
+
+    /** {@code thick}: null for a thin volume. */
+    long expand(String volumeId, long newCapacityBytes, Thickening thick) {
         PoolLayout.checkId("volume", volumeId);
         checkCapacity(newCapacityBytes);
         return translate("expanding volume " + volumeId, () -> {
@@ -59,6 +72,20 @@ final class ImageVolumes {
                 images.store().require(Artifact.Kind.VOLUME, volumeId);
                 long current = fileSize(image);
                 long target = Math.ceilDiv(newCapacityBytes, MIB) * MIB;
+                if (thick != null) {
+                    // what loop devices show is in use: never filled (zeros over a write that lands meanwhile);
+                    // the rest is filled, also the part a crash left grown but not filled
+                    long exposed = LoopDevice.findByCanonicalBackingFile(image).stream()
+                            .mapToLong(LoopDevice::size).min().orElse(0);
+                    if (target > current) thick.requireRoom(target - current);
+                    if (target > current) {
+                        capacity.grow(target - current, "growing volume " + volumeId + " by " + (target - current) + " bytes",
+                                () -> sized(image, target));
+                        images.layout().readSidecar(Artifact.Kind.VOLUME, volumeId).ifPresent(a -> images.layout().writeSidecar(a.withSize(target)));
+                    }
+                    thick.fill(image, Math.min(exposed, current));
+                    return Math.max(target, current);
+                }
                 if (target <= current) return current;
                 capacity.grow(target - current, "growing volume " + volumeId + " by " + (target - current) + " bytes", () -> {
                     sized(image, target);

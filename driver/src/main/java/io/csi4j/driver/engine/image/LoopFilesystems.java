@@ -24,6 +24,7 @@ import io.csi4j.driver.os.ToolException;
 import io.csi4j.driver.os.Tools;
 import io.csi4j.driver.os.Trim;
 import io.csi4j.driver.os.XfsGeometry;
+import io.csi4j.driver.os.ZeroFill;
 import io.csi4j.driver.storage.StorageException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -112,12 +113,21 @@ final class LoopFilesystems {
     private static void prepareFilesystem(String volumeId, Path image, Path node, String fsType, boolean readOnly) {
         Optional<String> found = Tools.blkidType(node);
         if (found.isEmpty()) {
-            if (Fallocate.allocatedBytes(image) != 0) {
+            // a thick volume is allocated all through from its create: its mark, not its allocation, says "blank"
+            boolean thick = ZeroFill.fresh(image);
+            if (!thick && Fallocate.allocatedBytes(image) != 0) {
                 throw StorageException.inUse("volume " + volumeId + " holds data but no filesystem blkid knows;"
                         + " refusing to format it as " + fsType);
             }
             if (readOnly) throw StorageException.inUse("volume " + volumeId + " is blank; cannot stage it read-only");
-            Tools.mkfs(fsType, node, fsType.equals("ext4") ? List.of("-m", "0") : List.of());
+            Tools.mkfs(fsType, node, mkfsOptions(fsType, thick));
+            if (thick) {
+                // what mkfs discarded or zeroed out through the loop came back as holes or unwritten extents: the
+                // image's writes first (buffered loops), then zeros over exactly those, then the mark goes
+                Durable.fsync(image);
+                ZeroFill.fill(image, 0);
+                ZeroFill.unmark(image);
+            }
             return;
         }
         if (!found.get().equals(fsType)) {
@@ -125,6 +135,18 @@ final class LoopFilesystems {
                     + " filesystem; the capability asks for " + fsType);
         }
         if (fsType.equals("ext4") && !readOnly) growExt4Offline(node);
+    }
+
+    /**
+     * A thick image's mkfs discards nothing and initializes its inode tables and journal with writes: a discard or a
+     * zero-out through the loop device punches holes or leaves unwritten extents in the image.
+     */
+    static List<String> mkfsOptions(String fsType, boolean thick) {
+        return switch (fsType) {
+            case "ext4" -> thick ? List.of("-m", "0", "-E", "nodiscard,lazy_itable_init=0,lazy_journal_init=0") : List.of("-m", "0");
+            case "xfs", "btrfs" -> thick ? List.of("-K") : List.of();
+            default -> List.of();
+        };
     }
 
     private static void growExt4Offline(Path node) {

@@ -19,6 +19,7 @@ import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.OsException;
+import io.csi4j.driver.os.ZeroFill;
 import io.csi4j.driver.storage.StorageException;
 import java.nio.file.Path;
 import java.util.EnumSet;
@@ -70,6 +71,7 @@ final class LoopStaging {
     }
 
     private void stageBlock(String volumeId, Path image, StageOptions.Block block) {
+        ZeroFill.unmark(image);   // a thick volume's zeros are the workload's data from now on: never formatted over
         MountTable table = MountTable.read();
         List<LoopDevice> devices = LoopDevice.findByBackingFile(image).stream().filter(d -> !d.readOnly()).toList();
         for (LoopDevice d : devices) {

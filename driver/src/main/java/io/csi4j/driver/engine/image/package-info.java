@@ -14,7 +14,8 @@
  *       {@code LoopStaging}), {@code ImageFreezer} ({@code Freezer}; also the freeze around every cut and the
  *       thaw at start-up), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
  *       {@code SharedExtentDelta}, {@code DataComparisonDelta}), {@code ImageMover} ({@code DataMover}, with
- *       {@code FileSourceImage} and {@code FileImageImport}), {@code ImageReclaimer} ({@code SpaceReclaimer}).</li>
+ *       {@code FileSourceImage} and {@code FileImageImport}), {@code ImageReclaimer} ({@code SpaceReclaimer}),
+ *       {@code ImagePreallocation} ({@code Preallocation}: thick images through {@code os/ZeroFill}).</li>
  *   <li>The node side, from the kernel's mount table and loop devices every time: {@code LoopStaging} (attach,
  *       stage a block volume, bind-publish, unpublish, unstage, detach), {@code LoopFilesystems} (a filesystem
  *       volume: format when blank, grow offline, mount; grow online at NodeExpandVolume, with the image fsynced and
