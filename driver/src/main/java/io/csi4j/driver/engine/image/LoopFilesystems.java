@@ -110,6 +110,14 @@ final class LoopFilesystems {
      * grown offline here, which needs no CAP_SYS_RESOURCE, unlike an online resize.
      */
     private static void prepareFilesystem(String volumeId, Path image, Path node, String fsType, boolean readOnly) {
+        if (FormatIntent.pending(image)) {
+            // a power cut or crash in this blank volume's mkfs left a half-made filesystem (an XFS with its
+            // mkfs-in-progress bit, which the kernel refuses; ext4 blocks without a superblock), never data
+            if (readOnly) throw StorageException.inUse("volume " + volumeId + " was being formatted when the node went down;"
+                    + " stage it read-write once to finish the format");
+            format(image, node, fsType);
+            return;
+        }
         Optional<String> found = Tools.blkidType(node);
         if (found.isEmpty()) {
             if (Fallocate.allocatedBytes(image) != 0) {
@@ -117,7 +125,7 @@ final class LoopFilesystems {
                         + " refusing to format it as " + fsType);
             }
             if (readOnly) throw StorageException.inUse("volume " + volumeId + " is blank; cannot stage it read-only");
-            Tools.mkfs(fsType, node, fsType.equals("ext4") ? List.of("-m", "0") : List.of());
+            format(image, node, fsType);
             return;
         }
         if (!found.get().equals(fsType)) {
@@ -125,6 +133,18 @@ final class LoopFilesystems {
                     + " filesystem; the capability asks for " + fsType);
         }
         if (fsType.equals("ext4") && !readOnly) growExt4Offline(node);
+    }
+
+    /**
+     * mkfs of a blank volume, between a durable {@link FormatIntent} mark and its removal: a cut in between leaves
+     * the mark, and the retried stage formats again instead of meeting a half-made filesystem. The removal is made
+     * durable by the stage's fsync of the image before its answer.
+     */
+    private static void format(Path image, Path node, String fsType) {
+        FormatIntent.begin(image);
+        Tools.mkfs(fsType, node, fsType.equals("ext4") ? List.of("-m", "0") : List.of());
+        Durable.fsync(image);   // every block mkfs wrote, before the mark that would redo it goes
+        FormatIntent.end(image);
     }
 
     private static void growExt4Offline(Path node) {
