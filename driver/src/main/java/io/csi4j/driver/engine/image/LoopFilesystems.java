@@ -36,8 +36,10 @@ import java.util.Optional;
 /**
  * The filesystems on the image engine's loop devices: a volume staged as a filesystem (attached, formatted when
  * blank, grown offline when smaller than its image, mounted), grown online at NodeExpandVolume, trimmed. What mkfs
- * and the grows write through the loop sits in the image's page cache: the image is fsynced before the answer,
- * and a grown XFS is frozen and thawed (see {@code growXfs}). {@link LoopStaging} calls in here.
+ * and the grows write through the loop may sit in the image's page cache: the image is fsynced before the answer,
+ * and a grown XFS is frozen and thawed (see {@code growXfs}). mkfs runs between the durable marks of
+ * {@link FormatIntent}: a power cut in it leaves a half-made filesystem that the retried stage formats again
+ * instead of mounting (docs/power-cut.md, finding 4). {@link LoopStaging} calls in here.
  */
 final class LoopFilesystems {
     /** Loop devices read and write the image with O_DIRECT ({@link ImageEngine.Options#directIo}). */
