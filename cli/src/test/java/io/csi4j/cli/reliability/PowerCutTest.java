@@ -264,6 +264,7 @@ class PowerCutTest {
                 plugin = Plugin.start(disk.data, FLAGS);
                 Rpc rebooted = new Rpc(plugin.channel(), null);
                 w.stage(caught).step().run(rebooted);   // kubelet's retry: OK, not EUCLEAN
+                assertTrue(plugin.stderr().contains("its format was cut short"), "the retry says it formats again: " + plugin.stderr());
                 w.unstage(caught).step().run(rebooted);
                 assertEquals(0, plugin.stop(30_000));
                 plugin = null;

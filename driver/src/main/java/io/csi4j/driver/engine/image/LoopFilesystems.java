@@ -32,6 +32,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.logging.Logger;
 
 /**
  * The filesystems on the image engine's loop devices: a volume staged as a filesystem (attached, formatted when
@@ -42,6 +43,7 @@ import java.util.Optional;
  * instead of mounting (docs/power-cut.md, finding 4). {@link LoopStaging} calls in here.
  */
 final class LoopFilesystems {
+    private static final Logger LOG = Logger.getLogger(LoopFilesystems.class.getName());
     /** Loop devices read and write the image with O_DIRECT ({@link ImageEngine.Options#directIo}). */
     private final boolean directIo;
 
@@ -117,6 +119,7 @@ final class LoopFilesystems {
             // mkfs-in-progress bit, which the kernel refuses; ext4 blocks without a superblock), never data
             if (readOnly) throw StorageException.inUse("volume " + volumeId + " was being formatted when the node went down;"
                     + " stage it read-write once to finish the format");
+            LOG.info("volume " + volumeId + ": its format was cut short (the node went down in mkfs); formatting it again as " + fsType);
             format(image, node, fsType);
             return;
         }
