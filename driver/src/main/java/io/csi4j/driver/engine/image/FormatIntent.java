@@ -57,6 +57,16 @@ final class FormatIntent {
         }
     }
 
+    /**
+     * Drops a pending mark, durably, before anything but mkfs may write the image (a stage as a raw block device):
+     * from then on what is there may be someone's data, and a later mount stage must meet it, never format it.
+     */
+    static void abandon(Path image) {
+        if (!pending(image)) return;
+        end(image);
+        Durable.fsync(image);
+    }
+
     private static UserDefinedFileAttributeView view(Path image) {
         try {
             if (!Files.getFileStore(image).supportsFileAttributeView(UserDefinedFileAttributeView.class)) return null;
