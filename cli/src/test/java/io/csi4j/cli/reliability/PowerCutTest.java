@@ -216,8 +216,10 @@ class PowerCutTest {
      * cut in the mkfs of a blank volume's first NodeStageVolume left an XFS whose primary superblock still had its
      * mkfs-in-progress bit; kubelet's retry found "xfs" there, did not format, and the mount failed EUCLEAN ("Offline
      * file system operation in progress!"), for good. (With the volume loops' direct IO, mkfs's writes reach the disk
-     * at once; through the page cache they were seldom out before the cut.) Here mkfs is stopped with its primary
-     * superblock written and in progress, the power goes, and the retried stage must answer OK with a clean filesystem.
+     * at once; through the page cache they were seldom out before the cut.) Catching the real mkfs in that state by
+     * polling was luck (its window can be milliseconds), so the plugin runs a stand-in: the real mkfs.xfs, then the
+     * in-progress bit set back as it is before mkfs's last step, then a wait for the power to go. The retried stage
+     * (the real mkfs.xfs again) must answer OK, with a clean filesystem.
      */
     @Test
     void stageCutShortInMkfsIsFinishedByTheRetry() throws Exception {
@@ -225,47 +227,47 @@ class PowerCutTest {
         Plugin plugin = null;
         try (PowerCut disk = PowerCut.create(root("mkfs"), 2L << 30)) {
             World w = new World("m", Files.createDirectories(disk.root.resolve("kubelet")), 3);
+            Path paused = disk.root.resolve("mkfs-paused");
+            Path tools = Files.createDirectories(disk.root.resolve("tools"));
+            Path standIn = tools.resolve("mkfs.xfs");
+            Files.writeString(standIn, String.join("\n", "#!/bin/sh",
+                    "# the real mkfs.xfs, then its filesystem as it is before mkfs's last step, then wait for the power to go",
+                    io.csi4j.driver.os.Tools.locate("mkfs.xfs") + " \"$@\" || exit $?",
+                    "for device; do :; done",
+                    io.csi4j.driver.os.Tools.locate("xfs_db") + " -x -c 'sb 0' -c 'write -d inprogress 1' \"$device\" >/dev/null || exit 1",
+                    "touch " + paused,
+                    "exec sleep 300", ""));
+            Files.setPosixFilePermissions(standIn, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
             try {
-                plugin = Plugin.start(disk.data, FLAGS);
+                plugin = Plugin.startWithTools(disk.data, tools, FLAGS);
                 Rpc rpc = new Rpc(plugin.channel(), null);
-                Vol caught = null;
-                var missed = new ConcurrentLinkedQueue<String>();   // why an attempt did not catch mkfs
-                for (int attempt = 0; attempt < 8 && caught == null; attempt++) {   // mkfs may finish before it is seen
-                    w.createVolume(VolumeContentSource.getDefaultInstance(), null, World.VOLUME_BYTES).step().run(rpc);
-                    Vol v = w.volumes.values().stream().reduce((a, b) -> b).orElseThrow();
-                    w.attach(v).step().run(rpc);
-                    Path image = disk.data.resolve("pool/volumes").resolve(v.id + ".img");
-                    Thread stage = Thread.ofVirtual().start(() -> {
-                        try {
-                            w.stage(v).step().run(rpc);
-                            missed.add(v.id + ": staged before mkfs was caught");
-                        } catch (IOException | RuntimeException e) {
-                            missed.add(v.id + ": " + e);   // also, expectedly, once the power went: no answer
-                        }
-                    });
-                    if (MkfsStop.midway(plugin.pid(), image, stage)) caught = v; else stage.join();
-                }
-                assertTrue(caught != null, "mkfs was never caught with its superblock in progress in 8 stages: " + missed);
-                // a neighbour's fsync forces the disk's log, with it the allocations mkfs's direct writes made in the
-                // image (in the suite, the record logs fsync all the time): what mkfs wrote is on the disk at the cut
-                try (var neighbour = FileChannel.open(disk.data.resolve("neighbour"), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-                    neighbour.write(ByteBuffer.wrap(new byte[4096]));
-                    neighbour.force(true);
-                }
+                w.createVolume(VolumeContentSource.getDefaultInstance(), null, World.VOLUME_BYTES).step().run(rpc);
+                Vol v = w.volumes.values().iterator().next();
+                w.attach(v).step().run(rpc);
+                Thread stage = Thread.ofVirtual().start(() -> {
+                    try {
+                        w.stage(v).step().run(rpc);
+                    } catch (IOException | RuntimeException noAnswer) {
+                        // the power goes first
+                    }
+                });
+                for (int i = 0; i < 600 && !Files.exists(paused) && stage.isAlive(); i++) Thread.sleep(100);
+                assertTrue(Files.exists(paused), "the stage's mkfs reached its last step");
                 PowerCut.run("kill", "-STOP", Long.toString(plugin.pid()));
                 List<ProcessHandle> children = ProcessHandle.of(plugin.pid()).orElseThrow().descendants().toList();
                 Path copy = disk.cut();
                 plugin.kill();
                 children.forEach(ProcessHandle::destroyForcibly);
+                stage.join();
                 disk.powerOff();
                 disk.powerOn(copy);
-                Path image = disk.data.resolve("pool/volumes").resolve(caught.id + ".img");
-                assertTrue(MkfsStop.inProgress(image), "the cut left the superblock of an unfinished mkfs");
+                Path image = disk.data.resolve("pool/volumes").resolve(v.id + ".img");
+                assertTrue(superblockInProgress(image), "the cut left the superblock of an unfinished mkfs");
                 plugin = Plugin.start(disk.data, FLAGS);
                 Rpc rebooted = new Rpc(plugin.channel(), null);
-                w.stage(caught).step().run(rebooted);   // kubelet's retry: OK, not EUCLEAN
+                w.stage(v).step().run(rebooted);   // kubelet's retry: OK, not EUCLEAN
                 assertTrue(plugin.stderr().contains("its format was cut short"), "the retry says it formats again: " + plugin.stderr());
-                w.unstage(caught).step().run(rebooted);
+                w.unstage(v).step().run(rebooted);
                 assertEquals(0, plugin.stop(30_000));
                 plugin = null;
                 assertEquals(null, disk.checkFilesystem(image, "xfs"), "the filesystem the retried stage made");
@@ -273,6 +275,15 @@ class PowerCutTest {
                 if (plugin != null) plugin.close();   // before the disk goes: a plugin left running holds it busy
             }
         }
+    }
+
+    /** The image starts with an XFS superblock whose mkfs-in-progress bit (sb_inprogress, byte 126) is set. */
+    private static boolean superblockInProgress(Path image) throws IOException {
+        ByteBuffer block = ByteBuffer.allocate(512);
+        try (FileChannel file = FileChannel.open(image, StandardOpenOption.READ)) {
+            file.read(block, 0);
+        }
+        return block.get(0) == 'X' && block.get(1) == 'F' && block.get(2) == 'S' && block.get(3) == 'B' && block.get(126) != 0;
     }
 
     /** One round: clients and logs run, the power goes at a random instant, the machine boots on the clone. */
