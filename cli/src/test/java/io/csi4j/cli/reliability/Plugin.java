@@ -100,9 +100,20 @@ final class Plugin implements AutoCloseable {
         return start(dataDir, jvmOptions, false, flags);
     }
 
+    /** A plugin whose tools are looked up in {@code tools} first (a test's stand-in for one of them). */
+    static Plugin startWithTools(Path dataDir, Path tools, String... flags) throws IOException {
+        return start(dataDir, List.of(), false, tools, flags);
+    }
+
     private static Plugin start(Path dataDir, List<String> jvmOptions, boolean tcp, String... flags) throws IOException {
+        return start(dataDir, jvmOptions, tcp, null, flags);
+    }
+
+    private static Plugin start(Path dataDir, List<String> jvmOptions, boolean tcp, Path tools, String... flags) throws IOException {
         long t0 = System.nanoTime();
-        Process process = new ProcessBuilder(command(dataDir, jvmOptions, flags)).start();
+        ProcessBuilder builder = new ProcessBuilder(command(dataDir, jvmOptions, flags));
+        if (tools != null) builder.environment().merge("PATH", tools.toString(), (path, first) -> first + ":" + path);
+        Process process = builder.start();
         var reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         CompletableFuture<String> line = new CompletableFuture<>();
         Thread.ofVirtual().start(() -> {

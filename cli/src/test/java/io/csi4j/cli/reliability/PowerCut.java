@@ -113,6 +113,45 @@ public final class PowerCut implements AutoCloseable {
         }
     }
 
+    /**
+     * A report on the XFS in a volume image that would not mount, for a failure's message: the image's size, the
+     * primary superblock's geometry, {@code xfs_repair -n} (through a read-only loop on a reflink copy) and the
+     * kernel's last XFS messages (log recovery's reason). Safe with a plugin serving the disk.
+     */
+    String describeXfs(Path image) throws IOException {
+        StringBuilder out = new StringBuilder("image " + image.getFileName() + ": " + Files.size(image) + " bytes");
+        Path scratch = data.resolve("diagnosis-scratch.img");
+        run("cp", "--reflink=always", image.toString(), scratch.toString());
+        String loop = null;
+        try {
+            out.append("\nsb 0: ").append(tool("xfs_db", "-r", "-c", "sb 0", "-c", "p dblocks agcount agblocks", scratch.toString())
+                    .replace('\n', ' '));
+            loop = run("losetup", "-r", "-f", "--show", scratch.toString()).strip();
+            out.append("\nxfs_repair -n:\n").append(tool("xfs_repair", "-n", loop).strip().indent(2));
+            out.append("xfs_logprint -t (tail):\n").append(tail(tool("xfs_logprint", "-t", loop), 30).indent(2));
+        } finally {
+            if (loop != null) detach(loop.substring("/dev/".length()) + "=");
+            Files.deleteIfExists(scratch);
+        }
+        out.append("kernel (last XFS lines):\n").append(tail(tool("dmesg").lines().filter(l -> l.contains("XFS"))
+                .reduce("", (a, b) -> a + b + "\n"), 15).indent(2));
+        return out.toString();
+    }
+
+    /** A tool's output whether it succeeded or not (a checker's findings are its point). */
+    private static String tool(String... command) throws IOException {
+        try {
+            return run(command);
+        } catch (IOException failed) {
+            return failed.getMessage();
+        }
+    }
+
+    private static String tail(String text, int lines) {
+        List<String> all = text.lines().toList();
+        return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    }
+
     /** The disk's file, for a test that wants to look at it. */
     Path disk() {
         return disk;

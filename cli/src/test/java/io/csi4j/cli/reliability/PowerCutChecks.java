@@ -33,7 +33,7 @@ final class PowerCutChecks {
     private final List<World> worlds;
     private final List<LogVolume> logs;
     private final Collection<String> failures;
-    private long cuts, objects, records, filesystems, retried, reboots;
+    private long cuts, objects, records, filesystems, retried, reboots, reformats;
 
     PowerCutChecks(PowerCut disk, Path node, List<World> worlds, List<LogVolume> logs, Collection<String> failures) {
         this.disk = disk;
@@ -79,13 +79,14 @@ final class PowerCutChecks {
         if (plugin.stderr().contains("orphans:")) failures.add("leaked: cut " + cut + ", the restart found orphans: " + plugin.stderr());
         var rpc = new Rpc(plugin.channel(), plugin.addonsChannel());
         for (LogVolume log : logs) log.mount(rpc);
-        for (World w : worlds) reboot(w, rpc);
+        for (World w : worlds) reboot(w, rpc, cut);
+        if (plugin.stderr().contains("its format was cut short")) reformats++;   // a cut in mkfs, redone (finding 4)
         if (failures.isEmpty()) stagedFilesystem(random);
         if (failures.isEmpty()) invariants(rpc, cut);
     }
 
     /** The node's mounts are gone: what was (being) staged or published is staged and published again, then retries. */
-    private void reboot(World w, Rpc rpc) throws IOException {
+    private void reboot(World w, Rpc rpc, int cut) throws IOException {
         Map<Vol, boolean[]> wanted = new HashMap<>();   // {staged, published}
         for (Vol v : w.volumes.values()) {
             wanted.put(v, new boolean[] {v.staged, v.published});
@@ -105,14 +106,17 @@ final class PowerCutChecks {
             }
             pending = null;
         }
-        try {
-            for (var e : wanted.entrySet()) {
-                if (e.getValue()[0]) w.stage(e.getKey()).step().run(rpc);
-                if (e.getValue()[1]) w.publish(e.getKey()).step().run(rpc);
+        for (var e : wanted.entrySet()) {
+            Vol v = e.getKey();
+            World.Op op = null;
+            try {
+                if (e.getValue()[0]) (op = w.stage(v)).step().run(rpc);
+                if (e.getValue()[1]) (op = w.publish(v)).step().run(rpc);
+            } catch (StatusRuntimeException failed) {
+                failures.add("lost: cut " + cut + ", kubelet's " + op.label() + " (" + v.name + ") after the reboot answered "
+                        + failed.getStatus() + "\n" + diagnosis(w, v));
+                return;
             }
-        } catch (StatusRuntimeException e) {
-            failures.add("lost: kubelet's stage or publish after the reboot answered " + e.getStatus());
-            return;
         }
         if (pending == null) return;
         retried++;
@@ -121,6 +125,19 @@ final class PowerCutChecks {
         } catch (StatusRuntimeException e) {
             failures.add(w.prefix + ": the retry of " + pending.label() + " after the cut answered " + e.getStatus());
         }
+    }
+
+    /** What a failed re-stage needs for its diagnosis: the client's last operations and the image as the cut left it. */
+    private String diagnosis(World w, Vol v) {
+        StringBuilder out = new StringBuilder(w.prefix + "'s last operations (oldest first):\n  " + String.join("\n  ", w.history));
+        out.append("\nvolume ").append(v.id).append(": capacity ").append(v.capacity).append(", in the model staged=")
+                .append(v.staged).append(" published=").append(v.published);
+        try {
+            out.append("\n").append(disk.describeXfs(pool().resolve("volumes").resolve(v.id + ".img")));
+        } catch (IOException | RuntimeException e) {
+            out.append("\n(the image could not be examined: ").append(e.getMessage()).append(")");
+        }
+        return out.toString();
     }
 
     /** Records: every one acknowledged before the cut, exactly as written, and none of this log after a gap. */
@@ -257,8 +274,8 @@ final class PowerCutChecks {
         long lost = failures.stream().filter(f -> f.contains("lost")).count();
         long leaked = failures.stream().filter(f -> f.contains("leaked")).count();
         System.out.printf("power cut: %s%d cuts, %d operations acknowledged, %d retried after a cut, %d objects and %d fsynced records"
-                + " checked, %d filesystems checked, lost %d, leaked %d, mean start-up %d ms, %.0f s%n",
-                cut < 0 ? "done: " : "", cuts, answered, retried, objects, records, filesystems, lost, leaked,
+                + " checked, %d filesystems checked, %d formats cut short redone, lost %d, leaked %d, mean start-up %d ms, %.0f s%n",
+                cut < 0 ? "done: " : "", cuts, answered, retried, objects, records, filesystems, reformats, lost, leaked,
                 Plugin.meanStartMillis(), (System.nanoTime() - started) / 1e9);
     }
 }

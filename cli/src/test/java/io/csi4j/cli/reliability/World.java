@@ -95,7 +95,14 @@ final class World {
     final Map<String, GroupSnap> groupSnapshots = new LinkedHashMap<>();
     final Map<String, Group> groups = new LinkedHashMap<>();
     Op pending;
+    /** The last operations of this client with their outcome (OK, no answer, status): for a failure's report. */
+    final java.util.Deque<String> history = new java.util.ArrayDeque<>();
     private int counter;
+
+    void record(String event) {
+        if (history.size() == 40) history.removeFirst();
+        history.addLast(event);
+    }
 
     World(String prefix, Path nodeDir, long seed) {
         this.prefix = prefix;

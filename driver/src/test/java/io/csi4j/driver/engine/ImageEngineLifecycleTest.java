@@ -235,4 +235,60 @@ class ImageEngineLifecycleTest {
             engine.deleteSnapshot(snap);
         }
     }
+
+    /**
+     * A power cut in the mkfs of a blank volume's stage (docs/power-cut.md, finding 4) leaves a half-made filesystem
+     * and the image's "being formatted" mark: the retried stage formats again. Without the mark the same bytes are
+     * never formatted over: the XFS with its mkfs-in-progress bit is refused by the kernel, the ext4 blocks without a
+     * superblock by the stage; nor once the volume was staged as a raw block device (the mark is dropped then).
+     */
+    @ParameterizedTest(name = "a cut short {0} format on an xfs pool")
+    @ValueSource(strings = {"xfs", "ext4"})
+    void aFormatCutShortIsRedoneNotMounted(String volumeFs) throws Exception {
+        ScratchFilesystem.require(volumeFs);
+        try (TestPool test = TestPool.create("xfs", 1536 * MIB); ImageEngine engine = test.imageEngine(4.0)) {
+            long size = volumeFs.equals("xfs") ? 300 * MIB : 64 * MIB;
+            StageOptions.Mount stageOptions = new StageOptions.Mount(volumeFs, List.of(), 0);
+            String marked = volumeId(), unmarked = volumeId(), handedOut = volumeId();
+            for (String vol : List.of(marked, unmarked, handedOut)) {
+                engine.createVolume(vol, size, AccessType.mount(volumeFs), Label.NONE);
+                halfFormat(test.pool.path().resolve("volumes/" + vol + ".img"), volumeFs);
+            }
+            Path markedImage = test.pool.path().resolve("volumes/" + marked + ".img");
+            for (String vol : List.of(marked, handedOut)) {
+                Files.setAttribute(test.pool.path().resolve("volumes/" + vol + ".img"), "user:csi4j.formatting",
+                        java.nio.ByteBuffer.wrap("mkfs".getBytes()));
+            }
+            // staged as a raw block device, the volume may hold someone's data from then on: the mark no longer counts
+            node(engine).stage(handedOut, test.staging(handedOut), new StageOptions.Block(0));
+            node(engine).unstage(handedOut, test.staging(handedOut));
+            assertThrows(RuntimeException.class, () -> node(engine).stage(handedOut, test.staging(handedOut), stageOptions),
+                    "once handed out raw, never formatted over");
+
+            node(engine).stage(marked, test.staging(marked), stageOptions);
+            assertEquals(volumeFs, MountTable.read().at(test.staging(marked)).orElseThrow().fsType());
+            assertFalse(Files.getFileAttributeView(markedImage, java.nio.file.attribute.UserDefinedFileAttributeView.class)
+                    .list().contains("csi4j.formatting"), "the mark goes with the format it guarded");
+            assertThrows(RuntimeException.class, () -> node(engine).stage(unmarked, test.staging(unmarked), stageOptions),
+                    "half-made, unmarked: never formatted over");
+            assertTrue(MountTable.read().at(test.staging(unmarked)).isEmpty());
+
+            for (String vol : List.of(marked, unmarked, handedOut)) node(engine).unstage(vol, test.staging(vol));
+            assertEquals(List.of(), test.leftovers());
+            for (String vol : List.of(marked, unmarked, handedOut)) engine.deleteVolume(vol);
+        }
+    }
+
+    /** What a power cut in mkfs leaves: an XFS whose superblock is still "in progress"; ext4 blocks, no superblock. */
+    private static void halfFormat(Path image, String fsType) throws Exception {
+        if (fsType.equals("xfs")) {
+            io.csi4j.driver.os.Tools.run(java.time.Duration.ofSeconds(60), "mkfs.xfs", List.of("-q", "-f", image.toString()));
+            io.csi4j.driver.os.Tools.run(java.time.Duration.ofSeconds(60), "xfs_db",
+                    List.of("-x", "-c", "sb 0", "-c", "write -d inprogress 1", image.toString()));
+        } else {
+            try (var file = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.WRITE)) {
+                file.write(java.nio.ByteBuffer.wrap(new byte[1 << 20]).put(0, (byte) 1), 8 * MIB);   // an inode table's worth
+            }
+        }
+    }
 }

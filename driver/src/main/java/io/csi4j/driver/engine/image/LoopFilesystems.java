@@ -33,14 +33,18 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.logging.Logger;
 
 /**
  * The filesystems on the image engine's loop devices: a volume staged as a filesystem (attached, formatted when
  * blank, grown offline when smaller than its image, mounted), grown online at NodeExpandVolume, trimmed. What mkfs
- * and the grows write through the loop sits in the image's page cache: the image is fsynced before the answer,
- * and a grown XFS is frozen and thawed (see {@code growXfs}). {@link LoopStaging} calls in here.
+ * and the grows write through the loop may sit in the image's page cache: the image is fsynced before the answer,
+ * and a grown XFS is frozen and thawed (see {@code growXfs}). mkfs runs between the durable marks of
+ * {@link FormatIntent}: a power cut in it leaves a half-made filesystem that the retried stage formats again
+ * instead of mounting (docs/power-cut.md, finding 4). {@link LoopStaging} calls in here.
  */
 final class LoopFilesystems {
+    private static final Logger LOG = Logger.getLogger(LoopFilesystems.class.getName());
     /** Loop devices read and write the image with O_DIRECT ({@link ImageEngine.Options#directIo}). */
     private final boolean directIo;
 
@@ -111,6 +115,15 @@ final class LoopFilesystems {
      * grown offline here, which needs no CAP_SYS_RESOURCE, unlike an online resize.
      */
     private static void prepareFilesystem(String volumeId, Path image, Path node, String fsType, boolean readOnly) {
+        if (FormatIntent.pending(image)) {
+            // a power cut or crash in this blank volume's mkfs left a half-made filesystem (an XFS with its
+            // mkfs-in-progress bit, which the kernel refuses; ext4 blocks without a superblock), never data
+            if (readOnly) throw StorageException.inUse("volume " + volumeId + " was being formatted when the node went down;"
+                    + " stage it read-write once to finish the format");
+            LOG.info("volume " + volumeId + ": its format was cut short (the node went down in mkfs); formatting it again as " + fsType);
+            format(image, node, fsType, ZeroFill.fresh(image));
+            return;
+        }
         Optional<String> found = Tools.blkidType(node);
         if (found.isEmpty()) {
             // a thick volume is allocated all through from its create: its mark, not its allocation, says "blank"
@@ -120,14 +133,7 @@ final class LoopFilesystems {
                         + " refusing to format it as " + fsType);
             }
             if (readOnly) throw StorageException.inUse("volume " + volumeId + " is blank; cannot stage it read-only");
-            Tools.mkfs(fsType, node, mkfsOptions(fsType, thick));
-            if (thick) {
-                // what mkfs discarded or zeroed out through the loop came back as holes or unwritten extents: the
-                // image's writes first (buffered loops), then zeros over exactly those, then the mark goes
-                Durable.fsync(image);
-                ZeroFill.fill(image, 0);
-                ZeroFill.unmark(image);
-            }
+            format(image, node, fsType, thick);
             return;
         }
         if (!found.get().equals(fsType)) {
@@ -147,6 +153,25 @@ final class LoopFilesystems {
             case "xfs", "btrfs" -> thick ? List.of("-K") : List.of();
             default -> List.of();
         };
+    }
+
+    /**
+     * mkfs of a blank volume, between a durable {@link FormatIntent} mark and its removal: a cut in between leaves
+     * the mark, and the retried stage formats again instead of meeting a half-made filesystem. The removal is made
+     * durable by the stage's fsync of the image before its answer. A thick image keeps its fresh-fill mark until
+     * its fill after mkfs is done, so a retry after a cut formats it as thick again.
+     */
+    private static void format(Path image, Path node, String fsType, boolean thick) {
+        FormatIntent.begin(image);
+        Tools.mkfs(fsType, node, mkfsOptions(fsType, thick));
+        Durable.fsync(image);   // every block mkfs wrote, before the mark that would redo it goes
+        if (thick) {
+            // what mkfs discarded or zeroed out through the loop came back as holes or unwritten extents: zeros
+            // over exactly those, then the fresh-fill mark goes
+            ZeroFill.fill(image, 0);
+            ZeroFill.unmark(image);
+        }
+        FormatIntent.end(image);
     }
 
     private static void growExt4Offline(Path node) {

@@ -80,6 +80,8 @@ final class LoopStaging {
                         + table.mountsOf(d.node()).getFirst().mountPoint());
             }
         }
+        // a format cut short no longer licenses a reformat once the device is handed out raw (FormatIntent)
+        FormatIntent.abandon(image);
         Path node;
         if (devices.isEmpty()) {
             // no autoclear: nothing holds a raw block volume open between uses

@@ -18,7 +18,8 @@
  *       {@code ImagePreallocation} ({@code Preallocation}: thick images through {@code os/ZeroFill}).</li>
  *   <li>The node side, from the kernel's mount table and loop devices every time: {@code LoopStaging} (attach,
  *       stage a block volume, bind-publish, unpublish, unstage, detach), {@code LoopFilesystems} (a filesystem
- *       volume: format when blank, grow offline, mount; grow online at NodeExpandVolume, with the image fsynced and
+ *       volume: format when blank, between the durable marks of {@code FormatIntent} so that a format cut short by
+ *       a power cut is redone, not mounted; grow offline, mount; grow online at NodeExpandVolume, with the image fsynced and
  *       a grown XFS frozen before the answer; FITRIM), {@code LoopStats} (usage, and what is abnormal).</li>
  *   <li>{@code ImageFormat}: what the pool side and the node side both know of an image (its filesystems, their
  *       minimum sizes, the MiB granularity, the default read-ahead).</li>
