@@ -43,6 +43,8 @@ public final class UnaryExchange {
     /** The largest frame we accept: our SETTINGS_MAX_FRAME_SIZE is the default. */
     private static final int MAX_FRAME_IN = DEFAULT_FRAME;
     private static final int STREAM = 1;
+    /** SETTINGS_MAX_HEADER_LIST_SIZE: grpc-java's default maxInboundMetadataSize. */
+    static final int MAX_HEADER_LIST = 8192;
 
     private final SocketChannel channel;
     private final Hpack hpack = new Hpack();
@@ -76,8 +78,9 @@ public final class UnaryExchange {
     private Outcome run(String method, byte[] request, List<Map.Entry<String, String>> extra) throws IOException {
         var start = new ByteArrayOutputStream();
         start.writeBytes(PREFACE);
-        // SETTINGS: no push, the largest stream window; then the connection window to the largest too
-        writeFrame(start, SETTINGS, 0, 0, settings(2, 0, 4, MAX_WINDOW));
+        // SETTINGS: no push, the largest stream window, grpc-java's header list bound; then the connection window to
+        // the largest too
+        writeFrame(start, SETTINGS, 0, 0, settings(2, 0, 4, MAX_WINDOW, 6, MAX_HEADER_LIST));
         writeFrame(start, WINDOW_UPDATE, 0, 0, int32(MAX_WINDOW - DEFAULT_WINDOW));
         var fields = new ArrayList<Map.Entry<String, String>>(List.of(Map.entry(":method", "POST"),
                 Map.entry(":scheme", "http"), Map.entry(":path", "/" + method), Map.entry(":authority", "localhost"),
@@ -241,6 +244,12 @@ public final class UnaryExchange {
                 if (stream != STREAM) throw protocol("HEADERS on stream " + stream);
                 byte[] block = headerBlock(p, flags);
                 var fields = hpack.decode(block);
+                if (listSize(fields) > MAX_HEADER_LIST) {
+                    // grpc-java's client refuses it the same way (its maxInboundMetadataSize, which we announce too)
+                    response.failure = new Outcome(INTERNAL, "http2 exception", null,
+                            protocol("Header size exceeded max allowed size (" + MAX_HEADER_LIST + ")"));
+                    return false;
+                }
                 if (response.headers == null) response.headers = fields;
                 else response.trailers = fields;
                 if ((flags & END_STREAM) != 0) return false;
@@ -265,9 +274,7 @@ public final class UnaryExchange {
             }
             case RST_STREAM -> {
                 if (stream == STREAM) {
-                    long error = ByteBuffer.wrap(p).getInt() & 0xffffffffL;
-                    response.failure = Outcome.failed(error == 8 ? CANCELLED : error == 7 ? UNAVAILABLE : INTERNAL,
-                            "the plugin reset the stream (HTTP/2 error code " + error + ")");
+                    response.failure = reset(ByteBuffer.wrap(p).getInt() & 0xffffffffL);
                     return false;
                 }
             }
@@ -285,6 +292,32 @@ public final class UnaryExchange {
             }
         }
         return true;
+    }
+
+    /** RFC 9113 section 7's error codes by number. */
+    private static final String[] ERRORS = {"NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR",
+            "SETTINGS_TIMEOUT", "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR",
+            "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"};
+
+    /** A stream reset by the peer: the status and words grpc-java gives it. */
+    private static Outcome reset(long error) {
+        int code = switch ((int) Math.min(error, 99)) {
+            case 7 -> UNAVAILABLE;
+            case 8 -> CANCELLED;
+            case 11 -> RESOURCE_EXHAUSTED;
+            case 12 -> PERMISSION_DENIED;
+            case 13 -> UNKNOWN;
+            default -> INTERNAL;
+        };
+        String name = error < ERRORS.length ? ERRORS[(int) error] : "<unknown>";
+        return Outcome.failed(code, "RST_STREAM closed stream. HTTP/2 error code: " + name);
+    }
+
+    /** RFC 9113 6.5.2: octets of names and values plus 32 per field. */
+    private static long listSize(List<Hpack.Field> fields) {
+        long size = 0;
+        for (var f : fields) size += f.name().length() + f.value().length() + 32;
+        return size;
     }
 
     private static long declaredLength(byte[] prefix) {
