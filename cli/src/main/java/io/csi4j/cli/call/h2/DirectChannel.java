@@ -1,5 +1,7 @@
 package io.csi4j.cli.call.h2;
 
+import java.io.UncheckedIOException;
+import java.io.ByteArrayInputStream;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -98,7 +100,7 @@ public final class DirectChannel extends Channel {
             try {
                 var outcome = exchange();
                 status = Status.fromCodeValue(outcome.code()).withDescription(outcome.message()).withCause(outcome.cause());
-                if (outcome.code() == 0) response = method.parseResponse(new java.io.ByteArrayInputStream(outcome.response()));
+                if (outcome.code() == 0) response = method.parseResponse(new ByteArrayInputStream(outcome.response()));
             } catch (RuntimeException e) {
                 status = Status.INTERNAL.withDescription("Failed to read message.").withCause(e);
             }
@@ -153,7 +155,7 @@ public final class DirectChannel extends Channel {
                 in.transferTo(out);
                 return out.toByteArray();
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         }
     }

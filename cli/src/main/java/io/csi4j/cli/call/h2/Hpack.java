@@ -1,5 +1,6 @@
 package io.csi4j.cli.call.h2;
 
+import java.util.Arrays;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -182,7 +183,7 @@ final class Hpack {
             boolean huffman = (in[at] & 0x80) != 0;
             int length = integer(7);
             if (length > in.length - at) throw new HpackException("string longer than its header block");
-            byte[] octets = huffman ? Huffman.decode(in, at, length) : java.util.Arrays.copyOfRange(in, at, at + length);
+            byte[] octets = huffman ? Huffman.decode(in, at, length) : Arrays.copyOfRange(in, at, at + length);
             at += length;
             return new String(octets, StandardCharsets.ISO_8859_1);
         }

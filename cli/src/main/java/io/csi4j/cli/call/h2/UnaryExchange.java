@@ -1,5 +1,6 @@
 package io.csi4j.cli.call.h2;
 
+import java.util.Arrays;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URLDecoder;
@@ -104,7 +105,7 @@ public final class UnaryExchange {
             int n = (int) Math.min(room, message.length - sent);
             var frame = new ByteArrayOutputStream(9 + n);
             writeFrame(frame, DATA, sent + n == message.length ? END_STREAM : 0, STREAM,
-                    java.util.Arrays.copyOfRange(message, sent, sent + n));
+                    Arrays.copyOfRange(message, sent, sent + n));
             write(frame.toByteArray());
             sent += n;
             connectionSendWindow -= n;
@@ -154,7 +155,7 @@ public final class UnaryExchange {
         }
         if (bytes.length < 5 + length) return Outcome.failed(INTERNAL, "a truncated message");
         if (bytes.length > 5 + length) return Outcome.failed(INTERNAL, "More than one value received for unary call");
-        return Outcome.ok(java.util.Arrays.copyOfRange(bytes, 5, bytes.length));
+        return Outcome.ok(Arrays.copyOfRange(bytes, 5, bytes.length));
     }
 
     private static Outcome grpcStatus(List<Hpack.Field> fields) {
@@ -391,10 +392,10 @@ public final class UnaryExchange {
     private void writeHeaders(ByteArrayOutputStream out, byte[] block) {
         // one HEADERS, then CONTINUATIONs for a block larger than the peer's frame size
         int first = Math.min(block.length, DEFAULT_FRAME);
-        writeFrame(out, HEADERS, first == block.length ? END_HEADERS : 0, STREAM, java.util.Arrays.copyOfRange(block, 0, first));
+        writeFrame(out, HEADERS, first == block.length ? END_HEADERS : 0, STREAM, Arrays.copyOfRange(block, 0, first));
         for (int at = first; at < block.length; at += DEFAULT_FRAME) {
             int end = Math.min(block.length, at + DEFAULT_FRAME);
-            writeFrame(out, CONTINUATION, end == block.length ? END_HEADERS : 0, STREAM, java.util.Arrays.copyOfRange(block, at, end));
+            writeFrame(out, CONTINUATION, end == block.length ? END_HEADERS : 0, STREAM, Arrays.copyOfRange(block, at, end));
         }
     }
 

@@ -1,5 +1,6 @@
 package io.csi4j.cli.call.h2;
 
+import io.grpc.stub.StreamObserver;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.csi4j.sdk.server.Channels;
@@ -72,24 +73,24 @@ class DirectChannelTest {
     @BeforeAll
     static void serve() throws IOException {
         var service = ServerServiceDefinition.builder("test.Echo")
-                .addMethod(method("Echo"), ServerCalls.asyncUnaryCall((byte[] req, io.grpc.stub.StreamObserver<byte[]> out) -> {
+                .addMethod(method("Echo"), ServerCalls.asyncUnaryCall((byte[] req, StreamObserver<byte[]> out) -> {
                     out.onNext(req);
                     out.onCompleted();
                 }))
-                .addMethod(method("Big"), ServerCalls.asyncUnaryCall((byte[] req, io.grpc.stub.StreamObserver<byte[]> out) -> {
+                .addMethod(method("Big"), ServerCalls.asyncUnaryCall((byte[] req, StreamObserver<byte[]> out) -> {
                     byte[] answer = new byte[ByteBuffer.wrap(req).getInt()];
                     for (int i = 0; i < answer.length; i++) answer[i] = (byte) (i * 31);
                     out.onNext(answer);
                     out.onCompleted();
                 }))
-                .addMethod(method("Fail"), ServerCalls.asyncUnaryCall((byte[] req, io.grpc.stub.StreamObserver<byte[]> out) -> {
+                .addMethod(method("Fail"), ServerCalls.asyncUnaryCall((byte[] req, StreamObserver<byte[]> out) -> {
                     String[] codeAndMessage = new String(req, StandardCharsets.UTF_8).split(":", 2);
                     out.onError(Status.fromCodeValue(Integer.parseInt(codeAndMessage[0])).withDescription(codeAndMessage[1])
                             .asRuntimeException());
                 }))
-                .addMethod(method("Empty"), ServerCalls.asyncUnaryCall((byte[] req, io.grpc.stub.StreamObserver<byte[]> out) ->
+                .addMethod(method("Empty"), ServerCalls.asyncUnaryCall((byte[] req, StreamObserver<byte[]> out) ->
                         out.onCompleted()))
-                .addMethod(method("Slow"), ServerCalls.asyncUnaryCall((byte[] req, io.grpc.stub.StreamObserver<byte[]> out) -> {
+                .addMethod(method("Slow"), ServerCalls.asyncUnaryCall((byte[] req, StreamObserver<byte[]> out) -> {
                     try {
                         Thread.sleep(3_000);
                     } catch (InterruptedException e) {
