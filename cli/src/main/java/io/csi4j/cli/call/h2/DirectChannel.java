@@ -126,8 +126,11 @@ public final class DirectChannel extends Channel {
             if (deadline != null) fields.add(Map.entry("grpc-timeout", timeout(remaining)));
             fields.addAll(asciiHeaders(headers));
             byte[] body = serialized(request);
+            // parkNanos may return early (spuriously, or interrupted when the call is done): only the deadline closes
             var timer = deadline == null ? null : Thread.ofPlatform().daemon().name("csi4j-deadline").start(() -> {
-                LockSupport.parkNanos(remaining);
+                while (!Thread.currentThread().isInterrupted() && !deadline.isExpired()) {
+                    LockSupport.parkNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
+                }
                 if (!Thread.currentThread().isInterrupted()) close(connection);
             });
             try {
@@ -135,6 +138,8 @@ public final class DirectChannel extends Channel {
                 // a cancel or a deadline that came while connecting found no connection to close
                 if (cancelled || (deadline != null && deadline.isExpired())) close(connection);
                 return UnaryExchange.call(connection, method.getFullMethodName(), body, fields, MAX_RESPONSE);
+            } catch (HpackException e) {
+                return new UnaryExchange.Outcome(UnaryExchange.INTERNAL, "HPACK: " + e.getMessage(), null, e);
             } catch (IOException e) {
                 if (cancelled) return new UnaryExchange.Outcome(UnaryExchange.CANCELLED, "Call cancelled", null, e);
                 if (deadline != null && deadline.isExpired()) {
@@ -177,10 +182,11 @@ public final class DirectChannel extends Channel {
         long[] scale = {1, 1_000, 1_000_000, 1_000_000_000L};
         String[] unit = {"n", "u", "m", "S"};
         for (int i = 0; i < scale.length; i++) {
-            long v = (nanos + scale[i] - 1) / scale[i];
+            long v = nanos / scale[i] + (nanos % scale[i] == 0 ? 0 : 1);   // rounded up, without overflow
             if (v < 100_000_000L) return v + unit[i];
         }
-        return Math.min(99_999_999L, nanos / 3_600_000_000_000L) + "H";
+        long hour = 3_600_000_000_000L;
+        return Math.min(99_999_999L, nanos / hour + (nanos % hour == 0 ? 0 : 1)) + "H";
     }
 
     private static void close(SocketChannel c) {

@@ -207,6 +207,15 @@ class DirectChannelTest {
     }
 
     @Test
+    void theTimeoutHeaderHasAtMostEightDigits() {
+        assertEquals("99999999n", DirectChannel.timeout(99_999_999L));
+        assertEquals("100000u", DirectChannel.timeout(100_000_000L));
+        assertEquals("30000000u", DirectChannel.timeout(30_000_000_000L));
+        assertEquals("3600000m", DirectChannel.timeout(3_600_000_000_000L));
+        assertEquals("2562048H", DirectChannel.timeout(Long.MAX_VALUE));
+    }
+
+    @Test
     void aSocketNobodyServesIsUnavailableWithTheSameCause() {
         Path none = dir.resolve("none.sock");
         var viaDirect = catching(new DirectChannel(none, () -> grpc));
