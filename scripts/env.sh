@@ -4,8 +4,15 @@ csi4j_find_java() {
   local candidate
   if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then
     local major
-    # the JDK's release file says its version without starting a JVM (~50 ms the launcher would pay each start)
-    major=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$JAVA_HOME/release" 2>/dev/null)
+    # the JDK's release file says its version without starting a JVM (~50 ms the launcher would pay each start),
+    # read by the shell itself (no sed: a fork per call of the launcher)
+    local line
+    major=""
+    if [[ -r "$JAVA_HOME/release" ]]; then
+      while IFS= read -r line; do
+        if [[ "$line" =~ ^JAVA_VERSION=\"([0-9]+) ]]; then major="${BASH_REMATCH[1]}"; break; fi
+      done <"$JAVA_HOME/release"
+    fi
     [[ -n "$major" ]] || major=$("$JAVA_HOME/bin/java" -XshowSettings:properties -version 2>&1 \
       | sed -n 's/^ *java.specification.version = //p')
     if [[ "${major%%.*}" -ge 25 ]]; then echo "$JAVA_HOME"; return 0; fi

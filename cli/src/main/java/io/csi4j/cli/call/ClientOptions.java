@@ -37,12 +37,12 @@ public final class ClientOptions {
 
     /** A session on the CSI endpoint. */
     public Session csi() {
-        return new Session(csiEndpoint(), timeout);
+        return Session.oneShot(csiEndpoint(), timeout);
     }
 
     /** A session on the CSI-Addons endpoint. */
     public Session addons() {
-        return new Session(addonsEndpoint(System.getenv()), timeout);
+        return Session.oneShot(addonsEndpoint(System.getenv()), timeout);
     }
 
     public Endpoint csiEndpoint() {

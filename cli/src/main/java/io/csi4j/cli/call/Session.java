@@ -1,5 +1,6 @@
 package io.csi4j.cli.call;
 
+import io.csi4j.cli.call.h2.DirectChannel;
 import io.csi4j.proto.addons.volumegroup.ControllerGrpc.ControllerBlockingStub;
 import io.csi4j.proto.csi.ControllerGrpc;
 import io.csi4j.proto.csi.GroupControllerGrpc;
@@ -11,27 +12,61 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
 import io.grpc.ForwardingClientCall;
 import io.grpc.ForwardingClientCallListener;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import io.csi4j.proto.csi.SnapshotMetadataGrpc;
 import io.grpc.stub.ClientCalls;
 
-/** One channel to a plugin; every stub it hands out carries a fresh deadline of {@code timeout}. */
+/**
+ * One channel to a plugin; every stub it hands out carries a fresh deadline of {@code timeout}. A {@link #oneShot} session
+ * (a CLI command's) makes its unary calls on a UNIX socket without grpc-java's transport ({@link DirectChannel}).
+ */
 public final class Session implements AutoCloseable {
     private final Endpoint endpoint;
-    private final ManagedChannel channel;
+    private final Channel channel;
     private final Duration timeout;
+    /** grpc-java's channel, when one was made: closed with the session. */
+    private ManagedChannel managed;
 
+    /** A session on grpc-java's channel: many calls, streams, concurrency (bench, demo, tests). */
     public Session(Endpoint endpoint, Duration timeout) {
+        this(endpoint, timeout, false);
+    }
+
+    private Session(Endpoint endpoint, Duration timeout, boolean direct) {
         this.endpoint = endpoint;
-        this.channel = Channels.builder(endpoint).intercept(new NameEndpoint(endpoint)).build();
         this.timeout = timeout;
+        Channel base = direct && endpoint instanceof Endpoint.Unix(Path path)
+                ? new DirectChannel(path, this::managedChannel)
+                : managedChannel();
+        this.channel = ClientInterceptors.intercept(base, new NameEndpoint(endpoint));
+    }
+
+    /**
+     * A session for one CLI command: unary calls on a UNIX endpoint go on a connection each, made in the calling thread
+     * (no event loop, a third less CPU per command); streams and TCP endpoints use grpc-java. {@code CSI4J_DIRECT_CLIENT=0}
+     * makes it a plain session.
+     */
+    public static Session oneShot(Endpoint endpoint, Duration timeout) {
+        return new Session(endpoint, timeout, !"0".equals(System.getenv("CSI4J_DIRECT_CLIENT")));
+    }
+
+    /** For tests: a one-shot session whether or not the environment turns it off. */
+    static Session direct(Endpoint endpoint, Duration timeout) {
+        return new Session(endpoint, timeout, true);
+    }
+
+    private synchronized ManagedChannel managedChannel() {
+        if (managed == null) managed = Channels.builder(endpoint).build();
+        return managed;
     }
 
     public Endpoint endpoint() {
@@ -106,9 +141,14 @@ public final class Session implements AutoCloseable {
 
     @Override
     public void close() {
-        channel.shutdownNow();
+        ManagedChannel made;
+        synchronized (this) {
+            made = managed;
+        }
+        if (made == null) return;
+        made.shutdownNow();
         try {
-            channel.awaitTermination(1, TimeUnit.SECONDS);
+            made.awaitTermination(1, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
