@@ -28,6 +28,7 @@ import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeListing;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.model.VolumeStatus;
+import io.csi4j.driver.replication.ReplicationParameters;
 import io.csi4j.driver.storage.StorageException;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -36,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BooleanSupplier;
@@ -62,6 +64,8 @@ public final class Volumes {
     public static final String PARAM_VOLUME_GROUP = "csi4j.io/volume-group";
     /** Keys the Kubernetes provisioner adds with --extra-create-metadata; accepted and kept. */
     public static final String KUBERNETES_PREFIX = "csi.storage.k8s.io/";
+    private static final Set<String> KNOWN_PARAMETERS = Set.of(PARAM_VOLUME_GROUP,
+            ReplicationParameters.REPLICAS, ReplicationParameters.INTERVAL);
 
     private final Catalog catalog;
     private final PoolStorage engine;
@@ -615,11 +619,18 @@ public final class Volumes {
     private void validateParameters(Map<String, String> parameters) {
         var unknown = new TreeSet<String>();
         for (String key : parameters.keySet()) {
-            if (!key.equals(PARAM_VOLUME_GROUP) && !key.startsWith(KUBERNETES_PREFIX)) unknown.add(key);
+            if (!KNOWN_PARAMETERS.contains(key) && !key.startsWith(KUBERNETES_PREFIX)) unknown.add(key);
         }
         if (!unknown.isEmpty()) {
-            throw DomainException.invalid("unknown parameters " + unknown + "; known: " + PARAM_VOLUME_GROUP
+            throw DomainException.invalid("unknown parameters " + unknown + "; known: " + new TreeSet<>(KNOWN_PARAMETERS)
                     + " and keys starting with " + KUBERNETES_PREFIX);
+        }
+        var replication = ReplicationParameters.of(parameters);              // INVALID for a bad value
+        if (replication.replicated()) {
+            // One node cannot hold replicas on distinct nodes: as a request for more room than exists.
+            throw DomainException.exhausted(ReplicationParameters.REPLICAS + "=" + replication.replicas()
+                    + " needs " + replication.replicas() + " distinct nodes; this plugin holds volumes on node '"
+                    + config.nodeId() + "' only (replicated volumes are made through a cluster controller)");
         }
     }
 
