@@ -630,7 +630,8 @@ public final class Volumes {
             // One node cannot hold replicas on distinct nodes: as a request for more room than exists.
             throw DomainException.exhausted(ReplicationParameters.REPLICAS + "=" + replication.replicas()
                     + " needs " + replication.replicas() + " distinct nodes; this plugin holds volumes on node '"
-                    + config.nodeId() + "' only (replicated volumes are made through a cluster controller)");
+                    + config.nodeId() + "' only, and this version's cluster controller does not make replicas yet"
+                    + " (docs/replication.md)");
         }
     }
 
