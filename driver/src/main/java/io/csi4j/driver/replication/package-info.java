@@ -1,6 +1,12 @@
 /**
- * Replicated volumes (issue 28, {@code docs/replication.md}): what a StorageClass asks
- * ({@link io.csi4j.driver.replication.ReplicationParameters}). The replica set itself is named by its id
- * ({@code id/ReplicatedVolumeId}). Domain code only: no gRPC, no wire types.
+ * Replicated volumes (issue 28, {@code docs/replication.md}), the pieces that stand on their own so far:
+ * <ul>
+ *   <li>{@link io.csi4j.driver.replication.ReplicationParameters}: what a StorageClass asks (replicas, interval);</li>
+ *   <li>{@link io.csi4j.driver.replication.ReplicaState} and {@link io.csi4j.driver.replication.ReplicaStates}: each
+ *       replica's epoch, role and held point, durable on its node before any answer that depends on it, with the
+ *       transitions that keep one primary per epoch (promote strictly above every epoch the node knows, fence on
+ *       learning a higher one).</li>
+ * </ul>
+ * The replica set itself is named by its id ({@code id/ReplicatedVolumeId}). Domain code only: no gRPC, no wire types.
  */
 package io.csi4j.driver.replication;
