@@ -98,6 +98,28 @@ final class Placement {
                 .min(Comparator.naturalOrder()).orElseThrow();
     }
 
+    /**
+     * The nodes a replicated volume's secondaries go to (issue 28, docs/replication.md): besides the primary's,
+     * the roomiest of the answering nodes (the same noise rule as {@link #roomiest}, applied again to what is left),
+     * in that order. RESOURCE_EXHAUSTED when fewer distinct nodes answer than replicas are asked: the set is fixed
+     * at creation, so a volume is never made with fewer replicas than its StorageClass says.
+     */
+    static List<String> secondaries(String primary, Map<String, Long> availableByNode, int replicas) {
+        Map<String, Long> left = new TreeMap<>(availableByNode);
+        left.remove(primary);
+        if (left.size() < replicas - 1) {
+            throw CsiException.resourceExhausted(replicas + " replicas need " + replicas + " answering nodes; besides "
+                    + primary + " only " + left.keySet() + " answered");
+        }
+        List<String> chosen = new ArrayList<>();
+        while (chosen.size() < replicas - 1) {
+            String next = roomiest(left);
+            chosen.add(next);
+            left.remove(next);
+        }
+        return chosen;
+    }
+
     /** The node of the content source; NOT_FOUND for an id of ours naming no node; empty without a source. */
     private Optional<Agent> source(CreateVolumeRequest req) {
         if (!req.hasVolumeContentSource()) return Optional.empty();
