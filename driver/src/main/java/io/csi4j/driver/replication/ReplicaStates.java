@@ -26,7 +26,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>{@link #create}: the state at creation (epoch 1), idempotent for the same state;</li>
  *   <li>{@link #promote}: primary at an epoch higher than any this node knows (the same one again when it is already
  *       its primary: a retried handoff);</li>
- *   <li>{@link #demote}: secondary at an epoch at least the current one (an old primary after a handoff);</li>
+ *   <li>{@link #demote}: secondary of a higher epoch, naming the node handed to (an old primary in a handoff);</li>
  *   <li>{@link #learnEpoch}: a higher epoch seen from another node fences a copy that is not a secondary of it;</li>
  *   <li>{@link #checkWritable}: what writable stage and publish ask first (PRECONDITION unless primary).</li>
  * </ul>
@@ -64,7 +64,7 @@ public final class ReplicaStates {
         try {
             Map<String, String> m = Json.parseStringMap(text);
             return Optional.of(new ReplicaState(Long.parseLong(m.get("epoch")),
-                    ReplicaState.Role.valueOf(m.get("role")), m.getOrDefault("point", "")));
+                    ReplicaState.Role.valueOf(m.get("role")), m.getOrDefault("point", ""), m.getOrDefault("successor", "")));
         } catch (RuntimeException damaged) {
             throw DomainException.failed("replication state " + file + " is damaged: " + damaged.getMessage());
         }
@@ -88,20 +88,29 @@ public final class ReplicaStates {
                 throw DomainException.precondition("replica of " + id + " is " + s.role() + " at epoch " + s.epoch()
                         + "; it cannot become primary at epoch " + epoch);
             }
-            return new ReplicaState(epoch, ReplicaState.Role.PRIMARY, s.point());
+            return new ReplicaState(epoch, ReplicaState.Role.PRIMARY, s.point(), "");
         });
     }
 
-    public ReplicaState demote(ReplicatedVolumeId id, long epoch) {
+    /**
+     * The primary (or a secondary) steps down to a secondary of {@code epoch}, handing over to {@code successor}: the
+     * first step of a handoff, before the successor is promoted. A retry naming the same successor is a no-op; one
+     * naming another node at the same epoch is PRECONDITION, so two deciders cannot hand one epoch to two nodes. A
+     * fenced copy that resyncs follows the current epoch with no successor ({@code ""}).
+     */
+    public ReplicaState demote(ReplicatedVolumeId id, long epoch, String successor) {
         return change(id, current -> {
             var s = required(id, current);
-            if (epoch < s.epoch()) {
-                throw DomainException.precondition("replica of " + id + " knows epoch " + s.epoch() + ", not " + epoch);
+            if (epoch == s.epoch() && s.role() == ReplicaState.Role.SECONDARY && s.successor().equals(successor)) return s;
+            if (epoch == s.epoch() && !s.successor().isEmpty()) {
+                throw DomainException.precondition("replica of " + id + " was handed to node '" + s.successor()
+                        + "' at epoch " + epoch + ", not to '" + successor + "'");
             }
-            if (epoch == s.epoch() && s.writable()) {
-                throw DomainException.precondition("replica of " + id + " is the primary of epoch " + epoch);
+            if (epoch < s.epoch() || (epoch == s.epoch() && s.writable())) {
+                throw DomainException.precondition("replica of " + id + " is " + s.role() + " at epoch " + s.epoch()
+                        + "; it cannot step down to a secondary of epoch " + epoch);
             }
-            return new ReplicaState(epoch, ReplicaState.Role.SECONDARY, s.point());
+            return new ReplicaState(epoch, ReplicaState.Role.SECONDARY, s.point(), successor);
         });
     }
 
@@ -110,7 +119,7 @@ public final class ReplicaStates {
         return change(id, current -> {
             var s = required(id, current);
             if (seen <= s.epoch()) return s;
-            return new ReplicaState(seen, ReplicaState.Role.FENCED, s.point());
+            return new ReplicaState(seen, ReplicaState.Role.FENCED, s.point(), "");
         });
     }
 
@@ -164,6 +173,7 @@ public final class ReplicaStates {
         m.put("epoch", String.valueOf(state.epoch()));
         m.put("role", state.role().name());
         m.put("point", state.point());
+        m.put("successor", state.successor());
         Path tmp = dir.resolve(id + SUFFIX + TMP);
         try {
             Files.writeString(tmp, Json.write(m) + "\n", StandardCharsets.UTF_8,

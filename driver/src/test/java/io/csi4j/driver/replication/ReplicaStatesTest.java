@@ -46,16 +46,20 @@ class ReplicaStatesTest {
         refused(DomainException.Kind.PRECONDITION, () -> b.checkWritable(ID.toString()));
 
         // the old primary steps down first, then the new one is promoted: never two writable copies
-        assertEquals(new ReplicaState(2, Role.SECONDARY, ""), a.demote(ID, 2));
-        assertEquals(new ReplicaState(2, Role.SECONDARY, ""), a.demote(ID, 2));         // retried
+        assertEquals(new ReplicaState(2, Role.SECONDARY, "", "node-b"), a.demote(ID, 2, "node-b"));
+        assertEquals(new ReplicaState(2, Role.SECONDARY, "", "node-b"), a.demote(ID, 2, "node-b"));   // retried
+        // a second decider cannot hand the same epoch to another node
+        var other = refused(DomainException.Kind.PRECONDITION, () -> a.demote(ID, 2, "node-c"));
+        assertTrue(other.getMessage().contains("handed to node 'node-b' at epoch 2"), other.getMessage());
+        assertEquals("node-b", new ReplicaStates(dir.resolve("a")).get(ID).orElseThrow().successor(), "durable");
         refused(DomainException.Kind.PRECONDITION, () -> a.checkWritable(ID.toString()));
         assertEquals(new ReplicaState(2, Role.PRIMARY, ""), b.promote(ID, 2));
         assertEquals(new ReplicaState(2, Role.PRIMARY, ""), b.promote(ID, 2));          // retried
         b.checkWritable(ID.toString());
         // a node that knows epoch 2 can never become its primary: one primary per epoch
         refused(DomainException.Kind.PRECONDITION, () -> a.promote(ID, 2));
-        refused(DomainException.Kind.PRECONDITION, () -> b.demote(ID, 2));
-        refused(DomainException.Kind.PRECONDITION, () -> b.demote(ID, 1));
+        refused(DomainException.Kind.PRECONDITION, () -> b.demote(ID, 2, "node-a"));
+        refused(DomainException.Kind.PRECONDITION, () -> b.demote(ID, 1, "node-a"));
         assertEquals(Role.PRIMARY, a.promote(ID, 3).role());
     }
 
@@ -70,7 +74,7 @@ class ReplicaStatesTest {
         var e = refused(DomainException.Kind.PRECONDITION, () -> afterRestart.checkWritable(ID.toString()));
         assertTrue(e.getMessage().contains("FENCED") && e.getMessage().contains("epoch 2"), e.getMessage());
         refused(DomainException.Kind.PRECONDITION, () -> afterRestart.promote(ID, 2));
-        assertEquals(Role.SECONDARY, afterRestart.demote(ID, 2).role());                  // resynced as a secondary
+        assertEquals(new ReplicaState(2, Role.SECONDARY, "rpt-7"), afterRestart.demote(ID, 2, ""));   // resynced
     }
 
     @Test
