@@ -5,7 +5,9 @@
  *   <li>{@link io.csi4j.driver.replication.ReplicaState} and {@link io.csi4j.driver.replication.ReplicaStates}: each
  *       replica's epoch, role and held point, durable on its node before any answer that depends on it, with the
  *       transitions that keep one primary per epoch (promote strictly above every epoch the node knows, fence on
- *       learning a higher one).</li>
+ *       learning a higher one);</li>
+ *   <li>{@link io.csi4j.driver.replication.PointRetention}: which of the primary's points a round may drop (none that
+ *       a secondary holds) and the base of a secondary's pull.</li>
  * </ul>
  * The replica set itself is named by its id ({@code id/ReplicatedVolumeId}). Domain code only: no gRPC, no wire types.
  */
