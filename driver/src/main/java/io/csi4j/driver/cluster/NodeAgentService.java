@@ -23,6 +23,15 @@ import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.replication.ReplicaState;
+import io.csi4j.driver.replication.ReplicaStates;
+import io.csi4j.proto.cluster.CreateReplicaRequest;
+import io.csi4j.proto.cluster.CreateReplicaResponse;
+import io.csi4j.proto.cluster.DeleteReplicaRequest;
+import io.csi4j.proto.cluster.DeleteReplicaResponse;
+import io.csi4j.proto.cluster.GetReplicaRequest;
+import io.csi4j.proto.cluster.GetReplicaResponse;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -45,9 +54,11 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     private final VolumeImports imports;
     private final Copies copies;
     private final Peers peers;
+    private final ReplicaStates replicas;
 
     public NodeAgentService(StorageEngine engine, Volumes volumes, GroupSnapshots groupSnapshots,
-                            SourceSender sender, VolumeImports imports, Copies copies, Peers peers) {
+                            SourceSender sender, VolumeImports imports, Copies copies, Peers peers, ReplicaStates replicas) {
+        this.replicas = replicas;
         this.engine = engine;
         this.volumes = volumes;
         this.groupSnapshots = groupSnapshots;
@@ -108,6 +119,38 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
                     .setSourceId(c.sourceId).setBytesDone(c.done()).setBytesTotal(c.total()));
         }
         reply(out, b.build());
+    }
+
+    /** The state first, then the volume: a primary's volume never exists here without the state that fences it. */
+    @Override
+    public void createReplica(CreateReplicaRequest req, StreamObserver<CreateReplicaResponse> out) {
+        ReplicatedVolumeId id = replicatedId(req.getVolumeId());
+        var initial = new ReplicaState(1, req.getPrimary() ? ReplicaState.Role.PRIMARY : ReplicaState.Role.SECONDARY, "");
+        replicas.create(id, initial);
+        var b = CreateReplicaResponse.newBuilder();
+        if (req.getPrimary()) b.setVolume(WireMapping.volume(volumes.createReplica(WireMapping.newVolume(req.getRequest()), id)));
+        reply(out, b.build());
+    }
+
+    @Override
+    public void getReplica(GetReplicaRequest req, StreamObserver<GetReplicaResponse> out) {
+        var b = GetReplicaResponse.newBuilder();
+        replicas.get(replicatedId(req.getVolumeId())).ifPresent(s ->
+                b.setPresent(true).setEpoch(s.epoch()).setRole(s.role().name()).setPoint(s.point()));
+        reply(out, b.build());
+    }
+
+    /** The volume (FAILED_PRECONDITION while published or staged here), then the state: a retry finishes either. */
+    @Override
+    public void deleteReplica(DeleteReplicaRequest req, StreamObserver<DeleteReplicaResponse> out) {
+        ReplicatedVolumeId id = replicatedId(req.getVolumeId());
+        volumes.delete(id.toString());
+        replicas.delete(id);
+        reply(out, DeleteReplicaResponse.getDefaultInstance());
+    }
+
+    private static ReplicatedVolumeId replicatedId(String text) {
+        return ReplicatedVolumeId.parse(text).orElseThrow(() -> CsiException.invalidArgument("'" + text + "' is not a replicated volume id"));
     }
 
     @Override

@@ -32,6 +32,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * </ul>
  */
 public final class ReplicaStates {
+    /** Under the data directory. */
+    public static final String DIRECTORY = "replication";
     private static final String SUFFIX = ".json";
     private static final String TMP = ".tmp";
 

@@ -28,6 +28,7 @@ import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeListing;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.model.VolumeStatus;
+import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.replication.ReplicationParameters;
 import io.csi4j.driver.storage.StorageException;
 import java.time.InstantSource;
@@ -97,7 +98,30 @@ public final class Volumes {
     // ---- CreateVolume ----
 
     public VolumeRecord create(NewVolume request) {
-        validateParameters(request.parameters());
+        return create(request, null);
+    }
+
+    /**
+     * The primary's volume of a replicated volume (docs/replication.md), made under {@code replicatedId}, which the
+     * cluster controller chose and which names this node. Blank only: a replicated volume from a content source is
+     * not in this version (FAILED_PRECONDITION).
+     */
+    public VolumeRecord createReplica(NewVolume request, ReplicatedVolumeId replicatedId) {
+        if (!replicatedId.heldBy(config.nodeId())) {
+            throw DomainException.invalid("volume id " + replicatedId + " names no replica on node '" + config.nodeId() + "'");
+        }
+        if (!(request.source() instanceof ContentSource.None)) {
+            throw DomainException.precondition("a replicated volume from a content source is not supported yet (docs/replication.md)");
+        }
+        Optional<VolumeRecord> existing = catalog.volumes().byName(request.name());
+        if (existing.isPresent() && !existing.get().id().equals(replicatedId.toString())) {
+            throw DomainException.exists("volume '" + request.name() + "' already exists as " + existing.get().id());
+        }
+        return create(request, replicatedId.toString());
+    }
+
+    private VolumeRecord create(NewVolume request, String givenId) {
+        validateParameters(request.parameters(), givenId != null);
         VolumeShape shape = VolumeShape.requested(request.capabilities(), engine);
         checkTopology(request);
 
@@ -111,7 +135,7 @@ public final class Volumes {
         };
         long size = request.range().resolve(config.defaultVolumeBytes(), floor);
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
-        var row = intendedRow(request, shape, size, groupId);
+        var row = intendedRow(request, shape, size, groupId, givenId);
         var label = new Artifact.Label(row.name(), "");                        // in the sidecar, for fsck --rebuild
         if (request.source() instanceof ContentSource.None) {
             checkLimit(request, shape, size, engine.blankSize(size, shape.access()));   // before anything is written
@@ -146,7 +170,7 @@ public final class Volumes {
     }
 
     /** The rules checked before anything is written (room, mutable parameters, the group), and the CREATING row. */
-    private VolumeRecord intendedRow(NewVolume request, VolumeShape shape, long size, String groupId) {
+    private VolumeRecord intendedRow(NewVolume request, VolumeShape shape, long size, String groupId, String givenId) {
         checkSpace(size);
         if (!request.mutableParameters().isEmpty()) {
             MutableParameters.validate(request.mutableParameters());
@@ -154,7 +178,8 @@ public final class Volumes {
         }
         if (groupId != null) readyGroupWithRoom(groupId);
         var now = clock.instant();
-        return new VolumeRecord(ObjectId.generate(Kind.VOLUME, config.nodeId()).toString(), request.name(), size,
+        String id = givenId != null ? givenId : ObjectId.generate(Kind.VOLUME, config.nodeId()).toString();
+        return new VolumeRecord(id, request.name(), size,
                 shape.kind(), shape.fsType(), request.parameters(), request.mutableParameters(), request.source(),
                 config.nodeId(), State.CREATING, now, now);
     }
@@ -211,7 +236,7 @@ public final class Volumes {
 
         long size = request.range().resolve(config.defaultVolumeBytes(), incoming.sourceBytes());
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
-        var row = intendedRow(request, shape, size, groupId);
+        var row = intendedRow(request, shape, size, groupId, null);
         try {
             catalog.volumes().insert(row);                                     // intent
         } catch (DuplicateNameException taken) {
@@ -593,7 +618,7 @@ public final class Volumes {
     }
 
     public void unpublish(String volumeId, String nodeId) {
-        if (ObjectId.parse(Kind.VOLUME, volumeId).isEmpty()) return;
+        if (ObjectId.parse(Kind.VOLUME, volumeId).isEmpty() && !ReplicatedVolumeId.isReplicated(volumeId)) return;
         if (nodeId.isEmpty()) {
             catalog.publications().ofVolume(volumeId).forEach(p -> catalog.publications().delete(volumeId, p.nodeId()));
         } else {
@@ -617,6 +642,11 @@ public final class Volumes {
     // ---- shared checks ----
 
     private void validateParameters(Map<String, String> parameters) {
+        validateParameters(parameters, false);
+    }
+
+    /** {@code replica}: the primary's volume of a replicated volume, made by the cluster controller's request. */
+    private void validateParameters(Map<String, String> parameters, boolean replica) {
         var unknown = new TreeSet<String>();
         for (String key : parameters.keySet()) {
             if (!KNOWN_PARAMETERS.contains(key) && !key.startsWith(KUBERNETES_PREFIX)) unknown.add(key);
@@ -626,7 +656,7 @@ public final class Volumes {
                     + " and keys starting with " + KUBERNETES_PREFIX);
         }
         var replication = ReplicationParameters.of(parameters);              // INVALID for a bad value
-        if (replication.replicated()) {
+        if (replication.replicated() && !replica) {
             // One node cannot hold replicas on distinct nodes: as a request for more room than exists.
             throw DomainException.exhausted(ReplicationParameters.REPLICAS + "=" + replication.replicas()
                     + " needs " + replication.replicas() + " distinct nodes; this plugin holds volumes on node '"

@@ -1,0 +1,241 @@
+package io.csi4j.cli.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.csi4j.driver.testing.Privileged;
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.proto.csi.CapacityRange;
+import io.csi4j.proto.csi.ControllerGetVolumeRequest;
+import io.csi4j.proto.csi.ControllerGrpc;
+import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
+import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
+import io.csi4j.proto.csi.CreateVolumeRequest;
+import io.csi4j.proto.csi.DeleteVolumeRequest;
+import io.csi4j.proto.csi.NodeGrpc;
+import io.csi4j.proto.csi.NodePublishVolumeRequest;
+import io.csi4j.proto.csi.NodeStageVolumeRequest;
+import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
+import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
+import io.csi4j.proto.csi.Topology;
+import io.csi4j.proto.csi.Volume;
+import io.csi4j.proto.csi.VolumeCapability;
+import io.csi4j.proto.csi.VolumeContentSource;
+import io.csi4j.sdk.server.Channels;
+import io.csi4j.sdk.server.Endpoint;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Replicated volumes (issue 28, docs/replication.md) with real processes: three image-engine agents over mutual TLS
+ * on loopback and a controller. Creation makes every replica under one id naming every replica's node; the controller
+ * routes to the primary by asking the nodes; a secondary refuses writable use; deletion removes every replica's files.
+ */
+class ClusterReplicationTest {
+    static final List<String> NODES = List.of("node-a", "node-b", "node-c");
+    static final long MIB = 1L << 20;
+
+    @TempDir
+    static Path tmp;
+    static ProcessCluster cluster;
+    static ControllerGrpc.ControllerBlockingStub controller;
+    static final Map<String, ManagedChannel> NODE_CHANNELS = new HashMap<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        Privileged.requireRoot();
+        var flags = List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M");
+        cluster = ProcessCluster.start(tmp, NODES, flags, List.of());
+        controller = ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        NODE_CHANNELS.values().forEach(ManagedChannel::shutdownNow);
+        if (cluster != null) cluster.close();
+    }
+
+    static ControllerGrpc.ControllerBlockingStub csi() {
+        return ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    static NodeGrpc.NodeBlockingStub node(String nodeId) {
+        var channel = NODE_CHANNELS.computeIfAbsent(nodeId, id -> Channels.connect(Endpoint.parse("unix://" + tmp.resolve(id).resolve("csi.sock"))));
+        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    static VolumeCapability ext4() {
+        return VolumeCapability.newBuilder().setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4"))
+                .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
+    }
+
+    static CreateVolumeRequest.Builder replicated(String name, int replicas) {
+        return CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(ext4())
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(64 * MIB))
+                .putParameters("csi4j.io/replicas", Integer.toString(replicas))
+                .putParameters("csi4j.io/replication-interval", "5s");
+    }
+
+    static List<String> topologyNodes(Volume v) {
+        return v.getAccessibleTopologyList().stream().map(Topology::getSegmentsMap)
+                .map(m -> m.get("topology.csi4j.io/node")).toList();
+    }
+
+    /** Every file under a node's pool volumes and replication directories whose name mentions {@code id}. */
+    static List<String> files(String node, String id) throws Exception {
+        List<String> found = new ArrayList<>();
+        for (Path dir : List.of(tmp.resolve(node).resolve("pool").resolve("volumes"), tmp.resolve(node).resolve("replication"),
+                tmp.resolve(node).resolve("pool").resolve(".tmp"))) {
+            if (!Files.isDirectory(dir)) continue;
+            try (Stream<Path> list = Files.list(dir)) {
+                list.filter(p -> p.getFileName().toString().contains(id)).forEach(p -> found.add(p.toString()));
+            }
+        }
+        return found;
+    }
+
+    static String role(String node, String id) throws Exception {
+        Path state = tmp.resolve(node).resolve("replication").resolve(id + ".json");
+        if (!Files.exists(state)) return "none";
+        String text = Files.readString(state);
+        for (String role : List.of("PRIMARY", "SECONDARY", "FENCED")) if (text.contains("\"" + role + "\"")) return role;
+        return text;
+    }
+
+    static Path stage(String node, String id) throws Exception {
+        Path staging = Files.createDirectories(tmp.resolve("staging-" + node).resolve(id));
+        node(node).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(ext4()).build());
+        return staging;
+    }
+
+    static Path publish(String node, String id, Path staging) throws Exception {
+        Path target = tmp.resolve("target-" + node).resolve(id);
+        Files.createDirectories(target.getParent());
+        node(node).nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
+                .setTargetPath(target.toString()).setVolumeCapability(ext4()).build());
+        return target;
+    }
+
+    static void unpublishAndUnstage(String node, String id) {
+        node(node).nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setTargetPath(tmp.resolve("target-" + node).resolve(id).toString()).build());
+        node(node).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(tmp.resolve("staging-" + node).resolve(id).toString()).build());
+        csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
+    }
+
+    static void controllerPublish(String node, String id) {
+        csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node)
+                .setVolumeCapability(ext4()).build());
+    }
+
+    static Status.Code code(Runnable call) {
+        return assertThrows(StatusRuntimeException.class, call::run).getStatus().getCode();
+    }
+
+    @Test
+    void createRoutesFencesAndDeletesEveryReplica() throws Exception {
+        Volume v = csi().createVolume(replicated("rep-life", 2).build()).getVolume();
+        String id = v.getVolumeId();
+        ReplicatedVolumeId parsed = ReplicatedVolumeId.parse(id).orElseThrow(() -> new AssertionError("not a replicated id: " + id));
+        assertEquals(2, parsed.replicas());
+        String primary = parsed.tags().get(0);
+        String secondary = parsed.tags().get(1);
+        assertNotEquals(primary, secondary);
+        assertEquals(List.of(primary, secondary), topologyNodes(v), "accessible_topology lists every replica's node");
+        assertEquals(64 * MIB, v.getCapacityBytes());
+        assertEquals("PRIMARY", role(primary, id));
+        assertEquals("SECONDARY", role(secondary, id));
+        assertTrue(Files.exists(tmp.resolve(primary).resolve("pool").resolve("volumes").resolve(id + ".img")));
+        String third = NODES.stream().filter(n -> !parsed.heldBy(n)).findFirst().orElseThrow();
+        assertEquals(List.of(), files(third, id), "the node holding no replica has nothing of it");
+
+        // a retry by name: the same id on the same nodes
+        assertEquals(id, csi().createVolume(replicated("rep-life", 2).build()).getVolume().getVolumeId());
+        // routed to the primary: ControllerGetVolume answers from it
+        assertEquals(id, csi().controllerGetVolume(ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build()).getVolume().getVolumeId());
+
+        // fencing: the secondary refuses a writable stage, clearly
+        var refused = assertThrows(StatusRuntimeException.class, () -> stage(secondary, id));
+        assertEquals(Status.Code.FAILED_PRECONDITION, refused.getStatus().getCode(), refused.getStatus().toString());
+        assertTrue(refused.getStatus().getDescription().contains("only the primary"), refused.getStatus().toString());
+
+        // published and staged on the primary: the delete is refused and nothing is deleted anywhere
+        controllerPublish(primary, id);
+        Path staging = stage(primary, id);
+        publish(primary, id, staging);
+        assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build())));
+        assertEquals("SECONDARY", role(secondary, id));
+        assertEquals("PRIMARY", role(primary, id));
+        unpublishAndUnstage(primary, id);
+
+        csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        for (String n : NODES) assertEquals(List.of(), files(n, id), "nothing of " + id + " is left on " + n);
+        csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());      // again: OK
+        assertEquals(Status.Code.NOT_FOUND, code(() -> csi().controllerGetVolume(ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build())));
+    }
+
+    @Test
+    void aFailedCreateLeavesNothingOnAnyNode() throws Exception {
+        Map<String, List<String>> before = new HashMap<>();
+        for (String n : NODES) before.put(n, everything(n));
+        // the secondaries' records are made first; the primary refuses a content source: every record is rolled back
+        var source = VolumeContentSource.newBuilder().setVolume(VolumeContentSource.VolumeSource.newBuilder()
+                .setVolumeId("vol-aaaaaaaaaaaaaaaa-node-a")).build();
+        var failed = assertThrows(StatusRuntimeException.class, () -> csi().createVolume(replicated("rep-failed", 3)
+                .setVolumeContentSource(source).build()));
+        assertEquals(Status.Code.FAILED_PRECONDITION, failed.getStatus().getCode(), failed.getStatus().toString());
+        for (String n : NODES) assertEquals(before.get(n), everything(n), "nothing is left on " + n);
+    }
+
+    /** Every file of a node's pool volumes, temporary and replication directories. */
+    static List<String> everything(String node) throws Exception {
+        return files(node, "");
+    }
+
+    @Test
+    void aDeleteWithAReplicaNodeDownIsUnavailableAndDeletesNothing() throws Exception {
+        Volume v = csi().createVolume(replicated("rep-down", 2).build()).getVolume();
+        String id = v.getVolumeId();
+        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
+        String secondary = parsed.tags().get(1);
+        var agent = cluster.agent(secondary);
+        agent.child.close();
+        try {
+            var down = assertThrows(StatusRuntimeException.class, () -> csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
+            assertEquals(Status.Code.UNAVAILABLE, down.getStatus().getCode(), down.getStatus().toString());
+            assertTrue(Files.exists(tmp.resolve(parsed.tags().get(0)).resolve("pool").resolve("volumes").resolve(id + ".img")),
+                    "the primary's volume is not deleted while a replica's node is down");
+        } finally {
+            agent.start();
+            cluster.awaitEveryNode();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+                break;
+            } catch (StatusRuntimeException e) {
+                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
+                Thread.sleep(500);
+            }
+        }
+        for (String n : NODES) assertEquals(List.of(), files(n, id), "nothing of " + id + " is left on " + n);
+    }
+}
