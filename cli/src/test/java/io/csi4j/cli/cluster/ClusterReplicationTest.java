@@ -67,6 +67,7 @@ class ClusterReplicationTest {
     @AfterAll
     static void stop() throws Exception {
         NODE_CHANNELS.values().forEach(ManagedChannel::shutdownNow);
+        AGENT_CHANNELS.values().forEach(ManagedChannel::shutdownNow);
         if (cluster != null) cluster.close();
     }
 
@@ -204,9 +205,122 @@ class ClusterReplicationTest {
         for (String n : NODES) assertEquals(before.get(n), everything(n), "nothing is left on " + n);
     }
 
-    /** Every file of a node's pool volumes, temporary and replication directories. */
+    /** Every file under a node's pool and replication directory (the catalog lives beside them, not inside). */
     static List<String> everything(String node) throws Exception {
-        return files(node, "");
+        List<String> found = new ArrayList<>();
+        for (Path dir : List.of(tmp.resolve(node).resolve("pool"), tmp.resolve(node).resolve("replication"))) {
+            if (!Files.isDirectory(dir)) continue;
+            try (Stream<Path> walk = Files.walk(dir)) {
+                walk.filter(Files::isRegularFile).filter(p -> !p.toString().contains("lost+found")).forEach(p -> found.add(p.toString()));
+            }
+        }
+        java.util.Collections.sort(found);
+        return found;
+    }
+
+    static final Map<String, ManagedChannel> AGENT_CHANNELS = new HashMap<>();
+
+    /** One replication round now: the secondary's agent pulls from the primary's (NodeAgent.SyncReplica, mutual TLS). */
+    static io.csi4j.proto.cluster.SyncReplicaResponse round(String secondary, String primary, String id) {
+        var channel = AGENT_CHANNELS.computeIfAbsent(secondary, n -> Channels.builder(new Endpoint.Tcp("127.0.0.1",
+                cluster.agent(n).port), cluster.controllerTls, "127.0.0.1").build());
+        var from = io.csi4j.proto.cluster.PeerAgent.newBuilder().setNodeId(primary).setAddress(cluster.agent(primary).address())
+                .setAuthority("127.0.0.1").build();
+        return io.csi4j.proto.cluster.NodeAgentGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS)
+                .syncReplica(io.csi4j.proto.cluster.SyncReplicaRequest.newBuilder().setVolumeId(id).setPrimary(from).build());
+    }
+
+    static final int RECORD = 128;
+
+    /** Records {@code from..to-1}: sequence number, seeded random payload, CRC32 of both; fsynced every 64 and at the end. */
+    static void writeRecords(Path file, int from, int to) throws Exception {
+        try (var ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            for (int seq = from; seq < to; seq++) {
+                ch.write(java.nio.ByteBuffer.wrap(record(seq)), (long) seq * RECORD);
+                if (seq % 64 == 63) ch.force(true);
+            }
+            ch.force(true);
+        }
+    }
+
+    static byte[] record(int seq) {
+        var b = java.nio.ByteBuffer.allocate(RECORD);
+        b.putLong(seq);
+        byte[] payload = new byte[RECORD - 16];
+        new java.util.Random(seq * 31L + 7).nextBytes(payload);
+        b.put(payload);
+        var crc = new java.util.zip.CRC32();
+        crc.update(b.array(), 0, RECORD - 8);
+        b.putLong(crc.getValue());
+        return b.array();
+    }
+
+    /** Every record 0..count-1 is there, byte-identical, and nothing after it. */
+    static void assertRecords(Path file, int count) throws Exception {
+        byte[] all = Files.readAllBytes(file);
+        assertEquals((long) count * RECORD, all.length, "the file holds exactly the records written");
+        for (int seq = 0; seq < count; seq++) {
+            byte[] got = java.util.Arrays.copyOfRange(all, seq * RECORD, (seq + 1) * RECORD);
+            org.junit.jupiter.api.Assertions.assertArrayEquals(record(seq), got, "record " + seq);
+        }
+    }
+
+    @Test
+    void aPlannedMoveKeepsEveryRecordAndFencesTheOldCopy() throws Exception {
+        Map<String, List<String>> before = new HashMap<>();
+        for (String n : NODES) before.put(n, everything(n));
+        String id = csi().createVolume(replicated("rep-move", 2).build()).getVolume().getVolumeId();
+        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
+        String a = parsed.tags().get(0);
+        String b = parsed.tags().get(1);
+
+        controllerPublish(a, id);
+        Path target = publish(a, id, stage(a, id));
+        Path records = target.resolve("records");
+        writeRecords(records, 0, 4000);
+
+        // a round while the workload is published: a full copy first (b holds no point yet)
+        var first = round(b, a, id);
+        assertEquals("", first.getBasePoint(), "the first round is a full copy");
+        assertTrue(first.getBytesReceived() > 0, first.toString());
+        assertTrue(Files.readString(tmp.resolve(b).resolve("replication").resolve(id + ".json")).contains(first.getPoint()),
+                "the secondary records the point it holds");
+        writeRecords(records, 4000, 4500);
+        // the next round is a delta against the point b holds
+        var second = round(b, a, id);
+        assertEquals(first.getPoint(), second.getBasePoint(), "the second round pulls only what changed: " + second);
+        assertTrue(second.getBytesReceived() < first.getBytesReceived(), first + " then " + second);
+        // points are internal: not listed, not deletable as snapshots
+        assertEquals(0, csi().listSnapshots(io.csi4j.proto.csi.ListSnapshotsRequest.newBuilder().setSourceVolumeId(id).build()).getEntriesCount());
+        assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> csi().deleteSnapshot(
+                io.csi4j.proto.csi.DeleteSnapshotRequest.newBuilder().setSnapshotId(second.getPoint()).build())));
+        writeRecords(records, 4500, 5000);           // after the last round: only the handoff's final point has them
+
+        // still published on a: publishing on b is FAILED_PRECONDITION, nothing changes
+        assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> controllerPublish(b, id)));
+        assertEquals("PRIMARY", role(a, id));
+        unpublishAndUnstage(a, id);
+
+        long started = System.nanoTime();
+        controllerPublish(b, id);                     // the handoff: final point, b pulls it, b primary at epoch 2
+        Path moved = publish(b, id, stage(b, id));
+        System.out.printf("planned move of %s from %s to %s: %d ms%n", id, a, b, (System.nanoTime() - started) / 1_000_000);
+        assertRecords(moved.resolve("records"), 5000);
+        assertEquals("PRIMARY", role(b, id));
+        assertEquals("SECONDARY", role(a, id));
+        controllerPublish(b, id);                     // idempotent
+
+        // the superseded copy refuses writable use; the volume cannot go back while published on b
+        var fenced = assertThrows(StatusRuntimeException.class, () -> stage(a, id));
+        assertEquals(Status.Code.FAILED_PRECONDITION, fenced.getStatus().getCode(), fenced.getStatus().toString());
+        assertTrue(fenced.getStatus().getDescription().contains("epoch 2"), fenced.getStatus().toString());
+        assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> controllerPublish(a, id)));
+        assertEquals("PRIMARY", role(b, id));
+
+        unpublishAndUnstage(b, id);
+        csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        for (String n : NODES) assertEquals(before.get(n), everything(n), "nothing of " + id + " is left on " + n);
     }
 
     @Test

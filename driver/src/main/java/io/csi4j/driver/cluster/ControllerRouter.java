@@ -85,6 +85,19 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
     }
 
     private void publish(ControllerPublishVolumeRequest req, StreamObserver<ControllerPublishVolumeResponse> out) {
+        var replicated = ReplicatedVolumeId.parse(req.getVolumeId());
+        if (replicated.isPresent()) {
+            var id = replicated.get();
+            if (!id.heldBy(req.getNodeId())) {
+                throw CsiException.failedPrecondition("volume " + id + " has replicas on nodes " + id.tags()
+                        + " only (its accessible_topology); it cannot be published to node '" + req.getNodeId() + "'");
+            }
+            Agent target = agents.byNodeTag(ObjectId.nodeTag(req.getNodeId())).orElseThrow(() ->
+                    agents.unknownNode("volume " + id, req.getNodeId()));
+            replicas.handoffTo(id, target);          // the node becomes primary first, with no write lost
+            target.forward(ControllerGrpc.getControllerPublishVolumeMethod(), req, out);
+            return;
+        }
         Agent owner = volume(req.getVolumeId());
         boolean ours = ObjectId.parse(Kind.VOLUME, req.getVolumeId()).isPresent();
         // a local volume is reachable from its own node only; its agent would not know the other node at all

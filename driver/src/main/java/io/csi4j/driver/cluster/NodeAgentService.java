@@ -26,6 +26,13 @@ import io.grpc.stub.StreamObserver;
 import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.replication.ReplicaState;
 import io.csi4j.driver.replication.ReplicaStates;
+import io.csi4j.driver.replication.Rounds;
+import io.csi4j.proto.cluster.CutPointRequest;
+import io.csi4j.proto.cluster.CutPointResponse;
+import io.csi4j.proto.cluster.SyncReplicaRequest;
+import io.csi4j.proto.cluster.SyncReplicaResponse;
+import io.csi4j.proto.cluster.DemoteReplicaRequest;
+import io.csi4j.proto.cluster.DemoteReplicaResponse;
 import io.csi4j.proto.cluster.CreateReplicaRequest;
 import io.csi4j.proto.cluster.CreateReplicaResponse;
 import io.csi4j.proto.cluster.DeleteReplicaRequest;
@@ -55,10 +62,13 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     private final Copies copies;
     private final Peers peers;
     private final ReplicaStates replicas;
+    private final Rounds rounds;
 
     public NodeAgentService(StorageEngine engine, Volumes volumes, GroupSnapshots groupSnapshots,
-                            SourceSender sender, VolumeImports imports, Copies copies, Peers peers, ReplicaStates replicas) {
+                            SourceSender sender, VolumeImports imports, Copies copies, Peers peers, ReplicaStates replicas,
+                            Rounds rounds) {
         this.replicas = replicas;
+        this.rounds = rounds;
         this.engine = engine;
         this.volumes = volumes;
         this.groupSnapshots = groupSnapshots;
@@ -121,31 +131,53 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         reply(out, b.build());
     }
 
-    /** The state first, then the volume: a primary's volume never exists here without the state that fences it. */
+    /**
+     * The state first, then the volume (blank on every replica: a secondary's copy is replaced whole by each round):
+     * a replica's volume never exists here without the state that fences it.
+     */
     @Override
     public void createReplica(CreateReplicaRequest req, StreamObserver<CreateReplicaResponse> out) {
         ReplicatedVolumeId id = replicatedId(req.getVolumeId());
         var initial = new ReplicaState(1, req.getPrimary() ? ReplicaState.Role.PRIMARY : ReplicaState.Role.SECONDARY, "");
         replicas.create(id, initial);
-        var b = CreateReplicaResponse.newBuilder();
-        if (req.getPrimary()) b.setVolume(WireMapping.volume(volumes.createReplica(WireMapping.newVolume(req.getRequest()), id)));
-        reply(out, b.build());
+        var made = volumes.createReplica(WireMapping.newVolume(req.getRequest()), id);
+        reply(out, CreateReplicaResponse.newBuilder().setVolume(WireMapping.volume(made)).build());
+    }
+
+    @Override
+    public void cutPoint(CutPointRequest req, StreamObserver<CutPointResponse> out) {
+        if (req.getHolderNodeId().isEmpty()) throw CsiException.invalidArgument("holder_node_id is REQUIRED");
+        String point = rounds.cutPoint(replicatedId(req.getVolumeId()), req.getHolderNodeId(), req.getHeldPoint());
+        reply(out, CutPointResponse.newBuilder().setPoint(point).build());
+    }
+
+    @Override
+    public void syncReplica(SyncReplicaRequest req, StreamObserver<SyncReplicaResponse> out) {
+        if (!req.hasPrimary() || req.getPrimary().getAddress().isEmpty()) throw CsiException.invalidArgument("primary is REQUIRED");
+        var pulled = rounds.pull(replicatedId(req.getVolumeId()), new PeerPrimary(peers, req.getPrimary()), req.getPromoteEpoch());
+        reply(out, SyncReplicaResponse.newBuilder().setPoint(pulled.point()).setBytesReceived(pulled.bytesReceived())
+                .setBasePoint(pulled.base()).build());
+    }
+
+    @Override
+    public void demoteReplica(DemoteReplicaRequest req, StreamObserver<DemoteReplicaResponse> out) {
+        if (req.getSuccessorNodeId().isEmpty()) throw CsiException.invalidArgument("successor_node_id is REQUIRED");
+        rounds.demote(replicatedId(req.getVolumeId()), req.getEpoch(), req.getSuccessorNodeId());
+        reply(out, DemoteReplicaResponse.getDefaultInstance());
     }
 
     @Override
     public void getReplica(GetReplicaRequest req, StreamObserver<GetReplicaResponse> out) {
         var b = GetReplicaResponse.newBuilder();
         replicas.get(replicatedId(req.getVolumeId())).ifPresent(s ->
-                b.setPresent(true).setEpoch(s.epoch()).setRole(s.role().name()).setPoint(s.point()));
+                b.setPresent(true).setEpoch(s.epoch()).setRole(s.role().name()).setPoint(s.point()).setSuccessor(s.successor()));
         reply(out, b.build());
     }
 
     /** The volume (FAILED_PRECONDITION while published or staged here), then the state: a retry finishes either. */
     @Override
     public void deleteReplica(DeleteReplicaRequest req, StreamObserver<DeleteReplicaResponse> out) {
-        ReplicatedVolumeId id = replicatedId(req.getVolumeId());
-        volumes.delete(id.toString());
-        replicas.delete(id);
+        rounds.delete(replicatedId(req.getVolumeId()));
         reply(out, DeleteReplicaResponse.getDefaultInstance());
     }
 

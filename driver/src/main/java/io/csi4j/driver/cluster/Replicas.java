@@ -4,6 +4,9 @@ import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.proto.cluster.CreateReplicaRequest;
 import io.csi4j.proto.cluster.DeleteReplicaRequest;
+import io.csi4j.proto.cluster.DemoteReplicaRequest;
+import io.csi4j.proto.cluster.PeerAgent;
+import io.csi4j.proto.cluster.SyncReplicaRequest;
 import io.csi4j.proto.cluster.FindVolumeRequest;
 import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
@@ -110,6 +113,46 @@ final class Replicas {
                     + String.join("; ", answers.silent()) + (missing.isEmpty() ? "" : " unknown nodes: " + missing));
         }
         throw CsiException.notFound("volume " + id + " does not exist");
+    }
+
+    /**
+     * Makes {@code target} the primary before ControllerPublishVolume is sent to it (docs/replication.md, "Handoff at
+     * attach"): nothing when it is the primary already; else the primary steps down to a secondary of epoch E+1
+     * naming the target (FAILED_PRECONDITION while still published or staged: nothing changes), cuts a final point,
+     * the target pulls it and becomes primary at E+1. Every replica's node must answer (failover is not in this
+     * version: UNAVAILABLE). A retry after a crash finds the old primary handed over and completes the pull.
+     */
+    void handoffTo(ReplicatedVolumeId id, Agent target) {
+        List<Agent> nodes = nodes(id);
+        Map<Agent, GetReplicaResponse> states = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))).fromAll();
+        if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
+        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
+        var primary = primaryOf(states);
+        if (primary.isPresent() && primary.get() == target) return;
+        Agent old;
+        long epoch;
+        if (primary.isPresent()) {
+            old = primary.get();
+            epoch = top + 1;
+            old.call(a -> a.nodeAgent().demoteReplica(DemoteReplicaRequest.newBuilder().setVolumeId(id.toString())
+                    .setEpoch(epoch).setSuccessorNodeId(target.nodeId()).build()));
+        } else {
+            // no primary at the highest epoch: a handoff in progress, finished only towards the node it names
+            epoch = top;
+            old = states.entrySet().stream().filter(e -> e.getValue().getEpoch() == top && !e.getValue().getSuccessor().isEmpty())
+                    .map(Map.Entry::getKey).findFirst().orElseThrow(() -> CsiException.unavailable("volume " + id
+                            + " has no primary at epoch " + top + " and no handoff in progress"));
+            String successor = states.get(old).getSuccessor();
+            if (!successor.equals(target.nodeId())) {
+                throw CsiException.failedPrecondition("volume " + id + " is being handed over to node '" + successor
+                        + "', not to '" + target.nodeId() + "'; publish it there first");
+            }
+        }
+        var from = PeerAgent.newBuilder().setNodeId(old.nodeId()).setAddress(old.address()).setAuthority(old.authority()).build();
+        var pulled = target.call(a -> a.nodeAgent().syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(id.toString())
+                .setPrimary(from).setPromoteEpoch(epoch).build()));
+        LOG.info(() -> "volume " + id + " handed over from node '" + old.nodeId() + "' to '" + target.nodeId() + "' at epoch "
+                + epoch + ": " + pulled.getBytesReceived() + " bytes since the last point");
     }
 
     /** The agents of every node the id names; NOT_FOUND / UNAVAILABLE for a node the cluster does not know. */

@@ -17,6 +17,7 @@ import io.csi4j.driver.mobility.SourceSender;
 import io.csi4j.driver.mobility.VolumeImports;
 import io.csi4j.driver.node.NodeVolumes;
 import io.csi4j.driver.replication.ReplicaStates;
+import io.csi4j.driver.replication.Rounds;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.reconcile.Reconciler;
 import io.csi4j.driver.snapshot.GroupSnapshots;
@@ -129,7 +130,8 @@ public final class Driver implements AutoCloseable {
         // storage speaks storage: the agent's services map StorageException to a status as the local ones do
         var services = new ArrayList<>(Services.onAgent(this));
         services.add(AgentStatus.wrap(new NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies,
-                peers == null ? new Peers(null) : peers, replicaStates)));
+                peers == null ? new Peers(null) : peers, replicaStates,
+                new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId()))));
         return services;
     }
 

@@ -259,6 +259,27 @@ public final class Volumes {
     }
 
     /**
+     * A replicated volume's secondary copy replaced by a new complete point (docs/replication.md): a new image is
+     * built beside the old one (a reflink of the replica {@code base} when given, plus what {@code incoming} writes),
+     * synced, kept as the replica {@code keepAs} and renamed over the old image, so the copy is always one complete
+     * point. NOT_FOUND when the volume is gone: a round never recreates a deleted volume. The caller holds the
+     * volume's replication lock and has checked that this copy is not writable here.
+     */
+    public void replaceImage(String volumeId, long sourceBytes, Replica base, Replica keepAs, java.util.function.Consumer<ImageImport> fill) {
+        VolumeRecord v = readyVolume(volumeId, "volume");
+        if (engine.inUse(volumeId)) {
+            throw DomainException.precondition("volume " + volumeId + " is staged on this node; its copy cannot be replaced");
+        }
+        DataMover mover = engine.capability(DataMover.class).orElseThrow(() -> StorageException.unsupported(
+                "the " + engine.name() + " engine cannot replicate volumes"));
+        try (var target = mover.beginImport(volumeId, sourceBytes, Math.max(v.capacityBytes(), sourceBytes),
+                VolumeShape.accessOf(v), Artifact.volumeSource(volumeId), new Artifact.Label(v.name(), ""), base, keepAs)) {
+            fill.accept(target);
+            target.commit();
+        }
+    }
+
+    /**
      * Effect, then commit, one sync: the image is made unsynced, then the row is inserted READY (see the class
      * comment). A name taken meanwhile by a concurrent create answers as a repeat of that one.
      */
