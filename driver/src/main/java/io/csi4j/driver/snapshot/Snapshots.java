@@ -43,7 +43,7 @@ public final class Snapshots {
     public static final String POINT_PREFIX = "csi4j-point-";
 
     public static boolean isPoint(String snapshotName) {
-        return snapshotName.startsWith(POINT_PREFIX);
+        return snapshotName != null && snapshotName.startsWith(POINT_PREFIX);      // group members have no name
     }
 
     public SnapshotRecord create(String name, String sourceVolumeId, Map<String, String> parameters) {
