@@ -86,10 +86,14 @@ class ClusterReplicationTest {
     }
 
     static CreateVolumeRequest.Builder replicated(String name, int replicas) {
+        return replicated(name, replicas, "5s");
+    }
+
+    static CreateVolumeRequest.Builder replicated(String name, int replicas, String interval) {
         return CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(ext4())
                 .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(64 * MIB))
                 .putParameters("csi4j.io/replicas", Integer.toString(replicas))
-                .putParameters("csi4j.io/replication-interval", "5s");
+                .putParameters("csi4j.io/replication-interval", interval);
     }
 
     static List<String> topologyNodes(Volume v) {
@@ -266,11 +270,54 @@ class ClusterReplicationTest {
         }
     }
 
+    /** The point a node's copy holds, from its durable state ("" before the first round). */
+    static String point(String node, String id) throws Exception {
+        Path state = tmp.resolve(node).resolve("replication").resolve(id + ".json");
+        if (!Files.exists(state)) return "";
+        var m = java.util.regex.Pattern.compile("\"point\"\\s*:\\s*\"([^\"]*)\"").matcher(Files.readString(state));
+        return m.find() ? m.group(1) : "";
+    }
+
+    /** Waits, within generous bounds, until the node's copy holds a point other than {@code not}. */
+    static String awaitPointOtherThan(String node, String id, String not) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (true) {
+            String p = point(node, id);
+            if (!p.isEmpty() && !p.equals(not)) return p;
+            if (System.nanoTime() > deadline) throw new AssertionError("no scheduled round on " + node + " within 120 s; point " + p);
+            Thread.sleep(500);
+        }
+    }
+
+    @Test
+    void roundsRunEveryIntervalAndADeleteStopsThemForGood() throws Exception {
+        Map<String, List<String>> before = new HashMap<>();
+        for (String n : NODES) before.put(n, everything(n));
+        String id = csi().createVolume(replicated("rep-rounds", 2, "5s").build()).getVolume().getVolumeId();
+        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
+        String a = parsed.tags().get(0);
+        String b = parsed.tags().get(1);
+        controllerPublish(a, id);
+        Path target = publish(a, id, stage(a, id));
+        writeRecords(target.resolve("records"), 0, 1000);
+        String first = awaitPointOtherThan(b, id, "");            // nobody asked: the controller's scheduler did
+        writeRecords(target.resolve("records"), 1000, 2000);
+        String second = awaitPointOtherThan(b, id, first);
+        assertNotEquals(first, second);
+        unpublishAndUnstage(a, id);
+        // rounds keep running until the delete, which waits for a running one and ends them all
+        csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        for (String n : NODES) assertEquals(before.get(n), everything(n), "nothing of " + id + " is left on " + n);
+        Thread.sleep(12_000);                                       // two intervals more: no round brings anything back
+        for (String n : NODES) assertEquals(before.get(n), everything(n), "nothing of " + id + " came back on " + n);
+    }
+
     @Test
     void aPlannedMoveKeepsEveryRecordAndFencesTheOldCopy() throws Exception {
         Map<String, List<String>> before = new HashMap<>();
         for (String n : NODES) before.put(n, everything(n));
-        String id = csi().createVolume(replicated("rep-move", 2).build()).getVolume().getVolumeId();
+        // a day's interval: no scheduled round interferes with the rounds this test starts itself
+        String id = csi().createVolume(replicated("rep-move", 2, "24h").build()).getVolume().getVolumeId();
         var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
         String a = parsed.tags().get(0);
         String b = parsed.tags().get(1);

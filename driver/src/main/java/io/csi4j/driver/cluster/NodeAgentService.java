@@ -28,6 +28,9 @@ import io.csi4j.driver.replication.ReplicaState;
 import io.csi4j.driver.replication.ReplicaStates;
 import io.csi4j.driver.replication.Rounds;
 import io.csi4j.proto.cluster.CutPointRequest;
+import io.csi4j.proto.cluster.ListReplicasRequest;
+import io.csi4j.proto.cluster.ListReplicasResponse;
+import io.csi4j.proto.cluster.ReplicaEntry;
 import io.csi4j.proto.cluster.CutPointResponse;
 import io.csi4j.proto.cluster.SyncReplicaRequest;
 import io.csi4j.proto.cluster.SyncReplicaResponse;
@@ -157,6 +160,16 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         var pulled = rounds.pull(replicatedId(req.getVolumeId()), new PeerPrimary(peers, req.getPrimary()), req.getPromoteEpoch());
         reply(out, SyncReplicaResponse.newBuilder().setPoint(pulled.point()).setBytesReceived(pulled.bytesReceived())
                 .setBasePoint(pulled.base()).build());
+    }
+
+    @Override
+    public void listReplicas(ListReplicasRequest req, StreamObserver<ListReplicasResponse> out) {
+        var b = ListReplicasResponse.newBuilder();
+        for (var e : rounds.list()) {
+            b.addEntries(ReplicaEntry.newBuilder().setVolumeId(e.id().toString()).setRole(e.state().role().name())
+                    .setEpoch(e.state().epoch()).setPoint(e.state().point()).setDue(e.due()));
+        }
+        reply(out, b.build());
     }
 
     @Override

@@ -12,6 +12,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -69,6 +70,17 @@ public final class ReplicaStates {
                     ReplicaState.Role.valueOf(m.get("role")), m.getOrDefault("point", ""), m.getOrDefault("successor", "")));
         } catch (RuntimeException damaged) {
             throw DomainException.failed("replication state " + file + " is damaged: " + damaged.getMessage());
+        }
+    }
+
+    /** The replicated volumes this node holds a state of. */
+    public List<ReplicatedVolumeId> ids() {
+        try (var files = Files.list(dir)) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(SUFFIX))
+                    .map(n -> ReplicatedVolumeId.parse(n.substring(0, n.length() - SUFFIX.length())))
+                    .flatMap(Optional::stream).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

@@ -54,6 +54,27 @@ public final class Rounds {
     private final PoolStorage engine;
     private final String nodeId;
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+    /** When each secondary here last tried a round (System.nanoTime); a volume first seen counts from then. */
+    private final Map<String, Long> lastTry = new ConcurrentHashMap<>();
+
+    /** One replica of this node, and whether a round of it is due. */
+    public record Entry(ReplicatedVolumeId id, ReplicaState state, boolean due) {}
+
+    /** This node's replicas; a secondary is due when its volume's interval has passed since its last round here. */
+    public List<Entry> list() {
+        List<Entry> entries = new ArrayList<>();
+        long now = System.nanoTime();
+        for (ReplicatedVolumeId id : states.ids()) {
+            var state = states.get(id);
+            var row = volumes.byId(id.toString());
+            if (state.isEmpty() || row.isEmpty()) continue;                       // being made or deleted
+            long interval = ReplicationParameters.of(row.get().parameters()).interval().toNanos();
+            long last = lastTry.computeIfAbsent(id.toString(), k -> now);
+            boolean due = state.get().role() == ReplicaState.Role.SECONDARY && now - last >= interval;
+            entries.add(new Entry(id, state.get(), due));
+        }
+        return entries;
+    }
 
     public Rounds(ReplicaStates states, Volumes volumes, Snapshots snapshots, VolumeImports imports, PoolStorage engine, String nodeId) {
         this.states = states;
@@ -96,6 +117,7 @@ public final class Rounds {
                         + s.epoch() + "; it does not pull");
             }
             long started = System.nanoTime();
+            lastTry.put(id.toString(), started);
             String point = primary.cutPoint(id.toString(), nodeId, s.point());
             var pulled = imports.pullPoint(id.toString(), point, primary.source());
             ReplicaState now = states.holding(id, point);                       // durable before the answer
@@ -129,6 +151,7 @@ public final class Rounds {
             for (SnapshotRecord p : points(id)) snapshots.deletePoint(p.id());
             engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
             states.delete(id);
+            lastTry.remove(id.toString());
             return null;
         });
     }

@@ -455,6 +455,11 @@ public final class Volumes {
     }
 
     /** The volume of this name in any state (a crash may have left it half made), if there is one. */
+    /** The row of this id in any state, if any. */
+    public Optional<VolumeRecord> byId(String volumeId) {
+        return catalog.volumes().byId(volumeId);
+    }
+
     public Optional<VolumeRecord> byName(String name) {
         return catalog.volumes().byName(name);
     }
