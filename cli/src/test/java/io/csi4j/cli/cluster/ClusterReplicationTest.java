@@ -171,6 +171,9 @@ class ClusterReplicationTest {
         String third = NODES.stream().filter(n -> !parsed.heldBy(n)).findFirst().orElseThrow();
         assertEquals(List.of(), files(third, id), "the node holding no replica has nothing of it");
 
+        // ListVolumes through the controller names it once (from the primary)
+        assertEquals(1, csi().listVolumes(io.csi4j.proto.csi.ListVolumesRequest.getDefaultInstance()).getEntriesList().stream()
+                .filter(e -> e.getVolume().getVolumeId().equals(id)).count(), "listed once");
         // a retry by name: the same id on the same nodes
         assertEquals(id, csi().createVolume(replicated("rep-life", 2).build()).getVolume().getVolumeId());
         // routed to the primary: ControllerGetVolume answers from it

@@ -88,6 +88,8 @@ public final class Driver implements AutoCloseable {
         this.volumeGroups = new VolumeGroups(catalog, engine, volumes, config, clock);
         this.replicaStates = new ReplicaStates(config.dataDir().resolve(ReplicaStates.DIRECTORY));
         this.node = new NodeVolumes(catalog, engine, volumes, config, replicaStates);
+        volumes.notListed(id -> io.csi4j.driver.id.ReplicatedVolumeId.parse(id)
+                .flatMap(replicaStates::get).map(s -> !s.writable()).orElse(false));
         this.reconciler = new Reconciler(catalog, engine, volumes, snapshots, groupSnapshots);
         this.tokens = new PageTokens(pageTokenKey(config.layout()));
         this.lastReport = reconciler.run(removeOrphans);

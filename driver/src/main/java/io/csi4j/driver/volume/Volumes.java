@@ -477,9 +477,20 @@ public final class Volumes {
      * The READY volumes of one keyset page with their status, in one query and one look at the engine for the
      * page; {@link Page#lastSeq()} continues after the rows that were left out too.
      */
+    /**
+     * Set once by the composition root: which replicated volumes this node holds only a secondary copy of. ListVolumes
+     * leaves them out, so a merged listing names each replicated volume once, from its primary.
+     */
+    public void notListed(java.util.function.Predicate<String> secondaryHere) {
+        this.secondaryHere = secondaryHere;
+    }
+
+    private volatile java.util.function.Predicate<String> secondaryHere = id -> false;
+
     public Page<ListedVolume> listReady(long afterSeq, int limit) {
         Page<VolumeListing> page = listing(afterSeq, limit);
-        List<VolumeListing> ready = page.items().stream().filter(v -> v.state() == State.READY).toList();
+        var hidden = secondaryHere;
+        List<VolumeListing> ready = page.items().stream().filter(v -> v.state() == State.READY && !hidden.test(v.id())).toList();
         List<String> ids = ready.stream().map(VolumeListing::id).toList();
         var published = publishedNodes(ids);
         var conditions = conditions(ids);
