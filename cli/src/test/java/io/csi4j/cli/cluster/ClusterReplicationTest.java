@@ -200,6 +200,25 @@ class ClusterReplicationTest {
     }
 
     @Test
+    void threeReplicasSpreadOverThreeNodesAndFourAreRefused() throws Exception {
+        Map<String, List<String>> before = new HashMap<>();
+        for (String n : NODES) before.put(n, everything(n));
+        Volume v = csi().createVolume(replicated("rep-three", 3).build()).getVolume();
+        String id = v.getVolumeId();
+        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
+        assertEquals(3, parsed.replicas());
+        assertEquals(NODES.stream().sorted().toList(), topologyNodes(v).stream().sorted().toList(), "one replica per node");
+        assertEquals("PRIMARY", role(parsed.tags().get(0), id));
+        assertEquals("SECONDARY", role(parsed.tags().get(1), id));
+        assertEquals("SECONDARY", role(parsed.tags().get(2), id));
+        csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        for (String n : NODES) assertEquals(before.get(n), everything(n), "nothing of " + id + " is left on " + n);
+        // more replicas than the parameter allows: INVALID_ARGUMENT, nothing made
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> csi().createVolume(replicated("rep-four", 4).build())));
+        for (String n : NODES) assertEquals(before.get(n), everything(n));
+    }
+
+    @Test
     void aFailedCreateLeavesNothingOnAnyNode() throws Exception {
         Map<String, List<String>> before = new HashMap<>();
         for (String n : NODES) before.put(n, everything(n));
