@@ -31,7 +31,7 @@ class StorageLayeringTest {
     private static final Path ROOT = Path.of("src/main/java/io/csi4j/driver");
     private static final List<String> STORAGE = List.of("catalog", "engine", "os", "storage");
     /** The domain operations and their failure type. */
-    private static final List<String> DOMAIN = List.of("volume", "snapshot", "group", "node", "mobility", "domain");
+    private static final List<String> DOMAIN = List.of("volume", "snapshot", "group", "node", "mobility", "replication", "domain");
     /** An import or a fully qualified use, in code (comments count too: a doc that names gRPC codes is a smell). */
     private static final Pattern FORBIDDEN = Pattern.compile("\\bio\\.grpc\\.|\\bio\\.csi4j\\.sdk\\.CsiException\\b|\\bCsiException\\b");
     /**

@@ -29,6 +29,7 @@ public final class ClusterController implements AutoCloseable {
     private final Config config;
     private final Agents agents;
     private final ClusterPageToken tokens;
+    private final ReplicationScheduler replication;
     /** The server's event loops, shared with the agents' per-loop channels ({@link LoopChannels}); closed after the agents. */
     private final EventLoopGroup eventLoops = PluginServer.eventLoops();
 
@@ -36,6 +37,7 @@ public final class ClusterController implements AutoCloseable {
         this.config = config;
         this.agents = new Agents(config.agents(), config.tls(), config.callTimeout(), config.refreshEvery());
         this.tokens = config.pageTokenKey() == null ? ClusterPageToken.withRandomKey() : new ClusterPageToken(config.pageTokenKey());
+        this.replication = new ReplicationScheduler(agents);
     }
 
     /** The event loops the controller's server must run on ({@code PluginServer.Builder.eventLoops}). */
@@ -75,6 +77,7 @@ public final class ClusterController implements AutoCloseable {
 
     @Override
     public void close() {
+        replication.close();
         agents.close();
         eventLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }

@@ -9,6 +9,8 @@ import io.csi4j.proto.csi.*;
 import io.csi4j.sdk.capability.Capabilities;
 import io.csi4j.sdk.paging.PageTokens;
 import io.grpc.stub.StreamObserver;
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.replication.ReplicationParameters;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,18 +27,30 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
     private final Owners owners;
     private final Placement placement;
     private final ClusterPageToken tokens;
+    private final Replicas replicas;
 
     public ControllerRouter(Agents agents, ClusterPageToken tokens) {
         this.agents = agents;
         this.owners = new Owners(agents);
         this.placement = new Placement(agents);
         this.tokens = tokens;
+        this.replicas = new Replicas(agents, placement);
     }
 
     @Override
     public void createVolume(CreateVolumeRequest req, StreamObserver<CreateVolumeResponse> out) {
         // the agent fills accessible_topology with its own node: exactly where the volume is
         TransportThread.route(out, () -> {
+            ReplicationParameters replication;
+            try {
+                replication = ReplicationParameters.of(req.getParametersMap());
+            } catch (io.csi4j.driver.domain.DomainException bad) {          // only ever a bad value
+                throw CsiException.invalidArgument(bad.getMessage());
+            }
+            if (replication.replicated()) {
+                reply(out, CreateVolumeResponse.newBuilder().setVolume(replicas.create(req, replication.replicas())).build());
+                return;
+            }
             Placement.Route route = placement.forVolume(req);
             if (route.copyFrom() == null) {
                 route.target().forward(ControllerGrpc.getCreateVolumeMethod(), req, out);
@@ -54,7 +68,15 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void deleteVolume(DeleteVolumeRequest req, StreamObserver<DeleteVolumeResponse> out) {
-        TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getDeleteVolumeMethod(), req, out));
+        TransportThread.route(out, () -> {
+            var replicated = ReplicatedVolumeId.parse(req.getVolumeId());
+            if (replicated.isEmpty()) {
+                volume(req.getVolumeId()).forward(ControllerGrpc.getDeleteVolumeMethod(), req, out);
+                return;
+            }
+            replicas.delete(replicated.get());
+            reply(out, DeleteVolumeResponse.getDefaultInstance());
+        });
     }
 
     @Override
@@ -63,6 +85,19 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
     }
 
     private void publish(ControllerPublishVolumeRequest req, StreamObserver<ControllerPublishVolumeResponse> out) {
+        var replicated = ReplicatedVolumeId.parse(req.getVolumeId());
+        if (replicated.isPresent()) {
+            var id = replicated.get();
+            if (!id.heldBy(req.getNodeId())) {
+                throw CsiException.failedPrecondition("volume " + id + " has replicas on nodes " + id.tags()
+                        + " only (its accessible_topology); it cannot be published to node '" + req.getNodeId() + "'");
+            }
+            Agent target = agents.byNodeTag(ObjectId.nodeTag(req.getNodeId())).orElseThrow(() ->
+                    agents.unknownNode("volume " + id, req.getNodeId()));
+            replicas.handoffTo(id, target);          // the node becomes primary first, with no write lost
+            target.forward(ControllerGrpc.getControllerPublishVolumeMethod(), req, out);
+            return;
+        }
         Agent owner = volume(req.getVolumeId());
         boolean ours = ObjectId.parse(Kind.VOLUME, req.getVolumeId()).isPresent();
         // a local volume is reachable from its own node only; its agent would not know the other node at all
@@ -184,7 +219,10 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
         reply(out, ListSnapshotsResponse.newBuilder().addAllEntries(page.entries()).setNextToken(page.nextToken()).build());
     }
 
+    /** The node that serves a volume: its own for an ordinary id, the current primary's for a replicated one. */
     private Agent volume(String id) {
+        var replicated = ReplicatedVolumeId.parse(id);
+        if (replicated.isPresent()) return replicas.primary(replicated.get());
         return owners.of(Kind.VOLUME, id, "volume");
     }
 

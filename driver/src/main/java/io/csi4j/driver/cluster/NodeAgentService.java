@@ -23,6 +23,25 @@ import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.replication.ReplicaState;
+import io.csi4j.driver.replication.ReplicaStates;
+import io.csi4j.driver.replication.Rounds;
+import io.csi4j.proto.cluster.CutPointRequest;
+import io.csi4j.proto.cluster.ListReplicasRequest;
+import io.csi4j.proto.cluster.ListReplicasResponse;
+import io.csi4j.proto.cluster.ReplicaEntry;
+import io.csi4j.proto.cluster.CutPointResponse;
+import io.csi4j.proto.cluster.SyncReplicaRequest;
+import io.csi4j.proto.cluster.SyncReplicaResponse;
+import io.csi4j.proto.cluster.DemoteReplicaRequest;
+import io.csi4j.proto.cluster.DemoteReplicaResponse;
+import io.csi4j.proto.cluster.CreateReplicaRequest;
+import io.csi4j.proto.cluster.CreateReplicaResponse;
+import io.csi4j.proto.cluster.DeleteReplicaRequest;
+import io.csi4j.proto.cluster.DeleteReplicaResponse;
+import io.csi4j.proto.cluster.GetReplicaRequest;
+import io.csi4j.proto.cluster.GetReplicaResponse;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -45,9 +64,14 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     private final VolumeImports imports;
     private final Copies copies;
     private final Peers peers;
+    private final ReplicaStates replicas;
+    private final Rounds rounds;
 
     public NodeAgentService(StorageEngine engine, Volumes volumes, GroupSnapshots groupSnapshots,
-                            SourceSender sender, VolumeImports imports, Copies copies, Peers peers) {
+                            SourceSender sender, VolumeImports imports, Copies copies, Peers peers, ReplicaStates replicas,
+                            Rounds rounds) {
+        this.replicas = replicas;
+        this.rounds = rounds;
         this.engine = engine;
         this.volumes = volumes;
         this.groupSnapshots = groupSnapshots;
@@ -108,6 +132,70 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
                     .setSourceId(c.sourceId).setBytesDone(c.done()).setBytesTotal(c.total()));
         }
         reply(out, b.build());
+    }
+
+    /**
+     * The state first, then the volume (blank on every replica: a secondary's copy is replaced whole by each round):
+     * a replica's volume never exists here without the state that fences it.
+     */
+    @Override
+    public void createReplica(CreateReplicaRequest req, StreamObserver<CreateReplicaResponse> out) {
+        ReplicatedVolumeId id = replicatedId(req.getVolumeId());
+        var initial = new ReplicaState(1, req.getPrimary() ? ReplicaState.Role.PRIMARY : ReplicaState.Role.SECONDARY, "");
+        replicas.create(id, initial);
+        var made = volumes.createReplica(WireMapping.newVolume(req.getRequest()), id);
+        reply(out, CreateReplicaResponse.newBuilder().setVolume(WireMapping.volume(made)).build());
+    }
+
+    @Override
+    public void cutPoint(CutPointRequest req, StreamObserver<CutPointResponse> out) {
+        if (req.getHolderNodeId().isEmpty()) throw CsiException.invalidArgument("holder_node_id is REQUIRED");
+        String point = rounds.cutPoint(replicatedId(req.getVolumeId()), req.getHolderNodeId(), req.getHeldPoint());
+        reply(out, CutPointResponse.newBuilder().setPoint(point).build());
+    }
+
+    @Override
+    public void syncReplica(SyncReplicaRequest req, StreamObserver<SyncReplicaResponse> out) {
+        if (!req.hasPrimary() || req.getPrimary().getAddress().isEmpty()) throw CsiException.invalidArgument("primary is REQUIRED");
+        var pulled = rounds.pull(replicatedId(req.getVolumeId()), new PeerPrimary(peers, req.getPrimary()), req.getPromoteEpoch());
+        reply(out, SyncReplicaResponse.newBuilder().setPoint(pulled.point()).setBytesReceived(pulled.bytesReceived())
+                .setBasePoint(pulled.base()).build());
+    }
+
+    @Override
+    public void listReplicas(ListReplicasRequest req, StreamObserver<ListReplicasResponse> out) {
+        var b = ListReplicasResponse.newBuilder();
+        for (var e : rounds.list()) {
+            b.addEntries(ReplicaEntry.newBuilder().setVolumeId(e.id().toString()).setRole(e.state().role().name())
+                    .setEpoch(e.state().epoch()).setPoint(e.state().point()).setDue(e.due()));
+        }
+        reply(out, b.build());
+    }
+
+    @Override
+    public void demoteReplica(DemoteReplicaRequest req, StreamObserver<DemoteReplicaResponse> out) {
+        if (req.getSuccessorNodeId().isEmpty()) throw CsiException.invalidArgument("successor_node_id is REQUIRED");
+        rounds.demote(replicatedId(req.getVolumeId()), req.getEpoch(), req.getSuccessorNodeId());
+        reply(out, DemoteReplicaResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void getReplica(GetReplicaRequest req, StreamObserver<GetReplicaResponse> out) {
+        var b = GetReplicaResponse.newBuilder();
+        replicas.get(replicatedId(req.getVolumeId())).ifPresent(s ->
+                b.setPresent(true).setEpoch(s.epoch()).setRole(s.role().name()).setPoint(s.point()).setSuccessor(s.successor()));
+        reply(out, b.build());
+    }
+
+    /** The volume (FAILED_PRECONDITION while published or staged here), then the state: a retry finishes either. */
+    @Override
+    public void deleteReplica(DeleteReplicaRequest req, StreamObserver<DeleteReplicaResponse> out) {
+        rounds.delete(replicatedId(req.getVolumeId()));
+        reply(out, DeleteReplicaResponse.getDefaultInstance());
+    }
+
+    private static ReplicatedVolumeId replicatedId(String text) {
+        return ReplicatedVolumeId.parse(text).orElseThrow(() -> CsiException.invalidArgument("'" + text + "' is not a replicated volume id"));
     }
 
     @Override

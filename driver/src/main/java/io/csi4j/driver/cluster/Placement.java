@@ -74,6 +74,28 @@ final class Placement {
 
     /** The answering node with the most available capacity; ties go to the first node id. */
     Agent mostFreeCapacity(List<VolumeCapability> capabilities, Map<String, String> parameters) {
+        Map<String, Agent> agentOf = new HashMap<>();
+        Map<String, Long> byNode = available(capabilities, parameters, agentOf);
+        return agentOf.get(roomiest(byNode));
+    }
+
+    /** A replicated volume's secondaries (agents), besides {@code primary}: {@link #secondaries} on what the nodes answer. */
+    List<Agent> secondaries(Agent primary, CreateVolumeRequest req, int replicas) {
+        Map<String, Agent> agentOf = new HashMap<>();
+        Map<String, Long> byNode = available(req.getVolumeCapabilitiesList(), withoutReplication(req.getParametersMap()), agentOf);
+        return secondaries(primary.nodeId(), byNode, replicas).stream().map(agentOf::get).toList();
+    }
+
+    /** Capacity is asked as for an ordinary volume: a lone node refuses replicas (RESOURCE_EXHAUSTED) by design. */
+    private static Map<String, String> withoutReplication(Map<String, String> parameters) {
+        Map<String, String> plain = new HashMap<>(parameters);
+        plain.remove(io.csi4j.driver.replication.ReplicationParameters.REPLICAS);
+        plain.remove(io.csi4j.driver.replication.ReplicationParameters.INTERVAL);
+        return plain;
+    }
+
+    /** Available bytes by node id of every answering node; {@code agentOf} is filled with their agents. */
+    private Map<String, Long> available(List<VolumeCapability> capabilities, Map<String, String> parameters, Map<String, Agent> agentOf) {
         List<Agent> nodes = agents.nodes();
         if (nodes.isEmpty()) throw agents.unknownNode("placement", "any");
         var answers = Fanout.all(nodes, a -> a.controller().withDeadlineAfter(PROBE_TIMEOUT).getCapacity(GetCapacityRequest.newBuilder()
@@ -81,10 +103,9 @@ final class Placement {
                 .setAccessibleTopology(Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, a.topologyValue()))
                 .build()).getAvailableCapacity());
         Map<String, Long> byNode = new TreeMap<>();
-        Map<String, Agent> agentOf = new HashMap<>();
         answers.results().forEach((agent, available) -> { byNode.put(agent.nodeId(), available); agentOf.put(agent.nodeId(), agent); });
         if (byNode.isEmpty()) throw CsiException.unavailable("no node answers: " + String.join("; ", answers.silent()));
-        return agentOf.get(roomiest(byNode));
+        return byNode;
     }
 
     /**
@@ -96,6 +117,28 @@ final class Placement {
         long noise = Math.max(64L << 20, most / 100);
         return availableByNode.entrySet().stream().filter(e -> e.getValue() >= most - noise).map(Map.Entry::getKey)
                 .min(Comparator.naturalOrder()).orElseThrow();
+    }
+
+    /**
+     * The nodes a replicated volume's secondaries go to (issue 28, docs/replication.md): besides the primary's,
+     * the roomiest of the answering nodes (the same noise rule as {@link #roomiest}, applied again to what is left),
+     * in that order. RESOURCE_EXHAUSTED when fewer distinct nodes answer than replicas are asked: the set is fixed
+     * at creation, so a volume is never made with fewer replicas than its StorageClass says.
+     */
+    static List<String> secondaries(String primary, Map<String, Long> availableByNode, int replicas) {
+        Map<String, Long> left = new TreeMap<>(availableByNode);
+        left.remove(primary);
+        if (left.size() < replicas - 1) {
+            throw CsiException.resourceExhausted(replicas + " replicas need " + replicas + " answering nodes; besides "
+                    + primary + " only " + left.keySet() + " answered");
+        }
+        List<String> chosen = new ArrayList<>();
+        while (chosen.size() < replicas - 1) {
+            String next = roomiest(left);
+            chosen.add(next);
+            left.remove(next);
+        }
+        return chosen;
     }
 
     /** The node of the content source; NOT_FOUND for an id of ours naming no node; empty without a source. */

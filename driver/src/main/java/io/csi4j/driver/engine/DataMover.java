@@ -27,4 +27,7 @@ public interface DataMover extends Capability {
 
     /** The copies of other nodes' snapshots this pool keeps; empty where the pool cannot reflink. Reads only. */
     List<Replica> replicas();
+
+    /** Removes every replica of {@code sourceVolumeId} (its volume was deleted), durably. */
+    void dropReplicas(String sourceVolumeId);
 }

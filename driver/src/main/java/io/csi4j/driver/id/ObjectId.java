@@ -67,6 +67,11 @@ public record ObjectId(Kind kind, String random, String nodeTag) {
     /** The node id itself when it is a short DNS name, else a stable hash of it. */
     public static String nodeTag(String nodeId) {
         if (DNS_NAME.matcher(nodeId).matches() && !nodeId.contains("..")) return nodeId;
+        return hashedTag(nodeId);
+    }
+
+    /** {@code _} and 12 base32 of the node id's SHA-256: the tag a long or odd node id gets, for any node id. */
+    public static String hashedTag(String nodeId) {
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(nodeId.getBytes(StandardCharsets.UTF_8));
             StringBuilder tag = new StringBuilder("_");
@@ -99,7 +104,7 @@ public record ObjectId(Kind kind, String random, String nodeTag) {
         return kind.prefix() + "-" + random + "-" + nodeTag;
     }
 
-    private static boolean isNodeTag(String tag) {
+    static boolean isNodeTag(String tag) {
         return (DNS_NAME.matcher(tag).matches() && !tag.contains("..")) || HASHED_TAG.matcher(tag).matches();
     }
 }

@@ -121,6 +121,41 @@ public final class VolumeImports {
         }
     }
 
+    /** What one replication pull moved, and the point it started from (empty: a full copy). */
+    public record Pulled(long bytesReceived, String baseSnapshotId) {}
+
+    /**
+     * One replication round's pull on a secondary (docs/replication.md): the point {@code pointId} of {@code volumeId}
+     * from the primary, only what changed since the point this node holds a replica of (a full copy without one),
+     * over the same checked, bandwidth-limited stream as any copy; the volume's copy here is replaced by it whole
+     * ({@link Volumes#replaceImage}). The caller holds the volume's replication lock.
+     */
+    public Pulled pullPoint(String volumeId, String pointId, SourceNode source) {
+        DataMover mover = engine.capability(DataMover.class).orElseThrow(() -> DomainException.precondition(
+                "the " + engine.name() + " engine of node '" + nodeId + "' cannot hold replicas (the image engine can)"));
+        List<Replica> held = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(volumeId)).toList();
+        try (SourceNode.Transfer transfer = source.read(new SourceQuery(new ContentSource.FromSnapshot(pointId),
+                held.stream().map(Replica::snapshotId).toList(), nodeId));
+             Copies.Copy progress = copies.start("replica " + volumeId, true, source.nodeId(), pointId)) {
+            SourcePart first = next(transfer, source);
+            if (!(first instanceof SourcePart.Header header)) {
+                throw protocolError("node '" + source.nodeId() + "' sent " + name(first) + " before its header");
+            }
+            if (!header.sourceVolumeId().equals(volumeId)) {
+                throw protocolError("node '" + source.nodeId() + "' sent a point of " + header.sourceVolumeId() + ", not of " + volumeId);
+            }
+            progress.total(header.bytesToSend());
+            Replica base = header.baseSnapshotId().isEmpty() ? null : held.stream()
+                    .filter(r -> r.snapshotId().equals(header.baseSnapshotId())).findFirst()
+                    .orElseThrow(() -> protocolError("node '" + source.nodeId() + "' sent a delta against "
+                            + header.baseSnapshotId() + ", which this node holds no replica of"));
+            long[] received = {0};
+            volumes.replaceImage(volumeId, header.sizeBytes(), base, new Replica(volumeId, pointId),
+                    target -> received[0] = receive(transfer, target, header, source, progress));
+            return new Pulled(received[0], base == null ? "" : base.snapshotId());
+        }
+    }
+
     /** Writes every range into {@code target}, checked; returns the data bytes received. */
     private long receive(SourceNode.Transfer transfer, ImageImport target, SourcePart.Header header, SourceNode source,
                          Copies.Copy progress) {

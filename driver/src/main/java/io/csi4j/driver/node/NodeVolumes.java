@@ -22,6 +22,7 @@ import io.csi4j.driver.volume.NewVolume;
 import io.csi4j.driver.volume.SpaceUsage;
 import io.csi4j.driver.volume.VolumeShape;
 import io.csi4j.driver.volume.Volumes;
+import io.csi4j.driver.replication.ReplicaStates;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -51,9 +52,16 @@ public final class NodeVolumes {
     private final Volumes volumes;
     private final DriverConfig config;
     private final EphemeralTombstones tombstones;
+    /** Replicated volumes' roles here: only the primary of the highest epoch is staged or published writable. */
+    private final ReplicaStates replicas;
 
     /** {@code storage} must offer a node side ({@link NodeStorage}); its {@link SpaceReclaimer} serves NodeReclaimSpace. */
     public NodeVolumes(Catalog catalog, PoolStorage storage, Volumes volumes, DriverConfig config) {
+        this(catalog, storage, volumes, config, new ReplicaStates(config.dataDir().resolve(ReplicaStates.DIRECTORY)));
+    }
+
+    public NodeVolumes(Catalog catalog, PoolStorage storage, Volumes volumes, DriverConfig config, ReplicaStates replicas) {
+        this.replicas = replicas;
         this.catalog = catalog;
         this.engine = storage.capability(NodeStorage.class)
                 .orElseThrow(() -> new IllegalStateException("the " + storage.name() + " engine has no node side"));
@@ -65,6 +73,8 @@ public final class NodeVolumes {
     }
 
     public void stage(String volumeId, Path stagingPath, Capability capability) {
+        // fencing first (docs/replication.md): a secondary's copy is not a volume of this node's catalog yet
+        if (!capability.mode().readOnly()) replicas.checkWritable(volumeId);
         VolumeRecord v = volumes.readyVolume(volumeId, "volume");
         checkCapability(v, capability);
         requireAbsolute(stagingPath, "staging_target_path");
@@ -95,6 +105,7 @@ public final class NodeVolumes {
         // ControllerPublishVolume(readonly=true) binds the node: the SP MUST publish it read-only (spec).
         boolean controllerReadOnly = catalog.publications().get(volumeId, config.nodeId())
                 .map(p -> p.readOnly()).orElse(false);
+        if (!(readOnly || controllerReadOnly || capability.mode().readOnly())) replicas.checkWritable(volumeId);
         engine.publish(volumeId, staging, targetPath, publishOptions(v, capability, readOnly || controllerReadOnly));
     }
 

@@ -16,6 +16,8 @@ import io.csi4j.driver.mobility.Copies;
 import io.csi4j.driver.mobility.SourceSender;
 import io.csi4j.driver.mobility.VolumeImports;
 import io.csi4j.driver.node.NodeVolumes;
+import io.csi4j.driver.replication.ReplicaStates;
+import io.csi4j.driver.replication.Rounds;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.reconcile.Reconciler;
 import io.csi4j.driver.snapshot.GroupSnapshots;
@@ -58,6 +60,7 @@ public final class Driver implements AutoCloseable {
     private final GroupSnapshots groupSnapshots;
     private final VolumeGroups volumeGroups;
     private final NodeVolumes node;
+    private final ReplicaStates replicaStates;
     private final Reconciler reconciler;
     private final PageTokens tokens;
     private final AtomicBoolean ready = new AtomicBoolean();
@@ -83,7 +86,10 @@ public final class Driver implements AutoCloseable {
         this.snapshotBlocks = new SnapshotBlocks(snapshots, engine);
         this.groupSnapshots = new GroupSnapshots(catalog, engine, volumes, config, clock);
         this.volumeGroups = new VolumeGroups(catalog, engine, volumes, config, clock);
-        this.node = new NodeVolumes(catalog, engine, volumes, config);
+        this.replicaStates = new ReplicaStates(config.dataDir().resolve(ReplicaStates.DIRECTORY));
+        this.node = new NodeVolumes(catalog, engine, volumes, config, replicaStates);
+        volumes.notListed(id -> io.csi4j.driver.id.ReplicatedVolumeId.parse(id)
+                .flatMap(replicaStates::get).map(s -> !s.writable()).orElse(false));
         this.reconciler = new Reconciler(catalog, engine, volumes, snapshots, groupSnapshots);
         this.tokens = new PageTokens(pageTokenKey(config.layout()));
         this.lastReport = reconciler.run(removeOrphans);
@@ -126,7 +132,8 @@ public final class Driver implements AutoCloseable {
         // storage speaks storage: the agent's services map StorageException to a status as the local ones do
         var services = new ArrayList<>(Services.onAgent(this));
         services.add(AgentStatus.wrap(new NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies,
-                peers == null ? new Peers(null) : peers)));
+                peers == null ? new Peers(null) : peers, replicaStates,
+                new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId()))));
         return services;
     }
 

@@ -36,7 +36,28 @@ public final class Snapshots {
         this.lookup = Lookup.snapshots(catalog, config.nodeId());
     }
 
+    /**
+     * Names of replication points (docs/replication.md): internal snapshots a replicated volume's primary cuts. A CO
+     * cannot make one (INVALID_ARGUMENT), does not see them (ListSnapshots) and cannot delete them (FAILED_PRECONDITION).
+     */
+    public static final String POINT_PREFIX = "csi4j-point-";
+
+    public static boolean isPoint(String snapshotName) {
+        return snapshotName != null && snapshotName.startsWith(POINT_PREFIX);      // group members have no name
+    }
+
     public SnapshotRecord create(String name, String sourceVolumeId, Map<String, String> parameters) {
+        if (isPoint(name)) throw DomainException.invalid("snapshot names starting with " + POINT_PREFIX + " are reserved for replication");
+        return make(name, sourceVolumeId, parameters);
+    }
+
+    /** A replication point of a replicated volume (its name starts with {@link #POINT_PREFIX}). */
+    public SnapshotRecord createPoint(String name, String sourceVolumeId) {
+        if (!isPoint(name)) throw new IllegalArgumentException("not a point's name: " + name);
+        return make(name, sourceVolumeId, Map.of());
+    }
+
+    private SnapshotRecord make(String name, String sourceVolumeId, Map<String, String> parameters) {
         if (!parameters.isEmpty()) {
             throw DomainException.invalid("unknown snapshot parameters " + parameters.keySet()
                     + "; this driver takes none");
@@ -72,9 +93,22 @@ public final class Snapshots {
     }
 
     public void delete(String snapshotId) {
+        remove(snapshotId, false);
+    }
+
+    /** Removes a replication point (replication's own rounds and deletes only). */
+    public void deletePoint(String snapshotId) {
+        remove(snapshotId, true);
+    }
+
+    private void remove(String snapshotId, boolean point) {
         Optional<SnapshotRecord> found = lookup.toDelete(snapshotId);
         if (found.isEmpty()) return;
         SnapshotRecord s = found.get();
+        if (isPoint(s.name()) != point) {
+            throw DomainException.precondition("snapshot " + snapshotId + " is a replication point of volume " + s.sourceVolumeId()
+                    + "; it goes with the volume's replication, not by DeleteSnapshot");
+        }
         if (s.groupSnapshotId() != null) {
             throw DomainException.invalid("snapshot " + snapshotId + " is part of group snapshot "
                     + s.groupSnapshotId() + " and cannot be deleted on its own; delete the group snapshot");
@@ -103,7 +137,9 @@ public final class Snapshots {
     /** READY snapshots of one keyset page; {@link Page#lastSeq()} continues after the rows left out too. */
     public Page<SnapshotRecord> listReady(long afterSeq, int limit, SnapshotFilter filter) {
         Page<SnapshotRecord> page = list(afterSeq, limit, filter);
-        return new Page<>(page.items().stream().filter(s -> s.state() == State.READY).toList(), page.lastSeq(), page.more());
+        // replication points are internal: left out like rows not READY (a page may come out short; the spec allows it)
+        return new Page<>(page.items().stream().filter(s -> s.state() == State.READY && !isPoint(s.name())).toList(),
+                page.lastSeq(), page.more());
     }
 
     static String verb(State state) {

@@ -21,6 +21,7 @@ public record DataDir(Path root) {
     public static final String POOL_IMAGE = "pool.img";
     public static final String CATALOG = "catalog.db";
     public static final String PAGE_TOKEN_KEY = "page-token.key";
+    public static final String REPLICATION = "replication";
 
     public DataDir {
         Objects.requireNonNull(root, "root");
@@ -42,6 +43,9 @@ public record DataDir(Path root) {
     public Path catalog() { return root.resolve(CATALOG); }
 
     public Path pageTokenKey() { return root.resolve(PAGE_TOKEN_KEY); }
+
+    /** Each replicated volume's state on this node, {@code <id>.json} (docs/replication.md). */
+    public Path replication() { return root.resolve(REPLICATION); }
 
     /**
      * The size of {@code pool.img} when there is one (a regular file, not followed through a link): the pool to

@@ -4,6 +4,7 @@ import io.csi4j.driver.catalog.CatalogTables;
 import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
+import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.model.Catalogued;
 import io.csi4j.driver.model.GroupSnapshotRecord;
 import io.csi4j.driver.model.SnapshotRecord;
@@ -54,20 +55,20 @@ public final class Lookup<R extends Catalogued> {
 
     /** As {@link #ready(String)}, the object named {@code what} in the answer (e.g. "source volume"). */
     public R ready(String id, String what) {
-        Optional<ObjectId> parsed = ObjectId.parse(kind, id);
+        Optional<Home> parsed = home(id);
         if (parsed.isEmpty()) throw notFound(what, id);
         Optional<R> row = read.apply(id).filter(r -> r.state() == State.READY);
         if (row.isPresent()) return row.get();
-        requireLocal(parsed.get(), what);
+        requireLocal(parsed.get(), id, what);
         throw notFound(what, id);
     }
 
     /** What a delete finds, in any state; empty when there is nothing to delete (a delete of it is OK). */
     public Optional<R> toDelete(String id) {
-        Optional<ObjectId> parsed = ObjectId.parse(kind, id);
+        Optional<Home> parsed = home(id);
         if (parsed.isEmpty()) return Optional.empty();                     // not an id of ours: nothing to delete
         Optional<R> row = read.apply(id);
-        if (row.isEmpty()) requireLocal(parsed.get(), noun);               // already gone: OK (spec)
+        if (row.isEmpty()) requireLocal(parsed.get(), id, noun);           // already gone: OK (spec)
         return row;
     }
 
@@ -80,6 +81,26 @@ public final class Lookup<R extends Catalogued> {
 
     public DomainException notFound(String id) {
         return notFound(noun, id);
+    }
+
+    /** Where an id of ours lives: here or not, and the node(s) it names. A replicated volume id names every replica's node. */
+    private record Home(boolean local, String where) {}
+
+    private Optional<Home> home(String id) {
+        if (kind == Kind.VOLUME) {
+            Optional<ReplicatedVolumeId> replicated = ReplicatedVolumeId.parse(id);
+            if (replicated.isPresent()) {
+                return Optional.of(new Home(replicated.get().heldBy(nodeId), "nodes " + replicated.get().tags()));
+            }
+        }
+        return ObjectId.parse(kind, id).map(o -> new Home(o.ownedBy(nodeId), "node '" + o.nodeTag() + "'"));
+    }
+
+    private void requireLocal(Home home, String id, String what) {
+        if (!home.local()) {
+            throw DomainException.precondition(what + " " + id + " lives on " + home.where()
+                    + ", not on this plugin's node '" + nodeId + "'; send the request to that node's plugin");
+        }
     }
 
     private void requireLocal(ObjectId id, String what) {

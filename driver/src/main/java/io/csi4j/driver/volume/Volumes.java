@@ -29,6 +29,8 @@ import io.csi4j.driver.model.VolumeKind;
 import io.csi4j.driver.model.VolumeListing;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.model.VolumeStatus;
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.replication.ReplicationParameters;
 import io.csi4j.driver.storage.StorageException;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -37,6 +39,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.BooleanSupplier;
@@ -63,6 +66,8 @@ public final class Volumes {
     public static final String PARAM_VOLUME_GROUP = "csi4j.io/volume-group";
     /** Keys the Kubernetes provisioner adds with --extra-create-metadata; accepted and kept. */
     public static final String KUBERNETES_PREFIX = "csi.storage.k8s.io/";
+    private static final Set<String> KNOWN_PARAMETERS = Set.of(PARAM_VOLUME_GROUP, Provisioning.PARAMETER,
+            ReplicationParameters.REPLICAS, ReplicationParameters.INTERVAL);
 
     private final Catalog catalog;
     private final PoolStorage engine;
@@ -94,7 +99,30 @@ public final class Volumes {
     // ---- CreateVolume ----
 
     public VolumeRecord create(NewVolume request) {
-        validateParameters(request.parameters());
+        return create(request, null);
+    }
+
+    /**
+     * The primary's volume of a replicated volume (docs/replication.md), made under {@code replicatedId}, which the
+     * cluster controller chose and which names this node. Blank only: a replicated volume from a content source is
+     * not in this version (FAILED_PRECONDITION).
+     */
+    public VolumeRecord createReplica(NewVolume request, ReplicatedVolumeId replicatedId) {
+        if (!replicatedId.heldBy(config.nodeId())) {
+            throw DomainException.invalid("volume id " + replicatedId + " names no replica on node '" + config.nodeId() + "'");
+        }
+        if (!(request.source() instanceof ContentSource.None)) {
+            throw DomainException.precondition("a replicated volume from a content source is not supported yet (docs/replication.md)");
+        }
+        Optional<VolumeRecord> existing = catalog.volumes().byName(request.name());
+        if (existing.isPresent() && !existing.get().id().equals(replicatedId.toString())) {
+            throw DomainException.exists("volume '" + request.name() + "' already exists as " + existing.get().id());
+        }
+        return create(request, replicatedId.toString());
+    }
+
+    private VolumeRecord create(NewVolume request, String givenId) {
+        validateParameters(request.parameters(), givenId != null);
         VolumeShape shape = VolumeShape.requested(request.capabilities(), engine);
         checkTopology(request);
 
@@ -108,7 +136,7 @@ public final class Volumes {
         };
         long size = request.range().resolve(config.defaultVolumeBytes(), floor);
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
-        var row = intendedRow(request, shape, size, groupId);
+        var row = intendedRow(request, shape, size, groupId, givenId);
         var label = new Artifact.Label(row.name(), "");                        // in the sidecar, for fsck --rebuild
         Optional<Preallocation> thick = Provisioning.of(request.parameters(), engine);
         if (request.source() instanceof ContentSource.None) {
@@ -154,7 +182,7 @@ public final class Volumes {
     }
 
     /** The rules checked before anything is written (room, mutable parameters, the group), and the CREATING row. */
-    private VolumeRecord intendedRow(NewVolume request, VolumeShape shape, long size, String groupId) {
+    private VolumeRecord intendedRow(NewVolume request, VolumeShape shape, long size, String groupId, String givenId) {
         checkSpace(size);
         if (!request.mutableParameters().isEmpty()) {
             MutableParameters.validate(request.mutableParameters());
@@ -162,7 +190,8 @@ public final class Volumes {
         }
         if (groupId != null) readyGroupWithRoom(groupId);
         var now = clock.instant();
-        return new VolumeRecord(ObjectId.generate(Kind.VOLUME, config.nodeId()).toString(), request.name(), size,
+        String id = givenId != null ? givenId : ObjectId.generate(Kind.VOLUME, config.nodeId()).toString();
+        return new VolumeRecord(id, request.name(), size,
                 shape.kind(), shape.fsType(), request.parameters(), request.mutableParameters(), request.source(),
                 config.nodeId(), State.CREATING, now, now);
     }
@@ -220,7 +249,7 @@ public final class Volumes {
         long size = request.range().resolve(config.defaultVolumeBytes(), incoming.sourceBytes());
         String groupId = request.parameters().get(PARAM_VOLUME_GROUP);
         Optional<Preallocation> thick = Provisioning.of(request.parameters(), engine);
-        var row = intendedRow(request, shape, size, groupId);
+        var row = intendedRow(request, shape, size, groupId, null);
         thick.ifPresent(t -> requireThick(t, size));
         try {
             catalog.volumes().insert(row);                                     // intent
@@ -241,6 +270,27 @@ public final class Volumes {
                 return thickened(thick, row.id(), request.source(), target.commit());
             }
         });
+    }
+
+    /**
+     * A replicated volume's secondary copy replaced by a new complete point (docs/replication.md): a new image is
+     * built beside the old one (a reflink of the replica {@code base} when given, plus what {@code incoming} writes),
+     * synced, kept as the replica {@code keepAs} and renamed over the old image, so the copy is always one complete
+     * point. NOT_FOUND when the volume is gone: a round never recreates a deleted volume. The caller holds the
+     * volume's replication lock and has checked that this copy is not writable here.
+     */
+    public void replaceImage(String volumeId, long sourceBytes, Replica base, Replica keepAs, java.util.function.Consumer<ImageImport> fill) {
+        VolumeRecord v = readyVolume(volumeId, "volume");
+        if (engine.inUse(volumeId)) {
+            throw DomainException.precondition("volume " + volumeId + " is staged on this node; its copy cannot be replaced");
+        }
+        DataMover mover = engine.capability(DataMover.class).orElseThrow(() -> StorageException.unsupported(
+                "the " + engine.name() + " engine cannot replicate volumes"));
+        try (var target = mover.beginImport(volumeId, sourceBytes, Math.max(v.capacityBytes(), sourceBytes),
+                VolumeShape.accessOf(v), Artifact.volumeSource(volumeId), new Artifact.Label(v.name(), ""), base, keepAs)) {
+            fill.accept(target);
+            target.commit();
+        }
     }
 
     /**
@@ -419,6 +469,11 @@ public final class Volumes {
     }
 
     /** The volume of this name in any state (a crash may have left it half made), if there is one. */
+    /** The row of this id in any state, if any. */
+    public Optional<VolumeRecord> byId(String volumeId) {
+        return catalog.volumes().byId(volumeId);
+    }
+
     public Optional<VolumeRecord> byName(String name) {
         return catalog.volumes().byName(name);
     }
@@ -436,9 +491,20 @@ public final class Volumes {
      * The READY volumes of one keyset page with their status, in one query and one look at the engine for the
      * page; {@link Page#lastSeq()} continues after the rows that were left out too.
      */
+    /**
+     * Set once by the composition root: which replicated volumes this node holds only a secondary copy of. ListVolumes
+     * leaves them out, so a merged listing names each replicated volume once, from its primary.
+     */
+    public void notListed(java.util.function.Predicate<String> secondaryHere) {
+        this.secondaryHere = secondaryHere;
+    }
+
+    private volatile java.util.function.Predicate<String> secondaryHere = id -> false;
+
     public Page<ListedVolume> listReady(long afterSeq, int limit) {
         Page<VolumeListing> page = listing(afterSeq, limit);
-        List<VolumeListing> ready = page.items().stream().filter(v -> v.state() == State.READY).toList();
+        var hidden = secondaryHere;
+        List<VolumeListing> ready = page.items().stream().filter(v -> v.state() == State.READY && !hidden.test(v.id())).toList();
         List<String> ids = ready.stream().map(VolumeListing::id).toList();
         var published = publishedNodes(ids);
         var conditions = conditions(ids);
@@ -610,7 +676,7 @@ public final class Volumes {
     }
 
     public void unpublish(String volumeId, String nodeId) {
-        if (ObjectId.parse(Kind.VOLUME, volumeId).isEmpty()) return;
+        if (ObjectId.parse(Kind.VOLUME, volumeId).isEmpty() && !ReplicatedVolumeId.isReplicated(volumeId)) return;
         if (nodeId.isEmpty()) {
             catalog.publications().ofVolume(volumeId).forEach(p -> catalog.publications().delete(volumeId, p.nodeId()));
         } else {
@@ -634,17 +700,28 @@ public final class Volumes {
     // ---- shared checks ----
 
     private void validateParameters(Map<String, String> parameters) {
+        validateParameters(parameters, false);
+    }
+
+    /** {@code replica}: the primary's volume of a replicated volume, made by the cluster controller's request. */
+    private void validateParameters(Map<String, String> parameters, boolean replica) {
         var unknown = new TreeSet<String>();
         for (String key : parameters.keySet()) {
-            if (!key.equals(PARAM_VOLUME_GROUP) && !key.equals(Provisioning.PARAMETER) && !key.startsWith(KUBERNETES_PREFIX)) {
-                unknown.add(key);
-            }
+            if (!KNOWN_PARAMETERS.contains(key) && !key.startsWith(KUBERNETES_PREFIX)) unknown.add(key);
         }
         if (!unknown.isEmpty()) {
-            throw DomainException.invalid("unknown parameters " + unknown + "; known: " + PARAM_VOLUME_GROUP + ", "
-                    + Provisioning.PARAMETER + " and keys starting with " + KUBERNETES_PREFIX);
+            throw DomainException.invalid("unknown parameters " + unknown + "; known: " + new TreeSet<>(KNOWN_PARAMETERS)
+                    + " and keys starting with " + KUBERNETES_PREFIX);
         }
         Provisioning.of(parameters, engine);   // a value other than thin or thick, or thick where the engine has none
+        var replication = ReplicationParameters.of(parameters);              // INVALID for a bad value
+        if (replication.replicated() && !replica) {
+            // One node cannot hold replicas on distinct nodes: as a request for more room than exists.
+            throw DomainException.exhausted(ReplicationParameters.REPLICAS + "=" + replication.replicas()
+                    + " needs " + replication.replicas() + " distinct nodes; this plugin holds volumes on node '"
+                    + config.nodeId() + "' only, replicated volumes are made by a cluster"
+                    + " controller (docs/replication.md)");
+        }
     }
 
     private void checkTopology(NewVolume request) {

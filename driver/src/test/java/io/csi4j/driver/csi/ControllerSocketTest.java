@@ -148,6 +148,22 @@ class ControllerSocketTest {
         fails(Status.Code.INVALID_ARGUMENT, () -> served.controller.createVolume(create("btrfs-fs", 16 * MIB, mount("btrfs")).build()));
         fails(Status.Code.INVALID_ARGUMENT, () -> served.controller.createVolume(create("mixed", 16 * MIB, block())
                 .addVolumeCapabilities(mount("ext4")).build()));
+        // replicas on other nodes need a cluster: one node cannot hold two (docs/replication.md)
+        Status replicas = fails(Status.Code.RESOURCE_EXHAUSTED, () -> served.controller.createVolume(create("two", 16 * MIB, block())
+                .putParameters("csi4j.io/replicas", "2").putParameters("csi4j.io/replication-interval", "10s").build()));
+        assertTrue(replicas.getDescription().contains("csi4j.io/replicas=2"), replicas.getDescription());
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.controller.createVolume(create("four", 16 * MIB, block())
+                .putParameters("csi4j.io/replicas", "4").build()));
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.controller.createVolume(create("interval-alone", 16 * MIB, block())
+                .putParameters("csi4j.io/replication-interval", "30s").build()));
+        fails(Status.Code.INVALID_ARGUMENT, () -> served.controller.createVolume(create("interval-short", 16 * MIB, block())
+                .putParameters("csi4j.io/replicas", "2").putParameters("csi4j.io/replication-interval", "1s").build()));
+        assertEquals(0, served.driver().catalog().volumes().count());
+        assertEquals(Set.of(), served.driver().engine().volumeArtifacts());
+        // one replica is an ordinary volume
+        Volume single = served.controller.createVolume(create("one", 16 * MIB, block())
+                .putParameters("csi4j.io/replicas", "1").build()).getVolume();
+        served.controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(single.getVolumeId()).build());
         assertEquals(0, served.driver().catalog().volumes().count());
 
         // the provisioner's extra metadata is accepted and kept

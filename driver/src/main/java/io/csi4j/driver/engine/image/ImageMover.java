@@ -101,6 +101,14 @@ final class ImageMover implements DataMover {
         return translate("listing replicas", images.layout()::replicas);
     }
 
+    @Override
+    public void dropReplicas(String sourceVolumeId) {
+        translate("dropping the replicas of " + sourceVolumeId, () -> {
+            images.layout().dropReplicas(sourceVolumeId, "");
+            return null;
+        });
+    }
+
     private Path replicaFile(Replica replica) {
         return images.layout().replica(replica.sourceVolumeId(), replica.snapshotId());
     }

@@ -1,0 +1,178 @@
+package io.csi4j.driver.cluster;
+
+import io.csi4j.driver.DriverConfig;
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.proto.cluster.CreateReplicaRequest;
+import io.csi4j.proto.cluster.DeleteReplicaRequest;
+import io.csi4j.proto.cluster.DemoteReplicaRequest;
+import io.csi4j.proto.cluster.PeerAgent;
+import io.csi4j.proto.cluster.SyncReplicaRequest;
+import io.csi4j.proto.cluster.FindVolumeRequest;
+import io.csi4j.proto.cluster.GetReplicaRequest;
+import io.csi4j.proto.cluster.GetReplicaResponse;
+import io.csi4j.proto.csi.CreateVolumeRequest;
+import io.csi4j.proto.csi.Topology;
+import io.csi4j.proto.csi.Volume;
+import io.csi4j.sdk.CsiException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.logging.Logger;
+
+/**
+ * The controller's side of replicated volumes (issue 28, docs/replication.md): making and deleting every replica, and
+ * finding the current primary by asking the nodes the id names. It keeps no state: the agents' durable
+ * {@code ReplicaState}s are the truth.
+ */
+final class Replicas {
+    private static final Logger LOG = Logger.getLogger(Replicas.class.getName());
+
+    private final Agents agents;
+    private final Placement placement;
+
+    Replicas(Agents agents, Placement placement) {
+        this.agents = agents;
+        this.placement = placement;
+    }
+
+    /**
+     * The primary goes where an ordinary volume would (a retry by name finds the node that holds it), the
+     * secondaries to the roomiest other nodes. Secondaries' records first, the primary's volume last; any failure
+     * deletes what was made on every node, so a failed create leaves nothing.
+     */
+    Volume create(CreateVolumeRequest req, int replicas) {
+        Agent primary = placement.forVolume(req).target();
+        String existing = primary.call(a -> a.nodeAgent().findVolume(FindVolumeRequest.newBuilder().setName(req.getName()).build())).getVolumeId();
+        List<Agent> nodes = new ArrayList<>();
+        nodes.add(primary);
+        ReplicatedVolumeId id;
+        if (ReplicatedVolumeId.parse(existing).isPresent()) {
+            id = ReplicatedVolumeId.parse(existing).get();          // a retry: the same replicas, whatever room says now
+            for (String tag : id.tags().subList(1, id.tags().size())) nodes.add(node(tag, id));
+        } else {
+            nodes.addAll(placement.secondaries(primary, req, replicas));
+            id = ReplicatedVolumeId.generate(nodes.stream().map(Agent::nodeId).toList());
+        }
+        try {
+            for (Agent secondary : nodes.subList(1, nodes.size())) {
+                secondary.call(a -> a.nodeAgent().createReplica(CreateReplicaRequest.newBuilder().setRequest(req)
+                        .setVolumeId(id.toString()).setPrimary(false).build()));
+            }
+            Volume made = primary.call(a -> a.nodeAgent().createReplica(CreateReplicaRequest.newBuilder().setRequest(req)
+                    .setVolumeId(id.toString()).setPrimary(true).build())).getVolume();
+            var topology = Volume.newBuilder(made).clearAccessibleTopology();
+            for (Agent node : nodes) {
+                topology.addAccessibleTopology(Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, node.topologyValue()));
+            }
+            return topology.build();
+        } catch (RuntimeException failure) {
+            if (!existing.isEmpty()) throw failure;            // a retry's failure leaves the first attempt as it was
+            for (Agent node : nodes) {
+                try {
+                    node.call(a -> a.nodeAgent().deleteReplica(DeleteReplicaRequest.newBuilder().setVolumeId(id.toString()).build()));
+                } catch (RuntimeException cleanup) {
+                    LOG.warning(() -> "replicated volume " + id + ": rolling back on node '" + node.nodeId() + "' failed: " + cleanup);
+                    failure.addSuppressed(cleanup);
+                }
+            }
+            throw failure;
+        }
+    }
+
+    /**
+     * Every replica's node is asked first: one that does not answer makes the delete UNAVAILABLE naming it with
+     * nothing deleted. Then the primary (FAILED_PRECONDITION while published or staged, nothing deleted), then the rest.
+     */
+    void delete(ReplicatedVolumeId id) {
+        List<Agent> nodes = nodes(id);
+        Map<Agent, GetReplicaResponse> states = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))).fromAll();
+        Agent first = primaryOf(states).orElse(nodes.getFirst());
+        List<Agent> order = new ArrayList<>(nodes);
+        order.remove(first);
+        order.addFirst(first);
+        for (Agent node : order) {
+            node.call(a -> a.nodeAgent().deleteReplica(DeleteReplicaRequest.newBuilder().setVolumeId(id.toString()).build()));
+        }
+    }
+
+    /**
+     * The node whose replica is primary at the highest epoch any replica's node answers. NOT_FOUND when no node holds
+     * a replica; UNAVAILABLE when the primary may be behind a node that does not answer.
+     */
+    Agent primary(ReplicatedVolumeId id) {
+        List<Agent> nodes = new ArrayList<>();
+        List<String> missing = new ArrayList<>();
+        for (String tag : id.tags()) {
+            agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
+        }
+        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
+        var found = primaryOf(answers.results());
+        if (found.isPresent()) return found.get();
+        if (!answers.silent().isEmpty() || (!missing.isEmpty() && !agents.unidentified().isEmpty())) {
+            throw CsiException.unavailable("volume " + id + ": no answering node holds its primary; not answering: "
+                    + String.join("; ", answers.silent()) + (missing.isEmpty() ? "" : " unknown nodes: " + missing));
+        }
+        throw CsiException.notFound("volume " + id + " does not exist");
+    }
+
+    /**
+     * Makes {@code target} the primary before ControllerPublishVolume is sent to it (docs/replication.md, "Handoff at
+     * attach"): nothing when it is the primary already; else the primary steps down to a secondary of epoch E+1
+     * naming the target (FAILED_PRECONDITION while still published or staged: nothing changes), cuts a final point,
+     * the target pulls it and becomes primary at E+1. Every replica's node must answer (failover is not in this
+     * version: UNAVAILABLE). A retry after a crash finds the old primary handed over and completes the pull.
+     */
+    void handoffTo(ReplicatedVolumeId id, Agent target) {
+        List<Agent> nodes = nodes(id);
+        Map<Agent, GetReplicaResponse> states = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))).fromAll();
+        if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
+        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
+        var primary = primaryOf(states);
+        if (primary.isPresent() && primary.get() == target) return;
+        Agent old;
+        long epoch;
+        if (primary.isPresent()) {
+            old = primary.get();
+            epoch = top + 1;
+            old.call(a -> a.nodeAgent().demoteReplica(DemoteReplicaRequest.newBuilder().setVolumeId(id.toString())
+                    .setEpoch(epoch).setSuccessorNodeId(target.nodeId()).build()));
+        } else {
+            // no primary at the highest epoch: a handoff in progress, finished only towards the node it names
+            epoch = top;
+            old = states.entrySet().stream().filter(e -> e.getValue().getEpoch() == top && !e.getValue().getSuccessor().isEmpty())
+                    .map(Map.Entry::getKey).findFirst().orElseThrow(() -> CsiException.unavailable("volume " + id
+                            + " has no primary at epoch " + top + " and no handoff in progress"));
+            String successor = states.get(old).getSuccessor();
+            if (!successor.equals(target.nodeId())) {
+                throw CsiException.failedPrecondition("volume " + id + " is being handed over to node '" + successor
+                        + "', not to '" + target.nodeId() + "'; publish it there first");
+            }
+        }
+        var from = PeerAgent.newBuilder().setNodeId(old.nodeId()).setAddress(old.address()).setAuthority(old.authority()).build();
+        var pulled = target.call(a -> a.nodeAgent().syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(id.toString())
+                .setPrimary(from).setPromoteEpoch(epoch).build()));
+        LOG.info(() -> "volume " + id + " handed over from node '" + old.nodeId() + "' to '" + target.nodeId() + "' at epoch "
+                + epoch + ": " + pulled.getBytesReceived() + " bytes since the last point");
+    }
+
+    /** The agents of every node the id names; NOT_FOUND / UNAVAILABLE for a node the cluster does not know. */
+    List<Agent> nodes(ReplicatedVolumeId id) {
+        List<Agent> nodes = new ArrayList<>();
+        for (String tag : id.tags()) nodes.add(node(tag, id));
+        return nodes;
+    }
+
+    private Agent node(String tag, ReplicatedVolumeId id) {
+        return agents.byNodeTag(tag).orElseThrow(() -> agents.unknownNode("volume " + id, tag));
+    }
+
+    private static java.util.Optional<Agent> primaryOf(Map<Agent, GetReplicaResponse> states) {
+        return states.entrySet().stream().filter(e -> e.getValue().getPresent() && e.getValue().getRole().equals("PRIMARY"))
+                .max(java.util.Comparator.comparingLong(e -> e.getValue().getEpoch())).map(Map.Entry::getKey)
+                .filter(a -> states.get(a).getEpoch() == states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0));
+    }
+
+    private static GetReplicaRequest get(ReplicatedVolumeId id) {
+        return GetReplicaRequest.newBuilder().setVolumeId(id.toString()).build();
+    }
+}

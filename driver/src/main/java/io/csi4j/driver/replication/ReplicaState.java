@@ -1,0 +1,41 @@
+package io.csi4j.driver.replication;
+
+import java.util.Objects;
+
+/**
+ * One node's durable view of one replicated volume: the highest epoch it knows, its role at that epoch, and the
+ * point (an internal snapshot's name) its copy holds, empty before the first; and, for a primary that handed over, the
+ * node it handed over to at that epoch (empty otherwise), so a second handoff to the same epoch cannot name another
+ * node. At most one node is {@code PRIMARY}
+ * at any epoch, and a copy serves writes only as the primary of the highest epoch it knows (docs/design.md,
+ * "Replicated volumes").
+ */
+public record ReplicaState(long epoch, Role role, String point, String successor) {
+    public enum Role {
+        /** Serves the volume, writable; cuts points for the secondaries. */
+        PRIMARY,
+        /** Holds the latest complete point it pulled; never writable. */
+        SECONDARY,
+        /** Learnt that a higher epoch exists while not its secondary: refuses writable use until resynced. */
+        FENCED
+    }
+
+    public ReplicaState {
+        Objects.requireNonNull(role, "role");
+        Objects.requireNonNull(point, "point");
+        Objects.requireNonNull(successor, "successor");
+        if (epoch < 1) throw new IllegalArgumentException("epochs start at 1: " + epoch);
+    }
+
+    public ReplicaState(long epoch, Role role, String point) {
+        this(epoch, role, point, "");
+    }
+
+    public boolean writable() {
+        return role == Role.PRIMARY;
+    }
+
+    public ReplicaState holding(String newPoint) {
+        return new ReplicaState(epoch, role, newPoint, successor);
+    }
+}

@@ -1,0 +1,209 @@
+package io.csi4j.driver.replication;
+
+import io.csi4j.driver.domain.DomainException;
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.json.Json;
+import io.csi4j.driver.os.Durable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Every replicated volume's {@link ReplicaState} on this node, one file each: {@code <data-dir>/replication/<id>.json}.
+ * A change is written to a temporary file, fsynced and renamed into place (the directory fsynced) before the method
+ * returns, so an answer that depends on it (a promotion, a fence) is never given before it would survive a crash.
+ * Changes of one volume are serialized; the transitions only ever raise the epoch:
+ * <ul>
+ *   <li>{@link #create}: the state at creation (epoch 1), idempotent for the same state;</li>
+ *   <li>{@link #promote}: primary at an epoch higher than any this node knows (the same one again when it is already
+ *       its primary: a retried handoff);</li>
+ *   <li>{@link #demote}: secondary of a higher epoch, naming the node handed to (an old primary in a handoff);</li>
+ *   <li>{@link #learnEpoch}: a higher epoch seen from another node fences a copy that is not a secondary of it;</li>
+ *   <li>{@link #checkWritable}: what writable stage and publish ask first (PRECONDITION unless primary).</li>
+ * </ul>
+ */
+public final class ReplicaStates {
+    /** Under the data directory. */
+    public static final String DIRECTORY = "replication";
+    private static final String SUFFIX = ".json";
+    private static final String TMP = ".tmp";
+
+    private final Path dir;
+    private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+
+    /** Opens (creating) the directory and removes temporary files a crash left. */
+    public ReplicaStates(Path dir) {
+        this.dir = dir;
+        try {
+            Files.createDirectories(dir);
+            try (var files = Files.list(dir)) {
+                for (Path p : files.filter(p -> p.getFileName().toString().endsWith(TMP)).toList()) Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public Optional<ReplicaState> get(ReplicatedVolumeId id) {
+        Path file = file(id);
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        try {
+            Map<String, String> m = Json.parseStringMap(text);
+            return Optional.of(new ReplicaState(Long.parseLong(m.get("epoch")),
+                    ReplicaState.Role.valueOf(m.get("role")), m.getOrDefault("point", ""), m.getOrDefault("successor", "")));
+        } catch (RuntimeException damaged) {
+            throw DomainException.failed("replication state " + file + " is damaged: " + damaged.getMessage());
+        }
+    }
+
+    /** The replicated volumes this node holds a state of. */
+    public List<ReplicatedVolumeId> ids() {
+        try (var files = Files.list(dir)) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(SUFFIX))
+                    .map(n -> ReplicatedVolumeId.parse(n.substring(0, n.length() - SUFFIX.length())))
+                    .flatMap(Optional::stream).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public ReplicaState create(ReplicatedVolumeId id, ReplicaState initial) {
+        return change(id, current -> {
+            if (current.isPresent() && !current.get().equals(initial)) {
+                throw DomainException.exists("replica of " + id + " is already " + current.get());
+            }
+            return initial;
+        });
+    }
+
+    public ReplicaState promote(ReplicatedVolumeId id, long epoch) {
+        return change(id, current -> {
+            var s = required(id, current);
+            if (epoch == s.epoch() && s.writable()) return s;                  // a retried promotion
+            // Strictly higher: a node that already knows epoch E never becomes E's primary, so each epoch has one.
+            if (epoch <= s.epoch()) {
+                throw DomainException.precondition("replica of " + id + " is " + s.role() + " at epoch " + s.epoch()
+                        + "; it cannot become primary at epoch " + epoch);
+            }
+            return new ReplicaState(epoch, ReplicaState.Role.PRIMARY, s.point(), "");
+        });
+    }
+
+    /**
+     * The primary (or a secondary) steps down to a secondary of {@code epoch}, handing over to {@code successor}: the
+     * first step of a handoff, before the successor is promoted. A retry naming the same successor is a no-op; one
+     * naming another node at the same epoch is PRECONDITION, so two deciders cannot hand one epoch to two nodes. A
+     * fenced copy that resyncs follows the current epoch with no successor ({@code ""}).
+     */
+    public ReplicaState demote(ReplicatedVolumeId id, long epoch, String successor) {
+        return change(id, current -> {
+            var s = required(id, current);
+            if (epoch == s.epoch() && s.role() == ReplicaState.Role.SECONDARY && s.successor().equals(successor)) return s;
+            if (epoch == s.epoch() && !s.successor().isEmpty()) {
+                throw DomainException.precondition("replica of " + id + " was handed to node '" + s.successor()
+                        + "' at epoch " + epoch + ", not to '" + successor + "'");
+            }
+            if (epoch < s.epoch() || (epoch == s.epoch() && s.writable())) {
+                throw DomainException.precondition("replica of " + id + " is " + s.role() + " at epoch " + s.epoch()
+                        + "; it cannot step down to a secondary of epoch " + epoch);
+            }
+            return new ReplicaState(epoch, ReplicaState.Role.SECONDARY, s.point(), successor);
+        });
+    }
+
+    /** Another node answered {@code seen}: a higher epoch fences this copy unless it already follows it. */
+    public ReplicaState learnEpoch(ReplicatedVolumeId id, long seen) {
+        return change(id, current -> {
+            var s = required(id, current);
+            if (seen <= s.epoch()) return s;
+            return new ReplicaState(seen, ReplicaState.Role.FENCED, s.point(), "");
+        });
+    }
+
+    public ReplicaState holding(ReplicatedVolumeId id, String point) {
+        return change(id, current -> required(id, current).holding(point));
+    }
+
+    /** PRECONDITION (FAILED_PRECONDITION at the edge) unless this copy is the primary; an unreplicated id passes. */
+    public void checkWritable(String volumeId) {
+        var id = ReplicatedVolumeId.parse(volumeId);
+        if (id.isEmpty()) return;
+        var s = get(id.get());
+        if (s.isEmpty()) throw DomainException.notFound("volume " + volumeId + " has no replica on this node");
+        if (!s.get().writable()) {
+            throw DomainException.precondition("replica of " + volumeId + " on this node is " + s.get().role()
+                    + " at epoch " + s.get().epoch() + ": only the primary of the highest epoch is writable");
+        }
+    }
+
+    public void delete(ReplicatedVolumeId id) {
+        var lock = locks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
+        lock.lock();
+        try {
+            if (Files.deleteIfExists(file(id))) Durable.fsyncDirectory(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private interface Transition {
+        ReplicaState apply(Optional<ReplicaState> current);
+    }
+
+    private ReplicaState change(ReplicatedVolumeId id, Transition transition) {
+        var lock = locks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
+        lock.lock();
+        try {
+            var current = get(id);
+            ReplicaState next = transition.apply(current);
+            if (current.isEmpty() || !current.get().equals(next)) write(id, next);
+            return next;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void write(ReplicatedVolumeId id, ReplicaState state) {
+        var m = new LinkedHashMap<String, Object>();
+        m.put("epoch", String.valueOf(state.epoch()));
+        m.put("role", state.role().name());
+        m.put("point", state.point());
+        m.put("successor", state.successor());
+        Path tmp = dir.resolve(id + SUFFIX + TMP);
+        try {
+            Files.writeString(tmp, Json.write(m) + "\n", StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+            Durable.fsync(tmp);
+            Durable.atomicRename(tmp, file(id));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static ReplicaState required(ReplicatedVolumeId id, Optional<ReplicaState> current) {
+        return current.orElseThrow(() -> DomainException.notFound("volume " + id + " has no replica on this node"));
+    }
+
+    private Path file(ReplicatedVolumeId id) {
+        return dir.resolve(id + SUFFIX);                // the id's shape admits no '/' and no leading '.'
+    }
+}

@@ -1,0 +1,66 @@
+package io.csi4j.driver.replication;
+
+import io.csi4j.driver.domain.DomainException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * The StorageClass parameters of a replicated volume: {@code csi4j.io/replicas} (1, 2 or 3; 1, the default, is an
+ * ordinary volume) and {@code csi4j.io/replication-interval} (how often the primary cuts a point for its secondaries:
+ * {@code 5s} to {@code 24h}, default {@code 30s}; a duration of whole hours, minutes and seconds such as {@code 90s}
+ * or {@code 1h30m}; only with more than one replica). Anything else is INVALID (INVALID_ARGUMENT at the edge).
+ */
+public record ReplicationParameters(int replicas, Duration interval) {
+    public static final String REPLICAS = "csi4j.io/replicas";
+    public static final String INTERVAL = "csi4j.io/replication-interval";
+    public static final int MAX_REPLICAS = 3;
+    public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(30);
+    public static final Duration MIN_INTERVAL = Duration.ofSeconds(5);
+    public static final Duration MAX_INTERVAL = Duration.ofHours(24);
+    public static final ReplicationParameters NONE = new ReplicationParameters(1, DEFAULT_INTERVAL);
+
+    private static final Pattern DURATION = Pattern.compile("(?:(\\d{1,5})h)?(?:(\\d{1,7})m)?(?:(\\d{1,9})s)?");
+
+    /** What these creation parameters ask; unknown keys are not this class's business. */
+    public static ReplicationParameters of(Map<String, String> parameters) {
+        String replicasText = parameters.get(REPLICAS);
+        String intervalText = parameters.get(INTERVAL);
+        int replicas = replicasText == null ? 1 : replicas(replicasText);
+        if (intervalText == null) return new ReplicationParameters(replicas, DEFAULT_INTERVAL);
+        if (replicas == 1) {
+            throw DomainException.invalid(INTERVAL + " applies only with " + REPLICAS + " of 2 or 3 (asked: "
+                    + (replicasText == null ? "none, so 1" : replicasText) + ")");
+        }
+        return new ReplicationParameters(replicas, interval(intervalText));
+    }
+
+    public boolean replicated() {
+        return replicas > 1;
+    }
+
+    private static int replicas(String text) {
+        return switch (text) {
+            case "1" -> 1;
+            case "2" -> 2;
+            case "3" -> 3;
+            default -> throw DomainException.invalid(REPLICAS + " must be 1, 2 or 3, not '" + text + "'");
+        };
+    }
+
+    private static Duration interval(String text) {
+        var m = DURATION.matcher(text);
+        if (text.isEmpty() || !m.matches()) {
+            throw DomainException.invalid(INTERVAL + " must be a duration such as 30s, 5m or 1h30m, not '" + text + "'");
+        }
+        Duration d = Duration.ofHours(number(m.group(1))).plusMinutes(number(m.group(2))).plusSeconds(number(m.group(3)));
+        if (d.compareTo(MIN_INTERVAL) < 0 || d.compareTo(MAX_INTERVAL) > 0) {
+            throw DomainException.invalid(INTERVAL + " must be from 5s to 24h, not '" + text + "' (" + d.toSeconds() + " s)");
+        }
+        return d;
+    }
+
+    private static long number(String digits) {
+        return digits == null ? 0 : Long.parseLong(digits);
+    }
+}

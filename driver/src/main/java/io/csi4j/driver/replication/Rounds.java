@@ -1,0 +1,183 @@
+package io.csi4j.driver.replication;
+
+import io.csi4j.driver.domain.DomainException;
+import io.csi4j.driver.engine.DataMover;
+import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.mobility.SourceNode;
+import io.csi4j.driver.mobility.VolumeImports;
+import io.csi4j.driver.model.SnapshotFilter;
+import io.csi4j.driver.model.SnapshotRecord;
+import io.csi4j.driver.snapshot.Snapshots;
+import io.csi4j.driver.volume.Volumes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import java.util.logging.Logger;
+
+/**
+ * An agent's part of replication (docs/replication.md), both sides, every step under the volume's lock so that a
+ * DeleteVolume never races a round: a round that finds the volume or its state gone stops (NOT_FOUND) and never makes
+ * anything again.
+ * <ul>
+ *   <li>Primary: {@link #cutPoint} cuts a crash-consistent internal point (a snapshot, frozen if staged) for one
+ *       secondary and drops that secondary's older points but the one it says it holds.</li>
+ *   <li>Secondary: {@link #pull} asks the primary for a point, pulls the delta since the point it holds, replaces
+ *       its copy whole and records the point durably; with a promotion epoch (a handoff) it then becomes primary.</li>
+ * </ul>
+ * Points are snapshots named {@code csi4j-point-}{@code <volume>-<secondary tag>-<n>}: hidden from ListSnapshots, not
+ * deletable as user snapshots, and each held by the one secondary it was cut for (so a point's holder is in its name).
+ */
+public final class Rounds {
+    private static final Logger LOG = Logger.getLogger(Rounds.class.getName());
+    private static final String POINT_PREFIX = Snapshots.POINT_PREFIX;
+
+    /** The current primary as a secondary sees it: where points are cut and read from. */
+    public interface Primary {
+        /** The primary cuts a point for {@code holder}, which holds {@code held} (empty: none); returns its snapshot id. */
+        String cutPoint(String volumeId, String holder, String held);
+
+        SourceNode source();
+    }
+
+    /** What one pull did. */
+    public record Pulled(String point, long bytesReceived, String base, ReplicaState state) {}
+
+    private final ReplicaStates states;
+    private final Volumes volumes;
+    private final Snapshots snapshots;
+    private final VolumeImports imports;
+    private final PoolStorage engine;
+    private final String nodeId;
+    private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+    /** When each secondary here last tried a round (System.nanoTime); a volume first seen counts from then. */
+    private final Map<String, Long> lastTry = new ConcurrentHashMap<>();
+
+    /** One replica of this node, and whether a round of it is due. */
+    public record Entry(ReplicatedVolumeId id, ReplicaState state, boolean due) {}
+
+    /** This node's replicas; a secondary is due when its volume's interval has passed since its last round here. */
+    public List<Entry> list() {
+        List<Entry> entries = new ArrayList<>();
+        long now = System.nanoTime();
+        for (ReplicatedVolumeId id : states.ids()) {
+            var state = states.get(id);
+            var row = volumes.byId(id.toString());
+            if (state.isEmpty() || row.isEmpty()) continue;                       // being made or deleted
+            long interval = ReplicationParameters.of(row.get().parameters()).interval().toNanos();
+            long last = lastTry.computeIfAbsent(id.toString(), k -> now);
+            boolean due = state.get().role() == ReplicaState.Role.SECONDARY && now - last >= interval;
+            entries.add(new Entry(id, state.get(), due));
+        }
+        return entries;
+    }
+
+    public Rounds(ReplicaStates states, Volumes volumes, Snapshots snapshots, VolumeImports imports, PoolStorage engine, String nodeId) {
+        this.states = states;
+        this.volumes = volumes;
+        this.snapshots = snapshots;
+        this.imports = imports;
+        this.engine = engine;
+        this.nodeId = nodeId;
+    }
+
+    /**
+     * On the primary, or on an old primary that handed over to {@code holder} (the final point of a handoff: it
+     * refuses writable use already, so nothing is written after this point).
+     */
+    public String cutPoint(ReplicatedVolumeId id, String holder, String held) {
+        return locked(id, () -> {
+            ReplicaState s = state(id);
+            boolean handingOver = s.role() == ReplicaState.Role.SECONDARY && s.successor().equals(holder);
+            if (!s.writable() && !handingOver) {
+                throw DomainException.precondition("replica of " + id + " on node '" + nodeId + "' is " + s.role() + " at epoch "
+                        + s.epoch() + "; points are cut by the primary");
+            }
+            String prefix = POINT_PREFIX + id + "-" + ObjectId.nodeTag(holder) + "-";
+            SnapshotRecord point = snapshots.createPoint(prefix + System.nanoTime(), id.toString());
+            // this holder's older points go, but the one it holds: its next pull is a delta against it
+            for (SnapshotRecord old : points(id)) {
+                if (old.name().startsWith(prefix) && !old.id().equals(point.id()) && !old.id().equals(held)) snapshots.deletePoint(old.id());
+            }
+            return point.id();
+        });
+    }
+
+    /** On a secondary: one round, or with {@code promoteEpoch > 0} the last step of a handoff to this node. */
+    public Pulled pull(ReplicatedVolumeId id, Primary primary, long promoteEpoch) {
+        return locked(id, () -> {
+            ReplicaState s = state(id);
+            if (s.writable()) {
+                if (promoteEpoch > 0 && s.epoch() == promoteEpoch) return new Pulled(s.point(), 0, "", s);   // a retried handoff
+                throw DomainException.precondition("replica of " + id + " on node '" + nodeId + "' is the primary at epoch "
+                        + s.epoch() + "; it does not pull");
+            }
+            long started = System.nanoTime();
+            lastTry.put(id.toString(), started);
+            String point = primary.cutPoint(id.toString(), nodeId, s.point());
+            var pulled = imports.pullPoint(id.toString(), point, primary.source());
+            ReplicaState now = states.holding(id, point);                       // durable before the answer
+            if (promoteEpoch > 0) now = states.promote(id, promoteEpoch);
+            long millis = (System.nanoTime() - started) / 1_000_000;
+            LOG.info(() -> "replica of " + id + " now holds point " + point + " from node '" + primary.source().nodeId() + "': "
+                    + pulled.bytesReceived() + " bytes" + (pulled.baseSnapshotId().isEmpty() ? " (full)" : " since " + pulled.baseSnapshotId())
+                    + " in " + millis + " ms");
+            return new Pulled(point, pulled.bytesReceived(), pulled.baseSnapshotId(), now);
+        });
+    }
+
+    /** The first step of a handoff, on the old primary: from here it refuses writable stage and publish. */
+    public ReplicaState demote(ReplicatedVolumeId id, long epoch, String successor) {
+        return locked(id, () -> {
+            if (!volumes.publishedNodes(id.toString()).isEmpty()) {
+                throw DomainException.precondition("volume " + id + " is still published on node '" + nodeId + "'");
+            }
+            if (engine.inUse(id.toString())) throw DomainException.precondition("volume " + id + " is still staged on node '" + nodeId + "'");
+            return states.demote(id, epoch, successor);
+        });
+    }
+
+    /**
+     * This node's replica, whole: the volume (FAILED_PRECONDITION while published or staged, nothing deleted), its
+     * points, the replicas of points it pulled, then the state. Under the lock: a round waits, then finds nothing.
+     */
+    public void delete(ReplicatedVolumeId id) {
+        locked(id, () -> {
+            volumes.delete(id.toString());
+            for (SnapshotRecord p : points(id)) snapshots.deletePoint(p.id());
+            engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
+            states.delete(id);
+            lastTry.remove(id.toString());
+            return null;
+        });
+    }
+
+    private List<SnapshotRecord> points(ReplicatedVolumeId id) {
+        List<SnapshotRecord> found = new ArrayList<>();
+        long after = 0;
+        while (true) {
+            var page = snapshots.list(after, 500, SnapshotFilter.bySourceVolume(id.toString()));
+            page.items().stream().filter(s -> Snapshots.isPoint(s.name())).forEach(found::add);
+            if (!page.more()) return found;
+            after = page.lastSeq();
+        }
+    }
+
+    private ReplicaState state(ReplicatedVolumeId id) {
+        return states.get(id).orElseThrow(() -> DomainException.notFound("volume " + id + " has no replica on node '" + nodeId + "'"));
+    }
+
+    private <T> T locked(ReplicatedVolumeId id, Supplier<T> work) {
+        var lock = locks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
+        lock.lock();
+        try {
+            return work.get();
+        } finally {
+            lock.unlock();
+        }
+    }
+}

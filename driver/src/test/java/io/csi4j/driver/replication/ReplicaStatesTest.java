@@ -1,0 +1,93 @@
+package io.csi4j.driver.replication;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.csi4j.driver.domain.DomainException;
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.replication.ReplicaState.Role;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ReplicaStatesTest {
+    private static final ReplicatedVolumeId ID = ReplicatedVolumeId.generate(List.of("node-a", "node-b"));
+
+    @TempDir Path dir;
+
+    @Test
+    void stateIsOneFilePerVolumeAndSurvivesAReopen() throws Exception {
+        var states = new ReplicaStates(dir);
+        assertEquals(Optional.empty(), states.get(ID));
+        states.create(ID, new ReplicaState(1, Role.PRIMARY, ""));
+        states.holding(ID, "rpt-1");
+        Path file = dir.resolve(ID + ".json");
+        assertTrue(Files.readString(file).contains("\"PRIMARY\""), Files.readString(file));
+        Files.writeString(dir.resolve(ID + ".json.tmp"), "half a write");          // a crash mid-write
+        var reopened = new ReplicaStates(dir);
+        assertEquals(Optional.of(new ReplicaState(1, Role.PRIMARY, "rpt-1")), reopened.get(ID));
+        try (var files = Files.list(dir)) {
+            assertEquals(List.of(file), files.toList(), "the temporary file is swept");
+        }
+        reopened.delete(ID);
+        assertEquals(Optional.empty(), reopened.get(ID));
+    }
+
+    @Test
+    void aHandoffRaisesTheEpochAndEveryStepIsIdempotent() {
+        var a = new ReplicaStates(dir.resolve("a"));
+        var b = new ReplicaStates(dir.resolve("b"));
+        a.create(ID, new ReplicaState(1, Role.PRIMARY, ""));
+        b.create(ID, new ReplicaState(1, Role.SECONDARY, ""));
+        assertEquals(new ReplicaState(1, Role.SECONDARY, ""), b.create(ID, new ReplicaState(1, Role.SECONDARY, "")));
+        a.checkWritable(ID.toString());
+        refused(DomainException.Kind.PRECONDITION, () -> b.checkWritable(ID.toString()));
+
+        // the old primary steps down first, then the new one is promoted: never two writable copies
+        assertEquals(new ReplicaState(2, Role.SECONDARY, "", "node-b"), a.demote(ID, 2, "node-b"));
+        assertEquals(new ReplicaState(2, Role.SECONDARY, "", "node-b"), a.demote(ID, 2, "node-b"));   // retried
+        // a second decider cannot hand the same epoch to another node
+        var other = refused(DomainException.Kind.PRECONDITION, () -> a.demote(ID, 2, "node-c"));
+        assertTrue(other.getMessage().contains("handed to node 'node-b' at epoch 2"), other.getMessage());
+        assertEquals("node-b", new ReplicaStates(dir.resolve("a")).get(ID).orElseThrow().successor(), "durable");
+        refused(DomainException.Kind.PRECONDITION, () -> a.checkWritable(ID.toString()));
+        assertEquals(new ReplicaState(2, Role.PRIMARY, ""), b.promote(ID, 2));
+        assertEquals(new ReplicaState(2, Role.PRIMARY, ""), b.promote(ID, 2));          // retried
+        b.checkWritable(ID.toString());
+        // a node that knows epoch 2 can never become its primary: one primary per epoch
+        refused(DomainException.Kind.PRECONDITION, () -> a.promote(ID, 2));
+        refused(DomainException.Kind.PRECONDITION, () -> b.demote(ID, 2, "node-a"));
+        refused(DomainException.Kind.PRECONDITION, () -> b.demote(ID, 1, "node-a"));
+        assertEquals(Role.PRIMARY, a.promote(ID, 3).role());
+    }
+
+    @Test
+    void aSupersededCopyIsFencedDurablyAndRefusesWrites() {
+        var a = new ReplicaStates(dir);
+        a.create(ID, new ReplicaState(1, Role.PRIMARY, "rpt-7"));
+        assertEquals(new ReplicaState(1, Role.PRIMARY, "rpt-7"), a.learnEpoch(ID, 1));   // nothing newer
+        assertEquals(new ReplicaState(2, Role.FENCED, "rpt-7"), a.learnEpoch(ID, 2));
+        var afterRestart = new ReplicaStates(dir);
+        assertEquals(Role.FENCED, afterRestart.get(ID).orElseThrow().role());
+        var e = refused(DomainException.Kind.PRECONDITION, () -> afterRestart.checkWritable(ID.toString()));
+        assertTrue(e.getMessage().contains("FENCED") && e.getMessage().contains("epoch 2"), e.getMessage());
+        refused(DomainException.Kind.PRECONDITION, () -> afterRestart.promote(ID, 2));
+        assertEquals(new ReplicaState(2, Role.SECONDARY, "rpt-7"), afterRestart.demote(ID, 2, ""));   // resynced
+    }
+
+    @Test
+    void anOrdinaryVolumeIsNotTheirBusinessAndAMissingReplicaIsNotFound() {
+        var states = new ReplicaStates(dir);
+        states.checkWritable("vol-aaaaaaaaaaaaaaaa-node-a");
+        refused(DomainException.Kind.NOT_FOUND, () -> states.checkWritable(ID.toString()));
+        refused(DomainException.Kind.NOT_FOUND, () -> states.promote(ID, 2));
+    }
+
+    private static DomainException refused(DomainException.Kind kind, Runnable call) {
+        var e = assertThrows(DomainException.class, call::run);
+        assertEquals(kind, e.kind(), e.getMessage());
+        return e;
+    }
+}
