@@ -10,7 +10,7 @@ import io.csi4j.sdk.capability.Capabilities;
 import io.csi4j.sdk.paging.PageTokens;
 import io.grpc.stub.StreamObserver;
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.replication.ReplicationParameters;
+import io.csi4j.driver.volume.ReplicationParameters;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -89,8 +89,8 @@ final class Placement {
     /** Capacity is asked as for an ordinary volume: a lone node refuses replicas (RESOURCE_EXHAUSTED) by design. */
     private static Map<String, String> withoutReplication(Map<String, String> parameters) {
         Map<String, String> plain = new HashMap<>(parameters);
-        plain.remove(io.csi4j.driver.replication.ReplicationParameters.REPLICAS);
-        plain.remove(io.csi4j.driver.replication.ReplicationParameters.INTERVAL);
+        plain.remove(io.csi4j.driver.volume.ReplicationParameters.REPLICAS);
+        plain.remove(io.csi4j.driver.volume.ReplicationParameters.INTERVAL);
         return plain;
     }
 

@@ -10,6 +10,7 @@ import io.csi4j.driver.mobility.VolumeImports;
 import io.csi4j.driver.model.SnapshotFilter;
 import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.snapshot.Snapshots;
+import io.csi4j.driver.volume.ReplicationParameters;
 import io.csi4j.driver.volume.Volumes;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 /**
  * Replicated volumes (issue 28, {@code docs/replication.md}), an agent's side:
  * <ul>
- *   <li>{@link io.csi4j.driver.replication.ReplicationParameters}: what a StorageClass asks (replicas, interval);</li>
+ *   <li>{@link io.csi4j.driver.volume.ReplicationParameters} (in volume, which validates every StorageClass parameter): what a StorageClass asks (replicas, interval);</li>
  *   <li>{@link io.csi4j.driver.replication.ReplicaState} and {@link io.csi4j.driver.replication.ReplicaStates}: each
  *       replica's epoch, role and held point, durable on its node before any answer that depends on it, with the
  *       transitions that keep one primary per epoch (promote strictly above every epoch the node knows, fence on

@@ -30,7 +30,6 @@ import io.csi4j.driver.model.VolumeListing;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.model.VolumeStatus;
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.replication.ReplicationParameters;
 import io.csi4j.driver.storage.StorageException;
 import java.time.InstantSource;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.csi4j.driver.replication;
+package io.csi4j.driver.volume;
 
 import static org.junit.jupiter.api.Assertions.*;
 
