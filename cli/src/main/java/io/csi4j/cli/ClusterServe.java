@@ -5,6 +5,7 @@ import io.csi4j.driver.DriverConfig.Mode;
 import io.csi4j.driver.plugin.Services;
 import io.csi4j.driver.cluster.Agents;
 import io.csi4j.driver.cluster.ClusterController;
+import io.csi4j.sdk.interceptor.CallMetrics;
 import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.MutualTls;
 import io.csi4j.sdk.server.PluginServer;
@@ -62,7 +63,11 @@ final class ClusterServe {
                     .onTransportThread(Services.onTransportThread())
                     .eventLoops(cluster.eventLoops());
             if (addons != null) builder.listen(addons, Services.cluster(cluster, Services.Socket.ADDONS).toArray(BindableService[]::new));
-            if (flags.metricsAddress != null) builder.metricsAddress(flags.metricsAddress);
+            if (flags.metricsAddress != null) {
+                var metrics = new CallMetrics();
+                metrics.include(cluster.agents()::prometheusText);  // how long each node has said nothing
+                builder.metrics(metrics).metricsAddress(flags.metricsAddress);
+            }
             PluginServer server = builder.build().start().stopOnSignals();
             System.out.println(cluster.describe(csi.uri()) + (addons != null ? " addons=" + addons.uri() : "")
                     + " tls=" + MutualTls.engine());

@@ -12,6 +12,8 @@ import io.csi4j.sdk.server.Endpoint;
 import io.csi4j.sdk.server.PluginServer;
 import java.nio.file.Path;
 import java.util.OptionalLong;
+import java.util.Set;
+import io.csi4j.proto.csi.IdentityGrpc;
 import java.util.concurrent.Callable;
 import java.util.logging.Level;
 import picocli.CommandLine.Command;
@@ -157,8 +159,13 @@ public final class ServeCommand implements Callable<Integer> {
                     .listen(csi, driver.csiServices().toArray(BindableService[]::new))
                     .socketMode(Integer.parseInt(socketMode, 8));
             if (addons != null) builder.listen(addons, driver.addonsServices().toArray(BindableService[]::new));
-            if (agent != null) builder.listen(agent, agentTls, driver.agentServices(agentTls,
-                    new Bandwidth(copyBandwidth())).toArray(BindableService[]::new));
+            if (agent != null) {
+                builder.listen(agent, agentTls, driver.agentServices(agentTls,
+                        new Bandwidth(copyBandwidth())).toArray(BindableService[]::new));
+                // the controller's heartbeat (every second) is answered on the event loop that reads it: even with every
+                // carrier of the virtual threads held by long system calls, a live agent is never taken for a silent one
+                builder.onTransportThread(Set.of(IdentityGrpc.getProbeMethod().getFullMethodName()));
+            }
             if (metricsAddress != null) {
                 var metrics = new CallMetrics();
                 // how SnapshotMetadata found its ranges (shared extents, or data read on a pool without reflink)

@@ -16,7 +16,7 @@ import picocli.CommandLine.Mixin;
 public final class ClusterCommand {
 
     @Command(name = "status", description = "Every node agent the controller knows: node id, address, version, free capacity, "
-            + "last answer, and whether it serves, is silent, or was refused (a second agent claiming a node). Exits 1 "
+            + "last answer, how long it has been silent, and whether it serves, is silent, or was refused (a second agent claiming a node). Exits 1 "
             + "when any agent is not serving.")
     int status(@Mixin ClientOptions client) {
         try (var s = client.csi()) {
@@ -27,11 +27,12 @@ public final class ClusterCommand {
     }
 
     static View view(GetClusterStatusResponse r, Instant now) {
-        var grid = View.grid("NODE", "ADDRESS", "VERSION", "STATE", "AVAILABLE", "LAST ANSWER", "REASON");
+        var grid = View.grid("NODE", "ADDRESS", "VERSION", "STATE", "AVAILABLE", "LAST ANSWER", "SILENT FOR", "REASON");
         for (AgentStatus a : r.getAgentsList()) {
             grid.row(a.getNodeId().isEmpty() ? "-" : a.getNodeId(), a.getAddress(), a.getVersion().isEmpty() ? "-" : a.getVersion(),
                     a.getState().name().toLowerCase(), a.getHasAvailableCapacity() ? Views.bytes(a.getAvailableCapacity()) : "-",
-                    ago(a.getLastAnswerUnixMillis(), now), a.getReason().isEmpty() ? "-" : a.getReason());
+                    ago(a.getLastAnswerUnixMillis(), now),
+                    silentFor(a), a.getReason().isEmpty() ? "-" : a.getReason());
         }
         var copies = View.grid("NODE", "COPY", "DIRECTION", "PEER", "SOURCE", "DONE", "OF");
         boolean anyCopy = false;
@@ -44,6 +45,11 @@ public final class ClusterCommand {
         }
         var nodes = View.stack(View.line("nodes: " + String.join(",", r.getDiscoveryList())), grid.build("no agents"));
         return anyCopy ? View.stack(nodes, copies.build("no copies")) : nodes;
+    }
+
+    /** Whole seconds the controller has heard nothing from the agent (before any answer: since it first dialled it). */
+    static String silentFor(AgentStatus a) {
+        return a.getSilentForMillis() / 1000 + "s";
     }
 
     static String ago(long millis, Instant now) {

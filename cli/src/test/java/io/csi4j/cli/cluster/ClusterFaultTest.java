@@ -52,7 +52,11 @@ class ClusterFaultTest {
 
     /** Creates volumes {@code prefix-node-i} on {@code node} (null: no topology) until {@code stop} or the bound. */
     private static Load createUntil(ControllerGrpc.ControllerBlockingStub csi, String prefix, String node, AtomicBoolean stop) {
-        Load load = new Load();
+        return createUntil(csi, prefix, node, stop, new Load());
+    }
+
+    /** As above, into {@code load}, which the test can watch while it runs. */
+    private static Load createUntil(ControllerGrpc.ControllerBlockingStub csi, String prefix, String node, AtomicBoolean stop, Load load) {
         for (int i = 0; i < PER_WORKER && !stop.get(); i++) {
             String name = prefix + "-" + (node == null ? "any" : node) + "-" + i;
             try {
@@ -71,6 +75,15 @@ class ClusterFaultTest {
         return load;
     }
 
+    /** Until {@code load} holds an acknowledged create (bounded: 60 s). */
+    private static void awaitAcked(Load load) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (load.acked().isEmpty()) {
+            assertTrue(System.nanoTime() < deadline, "no create acknowledged in 60 s: " + load.errors());
+            Thread.sleep(100);
+        }
+    }
+
     @Test
     void anAgentKilledUnderLoadIsNamedOthersServeAndItsVolumesSurviveARestart(@TempDir Path tmp) throws Exception {
         Privileged.requireRoot();
@@ -79,8 +92,13 @@ class ClusterFaultTest {
             AtomicBoolean stop = new AtomicBoolean();
             Map<String, Future<Load>> loads = new java.util.LinkedHashMap<>();
             try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
-                for (String node : NODES) loads.put(node, pool.submit(() -> createUntil(csi, "load", node, stop)));
+                Load onB = new Load();
+                for (String node : NODES) {
+                    loads.put(node, pool.submit(() -> node.equals("node-b") ? createUntil(csi, "load", node, stop, onB)
+                            : createUntil(csi, "load", node, stop)));
+                }
                 Thread.sleep(1500);
+                awaitAcked(onB);  // on a loaded machine the first creates of cold agents take seconds
                 cluster.agent("node-b").child.kill();
                 long killedAt = System.nanoTime();
                 Thread.sleep(1500);
@@ -135,8 +153,14 @@ class ClusterFaultTest {
             workers.add(null);  // and one without topology: placed by capacity, found again by FindVolume
             List<Future<Load>> loads = new ArrayList<>();
             try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
-                for (String node : workers) loads.add(pool.submit(() -> createUntil(csi, "c", node, stop)));
+                List<Load> running = new ArrayList<>();
+                for (String node : workers) {
+                    Load load = new Load();
+                    running.add(load);
+                    loads.add(pool.submit(() -> createUntil(csi, "c", node, stop, load)));
+                }
                 Thread.sleep(1500);
+                for (Load load : running) awaitAcked(load);  // the kill must find acknowledged creates to retry
                 cluster.controller.kill();
                 Thread.sleep(500);
                 stop.set(true);

@@ -28,6 +28,12 @@ import io.csi4j.proto.cluster.NodeAgentGrpc;
 import io.csi4j.proto.csi.GetPluginCapabilitiesRequest;
 import io.csi4j.proto.csi.PluginCapability;
 import io.csi4j.proto.csi.SnapshotMetadataGrpc;
+import io.csi4j.proto.csi.ProbeRequest;
+import io.grpc.ClientCall;
+import io.grpc.Context;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One node agent as the controller sees it: a mutual-TLS channel to its agent endpoint and the node id it
@@ -48,6 +54,12 @@ public final class Agent implements AutoCloseable {
     private volatile String version = "";
     /** When it last answered anything (epoch ms), 0 for never. */
     private volatile long lastAnswerMillis;
+    /** When it last answered, on the monotonic clock: what a call's wait and a failover count from ({@link Liveness}). */
+    private final LastAnswer lastAnswer = new LastAnswer(System::nanoTime);
+    /** Calls outstanding to it, each cut when the agent falls silent ({@link #tick}). */
+    private final Set<Watch> watches = ConcurrentHashMap.newKeySet();
+    /** A heartbeat Probe is outstanding: the next is sent only after it ends. */
+    private final AtomicBoolean probing = new AtomicBoolean();
     /** When it first said it is {@link #nodeId} (System.nanoTime), for {@link Claims}. */
     private volatile long claimedSince;
     /** Why it is not used although it answers (another live agent holds its node), or null. */
@@ -100,8 +112,14 @@ public final class Agent implements AutoCloseable {
     void refuse(String reason) { this.refusal = reason; }
 
     private void answered() {
+        lastAnswer.answered();
         lastAnswerMillis = System.currentTimeMillis();
         problem = null;
+    }
+
+    /** How long it has said nothing (since its last answer, or since it was first dialled). */
+    public Duration silentFor() {
+        return lastAnswer.silentFor();
     }
 
     /** How errors name this agent: {@code node 'n1' (10.0.0.7:7443)}. */
@@ -152,15 +170,29 @@ public final class Agent implements AutoCloseable {
         }
     }
 
-    /** Calls {@code rpc} on this agent; its errors come back as they are, a silence as UNAVAILABLE naming the node. */
+    /**
+     * Calls {@code rpc} on this agent; its errors come back as they are, a silence as UNAVAILABLE naming the node: an
+     * error of the transport, or {@link Liveness#SILENCE} without any answer from the agent while the call is
+     * outstanding (the call is then cancelled). Everything {@code rpc} sends runs in a context of its own, so a
+     * stream read inside {@code rpc} is watched and cut too.
+     */
     public <T> T call(Function<Agent, T> rpc) {
         TransportThread.mayWait();
+        Context.CancellableContext scope = Context.current().withCancellation();
+        Watch watch = new Watch(lastAnswer.now(), () -> scope.cancel(null));
+        watches.add(watch);
+        Context previous = scope.attach();
         try {
             T result = rpc.apply(this);
             answered();
             return result;
         } catch (StatusRuntimeException e) {
-            throw translate(e);
+            throw watch.cut ? silence() : translate(e);
+        } finally {
+            scope.detach(previous);
+            watch.done = true;
+            watches.remove(watch);
+            scope.cancel(null);
         }
     }
 
@@ -173,7 +205,9 @@ public final class Agent implements AutoCloseable {
     public <Req, Resp> void forward(MethodDescriptor<Req, Resp> method, Req request, StreamObserver<Resp> out) {
         CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS)
                 .withExecutor(MoreExecutors.directExecutor());
-        ClientCalls.asyncUnaryCall(channels.current().newCall(method, options), request, new StreamObserver<>() {
+        ClientCall<Req, Resp> call = channels.current().newCall(method, options);
+        Watch watch = new Watch(lastAnswer.now(), () -> call.cancel("the agent fell silent", null));
+        ClientCalls.asyncUnaryCall(call, request, new StreamObserver<>() {
             @Override
             public void onNext(Resp response) {
                 answered();
@@ -182,15 +216,90 @@ public final class Agent implements AutoCloseable {
 
             @Override
             public void onError(Throwable t) {
-                out.onError(t instanceof StatusRuntimeException e ? translate(e)
+                watch.done = true;
+                watches.remove(watch);
+                out.onError(watch.cut ? silence() : t instanceof StatusRuntimeException e ? translate(e)
                         : translate(Status.fromThrowable(t).asRuntimeException()));
             }
 
             @Override
             public void onCompleted() {
+                watch.done = true;
+                watches.remove(watch);
                 out.onCompleted();
             }
         });
+        if (!watch.done) watches.add(watch);  // after the start: a watch never cancels a call not yet started
+    }
+
+    /** One call outstanding to this agent, and how to cancel it. */
+    private static final class Watch {
+        final long start;
+        final Runnable cancel;
+        volatile boolean done;
+        volatile boolean cut;
+
+        Watch(long start, Runnable cancel) {
+            this.start = start;
+            this.cancel = cancel;
+        }
+    }
+
+    /**
+     * Called every {@link Liveness#HEARTBEAT} by the directory: sends a heartbeat Probe to an identified agent unless
+     * one is outstanding, and cuts the calls outstanding to it when it has said nothing for longer than
+     * {@link Liveness#SILENCE} (counted from the later of its last answer and the call's start: {@link LastAnswer}).
+     */
+    void tick() {
+        watches.removeIf(w -> w.done);  // a call that ended before its watch was added
+        if (nodeId != null) heartbeat();
+        for (Watch watch : watches) {
+            if (!watch.done && !watch.cut && lastAnswer.cuts(watch.start, Liveness.SILENCE)) {
+                watch.cut = true;
+                watch.cancel.run();
+            }
+        }
+    }
+
+    private void heartbeat() {
+        if (!probing.compareAndSet(false, true)) return;
+        CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(Liveness.HEARTBEAT_DEADLINE.toNanos(), TimeUnit.NANOSECONDS)
+                .withExecutor(MoreExecutors.directExecutor());
+        try {
+            ClientCalls.asyncUnaryCall(channel.newCall(IdentityGrpc.getProbeMethod(), options), ProbeRequest.getDefaultInstance(),
+                    new StreamObserver<>() {
+                        @Override
+                        public void onNext(io.csi4j.proto.csi.ProbeResponse response) {
+                            answered();
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            Status status = Status.fromThrowable(t);
+                            if (status.getCode() == Status.Code.UNAVAILABLE || status.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+                                problem = describeFailure(status.asRuntimeException());
+                            } else if (status.getCode() != Status.Code.CANCELLED) {
+                                answered();  // an error it sent is an answer
+                            }
+                            probing.set(false);
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                            probing.set(false);
+                        }
+                    });
+        } catch (RuntimeException e) {
+            probing.set(false);  // a channel shut down (closing)
+        }
+    }
+
+    /** A call cut because the agent said nothing for too long: UNAVAILABLE naming the node and the silence. */
+    private CsiException silence() {
+        problem = "has not answered for " + silentFor().toSeconds() + " s";
+        onSilence.run();
+        return CsiException.unavailable(describe() + " has not answered for " + silentFor().toSeconds()
+                + " s (a call waits at most " + Liveness.SILENCE.toSeconds() + " s of silence)");
     }
 
     CsiException translate(StatusRuntimeException e) {

@@ -60,6 +60,9 @@ public final class Agents implements AutoCloseable {
     /** Node id to the address serving it after the last refresh: a live holder keeps its node ({@link Claims}). */
     private Map<String, String> holders = Map.of();
     private final Thread refresher;
+    /** Heartbeats every identified agent and cuts calls to a silent one ({@link Agent#tick}). */
+    private final Thread ticker;
+    private final Liveness liveness = new Liveness(this);
 
     public Agents(List<Entry> entries, MutualTls tls, Duration callTimeout, Duration refreshEvery) {
         this.entries = List.copyOf(entries);
@@ -77,6 +80,21 @@ public final class Agents implements AutoCloseable {
                 refresh();
             }
         });
+        this.ticker = Thread.ofVirtual().name("csi4j-agents-liveness").start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    Thread.sleep(Liveness.HEARTBEAT);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (Agent agent : all) agent.tick();
+            }
+        });
+    }
+
+    /** How long each node has said nothing: what a failover counts from. */
+    public Liveness liveness() {
+        return liveness;
     }
 
     /**
@@ -156,6 +174,21 @@ public final class Agents implements AutoCloseable {
     /** Every dialled agent: serving, silent, or refused (for {@code csi4j cluster status}). */
     public List<Agent> all() {
         return all;
+    }
+
+    /**
+     * {@code csi4j_agent_silent_seconds{node}}: how long each identified agent has said nothing (a heartbeat answers
+     * every second, so above 1-2 s it is silent), in the Prometheus text format.
+     */
+    public String prometheusText() {
+        StringBuilder out = new StringBuilder(256);
+        out.append("# HELP csi4j_agent_silent_seconds Seconds since the node's agent last answered the controller (heartbeat every second).\n")
+                .append("# TYPE csi4j_agent_silent_seconds gauge\n");
+        for (Agent agent : nodes()) {
+            out.append("csi4j_agent_silent_seconds{node=\"").append(agent.nodeId().replace("\\", "\\\\").replace("\"", "\\\""))
+                    .append("\"} ").append(agent.silentFor().toMillis() / 1000.0).append('\n');
+        }
+        return out.toString();
     }
 
     /** The {@code --nodes} entries as given. */
@@ -259,6 +292,7 @@ public final class Agents implements AutoCloseable {
     public synchronized void close() {
         closed = true;
         refresher.interrupt();
+        ticker.interrupt();
         byAddress.values().forEach(Agent::close);
         byAddress.clear();
     }

@@ -58,7 +58,8 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
 
     static AgentStatus status(Agent agent, Long capacity) {
         var s = AgentStatus.newBuilder().setAddress(agent.address()).setVersion(agent.version())
-                .setLastAnswerUnixMillis(agent.lastAnswerMillis());
+                .setLastAnswerUnixMillis(agent.lastAnswerMillis())
+                .setSilentForMillis(agent.silentFor().toMillis());
         if (agent.nodeId() != null) s.setNodeId(agent.nodeId());
         String refusal = agent.refusal();
         if (refusal != null) {

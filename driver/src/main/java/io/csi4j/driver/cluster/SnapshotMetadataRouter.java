@@ -6,7 +6,6 @@ import io.csi4j.proto.csi.GetMetadataAllocatedResponse;
 import io.csi4j.proto.csi.GetMetadataDeltaRequest;
 import io.csi4j.proto.csi.GetMetadataDeltaResponse;
 import io.csi4j.proto.csi.SnapshotMetadataGrpc;
-import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.Iterator;
@@ -36,22 +35,24 @@ public final class SnapshotMetadataRouter extends SnapshotMetadataGrpc.SnapshotM
         relay(owners.of(Kind.SNAPSHOT, req.getBaseSnapshotId(), "snapshot"), out, a -> a.snapshotMetadata().getMetadataDelta(req));
     }
 
+    /** The whole stream is read within one {@link Agent#call}: a stream whose agent falls silent is cut as a call is. */
     private static <T> void relay(Agent node, StreamObserver<T> out, Function<Agent, Iterator<T>> stream) {
         var call = (ServerCallStreamObserver<T>) out;
         var gate = new ReadyGate(call);
-        try {
-            Iterator<T> messages = node.call(stream);
+        boolean relayed = node.call(a -> {
+            Iterator<T> messages = stream.apply(a);  // errors of a stream surface as it is read, inside the call
             while (messages.hasNext()) {
                 T message = messages.next();
-                if (!gate.awaitReady()) return;
+                try {
+                    if (!gate.awaitReady()) return false;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw CsiException.aborted("interrupted while relaying the stream of " + node);
+                }
                 call.onNext(message);
             }
-            call.onCompleted();
-        } catch (StatusRuntimeException e) {
-            throw node.translate(e);    // errors of a stream surface as it is read
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw CsiException.aborted("interrupted while relaying the stream of " + node);
-        }
+            return true;
+        });
+        if (relayed) call.onCompleted();
     }
 }

@@ -16,7 +16,7 @@ import java.util.logging.Logger;
 
 /**
  * One line per call on logger {@code io.csi4j.sdk.call}: method, status code and duration (INFO; WARNING for
- * INTERNAL, UNKNOWN and DATA_LOSS). At FINE, also the request and the response, with every {@code csi_secret}
+ * INTERNAL, UNKNOWN and DATA_LOSS; FINE for a Probe answered OK, which liveness checks ask every second). At FINE, also the request and the response, with every {@code csi_secret}
  * field replaced by {@value Secrets#MASK}; status messages are scrubbed of the request's secret values too.
  */
 public final class CallLogInterceptor implements ServerInterceptor {
@@ -38,6 +38,8 @@ public final class CallLogInterceptor implements ServerInterceptor {
                 long tenths = (System.nanoTime() - start + 50_000) / 100_000;
                 Level level = switch (status.getCode()) {
                     case INTERNAL, UNKNOWN, DATA_LOSS -> Level.WARNING;
+                    // a cluster controller's heartbeat asks every agent each second: a line a second would drown the log
+                    case OK -> method.endsWith("/Probe") ? Level.FINE : Level.INFO;
                     default -> Level.INFO;
                 };
                 if (!LOG.isLoggable(level)) return;
