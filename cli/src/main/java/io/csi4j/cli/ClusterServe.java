@@ -54,8 +54,9 @@ final class ClusterServe {
         if (key != null && key.length < 16) throw usage("--page-token-key " + flags.pageTokenKey + " must hold at least 16 bytes");
         Endpoint csi = flags.csiEndpoint(config);
         Endpoint addons = flags.addonsEndpoint(config);
+        if (flags.failoverAfter.isNegative() || flags.failoverAfter.isZero()) throw usage("--failover-after must be positive");
         var cluster = new ClusterController(new ClusterController.Config(entries, tls(), key, Duration.ofMinutes(2),
-                Duration.ofSeconds(30), config));
+                Duration.ofSeconds(30), config, flags.failoverAfter));
         try (cluster) {
             var builder = PluginServer.builder()
                     .listen(csi, Services.cluster(cluster, Services.Socket.CSI).toArray(BindableService[]::new))

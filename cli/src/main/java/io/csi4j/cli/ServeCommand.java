@@ -132,6 +132,11 @@ public final class ServeCommand implements Callable<Integer> {
             description = "With --nodes: a file of at least 16 bytes signing merged page tokens, shared by controller replicas. Default: a random key per process")
     Path pageTokenKey;
 
+    @Option(names = "--failover-after", paramLabel = "DURATION", defaultValue = "2m", converter = io.csi4j.cli.call.DurationConverter.class,
+            description = "With --nodes: how long a replicated volume's primary node must be silent before ControllerPublishVolume"
+                    + " on a secondary's node promotes its latest complete point (docs/replication.md). Default: ${DEFAULT-VALUE}")
+    java.time.Duration failoverAfter;
+
     @Option(names = "--aot-training", hidden = true,
             description = "Serve, run a short workload against ourselves, and stop: the launcher's training run for the AOT cache")
     boolean aotTraining;

@@ -19,8 +19,14 @@ import java.util.concurrent.TimeUnit;
 public final class ClusterController implements AutoCloseable {
     /** How the controller reaches its agents. {@code pageTokenKey} null: a random key (tokens die with the process). */
     public record Config(List<Agents.Entry> agents, MutualTls tls, byte[] pageTokenKey, Duration callTimeout,
-                         Duration refreshEvery, DriverConfig addonsSemantics) {
+                         Duration refreshEvery, DriverConfig addonsSemantics, Duration failoverAfter) {
+        public Config(List<Agents.Entry> agents, MutualTls tls, byte[] pageTokenKey, Duration callTimeout,
+                      Duration refreshEvery, DriverConfig addonsSemantics) {
+            this(agents, tls, pageTokenKey, callTimeout, refreshEvery, addonsSemantics, Replicas.FAILOVER_AFTER);
+        }
+
         public Config {
+            if (failoverAfter.isNegative() || failoverAfter.isZero()) throw new IllegalArgumentException("--failover-after must be positive");
             agents = List.copyOf(agents);
             if (agents.isEmpty()) throw new IllegalArgumentException("a controller needs at least one agent (--nodes)");
         }
@@ -47,6 +53,11 @@ public final class ClusterController implements AutoCloseable {
 
     public Agents agents() {
         return agents;
+    }
+
+    /** How long a replicated volume's primary node must be silent before ControllerPublishVolume fails it over. */
+    public Duration failoverAfter() {
+        return config.failoverAfter();
     }
 
     /** Signs the page tokens of the listings the controller merges. */

@@ -29,12 +29,12 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
     private final ClusterPageToken tokens;
     private final Replicas replicas;
 
-    public ControllerRouter(Agents agents, ClusterPageToken tokens) {
+    public ControllerRouter(Agents agents, ClusterPageToken tokens, java.time.Duration failoverAfter) {
         this.agents = agents;
         this.owners = new Owners(agents);
         this.placement = new Placement(agents);
         this.tokens = tokens;
-        this.replicas = new Replicas(agents, placement);
+        this.replicas = new Replicas(agents, placement, failoverAfter);
     }
 
     @Override

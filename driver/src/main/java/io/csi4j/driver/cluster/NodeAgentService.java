@@ -40,6 +40,10 @@ import io.csi4j.proto.cluster.CreateReplicaRequest;
 import io.csi4j.proto.cluster.CreateReplicaResponse;
 import io.csi4j.proto.cluster.DeleteReplicaRequest;
 import io.csi4j.proto.cluster.DeleteReplicaResponse;
+import io.csi4j.proto.cluster.FailoverReplicaRequest;
+import io.csi4j.proto.cluster.FailoverReplicaResponse;
+import io.csi4j.proto.cluster.FenceReplicaRequest;
+import io.csi4j.proto.cluster.FenceReplicaResponse;
 import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
 import java.time.Duration;
@@ -180,10 +184,24 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     }
 
     @Override
+    public void failoverReplica(FailoverReplicaRequest req, StreamObserver<FailoverReplicaResponse> out) {
+        if (req.getReplacedNodeId().isEmpty()) throw CsiException.invalidArgument("replaced_node_id is REQUIRED");
+        var now = rounds.failover(replicatedId(req.getVolumeId()), req.getEpoch(), req.getReplacedNodeId());
+        reply(out, FailoverReplicaResponse.newBuilder().setPoint(now.point()).setCondition(now.failover()).build());
+    }
+
+    @Override
+    public void fenceReplica(FenceReplicaRequest req, StreamObserver<FenceReplicaResponse> out) {
+        var now = rounds.fence(replicatedId(req.getVolumeId()), req.getEpoch());
+        reply(out, FenceReplicaResponse.newBuilder().setRole(now.role().name()).build());
+    }
+
+    @Override
     public void getReplica(GetReplicaRequest req, StreamObserver<GetReplicaResponse> out) {
         var b = GetReplicaResponse.newBuilder();
         replicas.get(replicatedId(req.getVolumeId())).ifPresent(s ->
-                b.setPresent(true).setEpoch(s.epoch()).setRole(s.role().name()).setPoint(s.point()).setSuccessor(s.successor()));
+                b.setPresent(true).setEpoch(s.epoch()).setRole(s.role().name()).setPoint(s.point()).setSuccessor(s.successor())
+                        .setFailover(s.failover()));
         reply(out, b.build());
     }
 

@@ -7,6 +7,8 @@ import io.csi4j.proto.cluster.DeleteReplicaRequest;
 import io.csi4j.proto.cluster.DemoteReplicaRequest;
 import io.csi4j.proto.cluster.PeerAgent;
 import io.csi4j.proto.cluster.SyncReplicaRequest;
+import io.csi4j.proto.cluster.FailoverReplicaRequest;
+import io.csi4j.proto.cluster.FenceReplicaRequest;
 import io.csi4j.proto.cluster.FindVolumeRequest;
 import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
@@ -27,12 +29,17 @@ import java.util.logging.Logger;
 final class Replicas {
     private static final Logger LOG = Logger.getLogger(Replicas.class.getName());
 
+    /** The default --failover-after: justified in docs/replication.md against Kubernetes' own timings. */
+    static final java.time.Duration FAILOVER_AFTER = java.time.Duration.ofMinutes(2);
+
     private final Agents agents;
     private final Placement placement;
+    private final java.time.Duration failoverAfter;
 
-    Replicas(Agents agents, Placement placement) {
+    Replicas(Agents agents, Placement placement, java.time.Duration failoverAfter) {
         this.agents = agents;
         this.placement = placement;
+        this.failoverAfter = failoverAfter;
     }
 
     /**
@@ -107,6 +114,7 @@ final class Replicas {
         }
         var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
         var found = primaryOf(answers.results());
+        fenceSuperseded(id, answers.results());
         if (found.isPresent()) return found.get();
         if (!answers.silent().isEmpty() || (!missing.isEmpty() && !agents.unidentified().isEmpty())) {
             throw CsiException.unavailable("volume " + id + ": no answering node holds its primary; not answering: "
@@ -119,12 +127,18 @@ final class Replicas {
      * Makes {@code target} the primary before ControllerPublishVolume is sent to it (docs/replication.md, "Handoff at
      * attach"): nothing when it is the primary already; else the primary steps down to a secondary of epoch E+1
      * naming the target (FAILED_PRECONDITION while still published or staged: nothing changes), cuts a final point,
-     * the target pulls it and becomes primary at E+1. Every replica's node must answer (failover is not in this
-     * version: UNAVAILABLE). A retry after a crash finds the old primary handed over and completes the pull.
+     * the target pulls it and becomes primary at E+1. A retry after a crash finds the old primary handed over and
+     * completes the pull. A node that does not answer: {@link #failoverTo}.
      */
     void handoffTo(ReplicatedVolumeId id, Agent target) {
         List<Agent> nodes = nodes(id);
-        Map<Agent, GetReplicaResponse> states = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))).fromAll();
+        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
+        if (!answers.silent().isEmpty()) {
+            failoverTo(id, target, nodes, answers.results());
+            return;
+        }
+        Map<Agent, GetReplicaResponse> states = answers.results();
+        fenceSuperseded(id, states);
         if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
         long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
         var primary = primaryOf(states);
@@ -153,6 +167,55 @@ final class Replicas {
                 .setPrimary(from).setPromoteEpoch(epoch).build()));
         LOG.info(() -> "volume " + id + " handed over from node '" + old.nodeId() + "' to '" + target.nodeId() + "' at epoch "
                 + epoch + ": " + pulled.getBytesReceived() + " bytes since the last point");
+    }
+
+    /**
+     * The primary's node does not answer (docs/replication.md, "Failover"): exactly one node of the set is silent,
+     * every other one answers, none of them is primary at the highest epoch they know, and none is handing over.
+     * Until the silent node has said nothing for {@code --failover-after} (counted from its last answer, {@link
+     * Liveness#silentFor}): UNAVAILABLE, and the CO retries. Then the target's latest complete point becomes the
+     * primary at an epoch above every epoch the answering nodes know, and its condition says so.
+     */
+    private void failoverTo(ReplicatedVolumeId id, Agent target, List<Agent> nodes, Map<Agent, GetReplicaResponse> states) {
+        List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
+        if (silent.size() != 1 || silent.contains(target)) {
+            throw CsiException.unavailable("volume " + id + ": nodes not answering: "
+                    + String.join(", ", silent.stream().map(Agent::nodeId).toList()) + "; a failover needs every other node of its set");
+        }
+        Agent gone = silent.getFirst();
+        if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
+        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
+        var primary = primaryOf(states);
+        if (primary.isPresent() && primary.get() == target) return;           // a retried failover, done
+        if (primary.isPresent() || states.values().stream().anyMatch(s -> s.getEpoch() == top && !s.getSuccessor().isEmpty())) {
+            throw CsiException.unavailable("volume " + id + ": node '" + gone.nodeId() + "' does not answer while its primary"
+                    + " or handoff is elsewhere; publish again when it answers");
+        }
+        var silence = agents.liveness().silentFor(gone.nodeId()).orElse(java.time.Duration.ZERO);
+        if (silence.compareTo(failoverAfter) < 0) {
+            throw CsiException.unavailable("volume " + id + ": primary node '" + gone.nodeId() + "' silent for "
+                    + silence.toSeconds() + "s; failover after " + failoverAfter.toSeconds() + "s");
+        }
+        long epoch = top + 1;
+        var done = target.call(a -> a.nodeAgent().failoverReplica(FailoverReplicaRequest.newBuilder().setVolumeId(id.toString())
+                .setEpoch(epoch).setReplacedNodeId(gone.nodeId()).build()));
+        LOG.warning(() -> "volume " + id + " failed over to node '" + target.nodeId() + "' at epoch " + epoch + ": " + done.getCondition());
+    }
+
+    /** Every answering copy that is primary below the highest epoch answered learns it, and fences itself (best effort). */
+    private void fenceSuperseded(ReplicatedVolumeId id, Map<Agent, GetReplicaResponse> states) {
+        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
+        states.forEach((node, s) -> {
+            if (s.getPresent() && s.getRole().equals("PRIMARY") && s.getEpoch() < top) {
+                try {
+                    node.call(a -> a.nodeAgent().fenceReplica(FenceReplicaRequest.newBuilder().setVolumeId(id.toString()).setEpoch(top).build()));
+                    LOG.warning(() -> "volume " + id + ": the copy on node '" + node.nodeId() + "' (primary at epoch " + s.getEpoch()
+                            + ") is fenced: epoch " + top + " exists");
+                } catch (RuntimeException e) {
+                    LOG.warning(() -> "volume " + id + ": fencing the copy on node '" + node.nodeId() + "' failed: " + e);
+                }
+            }
+        });
     }
 
     /** The agents of every node the id names; NOT_FOUND / UNAVAILABLE for a node the cluster does not know. */

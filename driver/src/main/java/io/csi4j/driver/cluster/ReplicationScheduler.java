@@ -30,7 +30,7 @@ final class ReplicationScheduler implements AutoCloseable {
 
     ReplicationScheduler(Agents agents) {
         this.agents = agents;
-        this.replicas = new Replicas(agents, new Placement(agents));
+        this.replicas = new Replicas(agents, new Placement(agents), Replicas.FAILOVER_AFTER);   // it never fails over
         this.loop = Thread.ofVirtual().name("csi4j-replication").start(this::run);
     }
 

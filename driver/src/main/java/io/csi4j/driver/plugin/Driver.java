@@ -16,6 +16,7 @@ import io.csi4j.driver.mobility.Copies;
 import io.csi4j.driver.mobility.SourceSender;
 import io.csi4j.driver.mobility.VolumeImports;
 import io.csi4j.driver.node.NodeVolumes;
+import io.csi4j.driver.replication.ReplicaState;
 import io.csi4j.driver.replication.ReplicaStates;
 import io.csi4j.driver.replication.Rounds;
 import io.csi4j.driver.os.Durable;
@@ -90,6 +91,8 @@ public final class Driver implements AutoCloseable {
         this.node = new NodeVolumes(catalog, engine, volumes, config, replicaStates);
         volumes.notListed(id -> io.csi4j.driver.id.ReplicatedVolumeId.parse(id)
                 .flatMap(replicaStates::get).map(s -> !s.writable()).orElse(false));
+        volumes.replicaCondition(id -> io.csi4j.driver.id.ReplicatedVolumeId.parse(id)
+                .flatMap(replicaStates::get).map(ReplicaState::failover).filter(f -> !f.isEmpty()));
         this.reconciler = new Reconciler(catalog, engine, volumes, snapshots, groupSnapshots);
         this.tokens = new PageTokens(pageTokenKey(config.layout()));
         this.lastReport = reconciler.run(removeOrphans);

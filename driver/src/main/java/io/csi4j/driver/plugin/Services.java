@@ -130,7 +130,7 @@ public final class Services {
                     .routedBy(c -> new SnapshotMetadataRouter(c.agents()), false),
             service(CsiProto.getDescriptor(), "Controller", CSI, CONTROLLER,
                     d -> new ControllerService(d.volumes(), d.snapshots(), d.pageTokens(), d.config().nodeId())).onAgent()
-                    .routedBy(c -> new ControllerRouter(c.agents(), c.pageTokens()), true),
+                    .routedBy(c -> new ControllerRouter(c.agents(), c.pageTokens(), c.failoverAfter()), true),
             service(CsiProto.getDescriptor(), "GroupController", CSI, CONTROLLER, d -> new GroupControllerService(d.groupSnapshots()))
                     .onAgent().routedBy(c -> new GroupControllerRouter(c.agents()), true),
             service(CsiProto.getDescriptor(), "Node", CSI, NODE,

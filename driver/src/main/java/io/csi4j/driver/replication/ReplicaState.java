@@ -6,11 +6,12 @@ import java.util.Objects;
  * One node's durable view of one replicated volume: the highest epoch it knows, its role at that epoch, and the
  * point (an internal snapshot's name) its copy holds, empty before the first; and, for a primary that handed over, the
  * node it handed over to at that epoch (empty otherwise), so a second handoff to the same epoch cannot name another
- * node. At most one node is {@code PRIMARY}
+ * node; and, for a copy promoted by a failover, what the volume condition says of it (empty otherwise). At most one
+ * node is {@code PRIMARY}
  * at any epoch, and a copy serves writes only as the primary of the highest epoch it knows (docs/design.md,
  * "Replicated volumes").
  */
-public record ReplicaState(long epoch, Role role, String point, String successor) {
+public record ReplicaState(long epoch, Role role, String point, String successor, String failover) {
     public enum Role {
         /** Serves the volume, writable; cuts points for the secondaries. */
         PRIMARY,
@@ -24,7 +25,12 @@ public record ReplicaState(long epoch, Role role, String point, String successor
         Objects.requireNonNull(role, "role");
         Objects.requireNonNull(point, "point");
         Objects.requireNonNull(successor, "successor");
+        Objects.requireNonNull(failover, "failover");
         if (epoch < 1) throw new IllegalArgumentException("epochs start at 1: " + epoch);
+    }
+
+    public ReplicaState(long epoch, Role role, String point, String successor) {
+        this(epoch, role, point, successor, "");
     }
 
     public ReplicaState(long epoch, Role role, String point) {
@@ -36,6 +42,6 @@ public record ReplicaState(long epoch, Role role, String point, String successor
     }
 
     public ReplicaState holding(String newPoint) {
-        return new ReplicaState(epoch, role, newPoint, successor);
+        return new ReplicaState(epoch, role, newPoint, successor, failover);
     }
 }

@@ -27,6 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>{@link #create}: the state at creation (epoch 1), idempotent for the same state;</li>
  *   <li>{@link #promote}: primary at an epoch higher than any this node knows (the same one again when it is already
  *       its primary: a retried handoff);</li>
+ *   <li>{@link #failover}: a secondary holding a complete point becomes primary at a higher epoch without its old
+ *       primary, noting why (the volume's condition);</li>
  *   <li>{@link #demote}: secondary of a higher epoch, naming the node handed to (an old primary in a handoff);</li>
  *   <li>{@link #learnEpoch}: a higher epoch seen from another node fences a copy that is not a secondary of it;</li>
  *   <li>{@link #checkWritable}: what writable stage and publish ask first (PRECONDITION unless primary).</li>
@@ -67,7 +69,8 @@ public final class ReplicaStates {
         try {
             Map<String, String> m = Json.parseStringMap(text);
             return Optional.of(new ReplicaState(Long.parseLong(m.get("epoch")),
-                    ReplicaState.Role.valueOf(m.get("role")), m.getOrDefault("point", ""), m.getOrDefault("successor", "")));
+                    ReplicaState.Role.valueOf(m.get("role")), m.getOrDefault("point", ""), m.getOrDefault("successor", ""),
+                    m.getOrDefault("failover", "")));
         } catch (RuntimeException damaged) {
             throw DomainException.failed("replication state " + file + " is damaged: " + damaged.getMessage());
         }
@@ -103,6 +106,26 @@ public final class ReplicaStates {
                         + "; it cannot become primary at epoch " + epoch);
             }
             return new ReplicaState(epoch, ReplicaState.Role.PRIMARY, s.point(), "");
+        });
+    }
+
+    /**
+     * A failover (docs/replication.md): this secondary's latest complete point becomes the primary at {@code epoch},
+     * strictly above every epoch this node knows, and {@code note} is kept as the volume's condition. A retry at the
+     * same epoch is a no-op; a copy holding no point yet has nothing to promote (PRECONDITION).
+     */
+    public ReplicaState failover(ReplicatedVolumeId id, long epoch, String note) {
+        return change(id, current -> {
+            var s = required(id, current);
+            if (epoch == s.epoch() && s.writable()) return s;
+            if (s.role() != ReplicaState.Role.SECONDARY || epoch <= s.epoch()) {
+                throw DomainException.precondition("replica of " + id + " is " + s.role() + " at epoch " + s.epoch()
+                        + "; it cannot fail over to primary at epoch " + epoch);
+            }
+            if (s.point().isEmpty()) {
+                throw DomainException.precondition("replica of " + id + " holds no complete point yet: nothing to fail over to");
+            }
+            return new ReplicaState(epoch, ReplicaState.Role.PRIMARY, s.point(), "", note);
         });
     }
 
@@ -188,6 +211,7 @@ public final class ReplicaStates {
         m.put("role", state.role().name());
         m.put("point", state.point());
         m.put("successor", state.successor());
+        m.put("failover", state.failover());
         Path tmp = dir.resolve(id + SUFFIX + TMP);
         try {
             Files.writeString(tmp, Json.write(m) + "\n", StandardCharsets.UTF_8,

@@ -131,6 +131,26 @@ public final class Rounds {
         });
     }
 
+    /**
+     * On a secondary whose primary's node is gone (the controller decided, docs/replication.md "Failover"): its latest
+     * complete point, already the volume's image, becomes the primary at {@code epoch}; the note names when, from
+     * which point and which node it replaces.
+     */
+    public ReplicaState failover(ReplicatedVolumeId id, long epoch, String replacedNode) {
+        return locked(id, () -> {
+            ReplicaState s = state(id);
+            String note = "failed over at " + java.time.Instant.now() + " from point " + s.point() + ", replacing node '" + replacedNode + "'";
+            ReplicaState now = states.failover(id, epoch, note);
+            LOG.warning(() -> "replica of " + id + ": " + now.failover() + " (epoch " + now.epoch() + ")");
+            return now;
+        });
+    }
+
+    /** This node learns that {@code epoch} exists elsewhere: a copy not following it is fenced, durably. */
+    public ReplicaState fence(ReplicatedVolumeId id, long epoch) {
+        return locked(id, () -> states.learnEpoch(id, epoch));
+    }
+
     /** The first step of a handoff, on the old primary: from here it refuses writable stage and publish. */
     public ReplicaState demote(ReplicatedVolumeId id, long epoch, String successor) {
         return locked(id, () -> {

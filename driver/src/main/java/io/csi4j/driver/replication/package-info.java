@@ -4,13 +4,13 @@
  *   <li>{@link io.csi4j.driver.volume.ReplicationParameters} (in volume, which validates every StorageClass parameter): what a StorageClass asks (replicas, interval);</li>
  *   <li>{@link io.csi4j.driver.replication.ReplicaState} and {@link io.csi4j.driver.replication.ReplicaStates}: each
  *       replica's epoch, role and held point, durable on its node before any answer that depends on it, with the
- *       transitions that keep one primary per epoch (promote strictly above every epoch the node knows, fence on
- *       learning a higher one);</li>
+ *       transitions that keep one primary per epoch (promote strictly above every epoch the node knows, fail over a
+ *       held point with the note the volume condition reports, fence on learning a higher one);</li>
  *   <li>{@link io.csi4j.driver.replication.PointRetention}: which of the primary's points a round may drop (none that
  *       a secondary holds) and the base of a secondary's pull;</li>
  *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's lock (the primary cuts
  *       an internal point, the secondary pulls the delta and replaces its copy whole), the handoff's demotion and
- *       promotion, and the deletion of a replica that no round can undo.</li>
+ *       promotion, a failover's promotion, fencing, and the deletion of a replica that no round can undo.</li>
  * </ul>
  * The replica set itself is named by its id ({@code id/ReplicatedVolumeId}). Domain code only: no gRPC, no wire types.
  */

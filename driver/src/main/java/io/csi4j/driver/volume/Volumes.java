@@ -525,8 +525,15 @@ public final class Volumes {
     }
 
     public Optional<String> condition(String volumeId) {
-        return engine.volumeCondition(volumeId).or(capacity::poolCondition);
+        return engine.volumeCondition(volumeId).or(capacity::poolCondition).or(() -> replicaCondition.apply(volumeId));
     }
+
+    /** What a replicated volume's copy here says of itself (a failover), asked after the engine's and the pool's. */
+    public void replicaCondition(java.util.function.Function<String, Optional<String>> condition) {
+        this.replicaCondition = condition;
+    }
+
+    private volatile java.util.function.Function<String, Optional<String>> replicaCondition = id -> Optional.empty();
 
     /** Why every volume of the pool is at risk now (a thin pool image whose backing filesystem is too full), if it is. */
     public Optional<String> poolCondition() {
@@ -541,9 +548,9 @@ public final class Volumes {
     public Map<String, Optional<String>> conditions(List<String> volumeIds) {
         Map<String, Optional<String>> conditions = engine.volumeConditions(volumeIds);
         Optional<String> pool = volumeIds.isEmpty() ? Optional.empty() : capacity.poolCondition();   // one reading per page
-        if (pool.isEmpty()) return conditions;
+        var replica = replicaCondition;
         Map<String, Optional<String>> merged = new HashMap<>(conditions);
-        merged.replaceAll((id, condition) -> condition.or(() -> pool));
+        merged.replaceAll((id, condition) -> condition.or(() -> pool).or(() -> replica.apply(id)));
         return merged;
     }
 

@@ -64,6 +64,23 @@ class ReplicaStatesTest {
     }
 
     @Test
+    void aFailoverPromotesAHeldPointAboveEveryKnownEpochAndKeepsItsNote() {
+        var b = new ReplicaStates(dir);
+        b.create(ID, new ReplicaState(1, Role.SECONDARY, ""));
+        var nothing = refused(DomainException.Kind.PRECONDITION, () -> b.failover(ID, 2, "note"));
+        assertTrue(nothing.getMessage().contains("no complete point"), nothing.getMessage());
+        b.holding(ID, "rpt-7");
+        refused(DomainException.Kind.PRECONDITION, () -> b.failover(ID, 1, "note"));      // not above what it knows
+        var promoted = new ReplicaState(2, Role.PRIMARY, "rpt-7", "", "failed over from rpt-7");
+        assertEquals(promoted, b.failover(ID, 2, "failed over from rpt-7"));
+        assertEquals(promoted, b.failover(ID, 2, "a retry"));                               // retried: unchanged
+        assertEquals(Optional.of(promoted), new ReplicaStates(dir).get(ID), "durable, note included");
+        b.checkWritable(ID.toString());
+        // a primary fails nothing over; a later handoff's promotion clears the note
+        refused(DomainException.Kind.PRECONDITION, () -> b.failover(ID, 3, "again"));
+    }
+
+    @Test
     void aSupersededCopyIsFencedDurablyAndRefusesWrites() {
         var a = new ReplicaStates(dir);
         a.create(ID, new ReplicaState(1, Role.PRIMARY, "rpt-7"));
