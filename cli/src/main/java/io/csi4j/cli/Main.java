@@ -23,7 +23,7 @@ import picocli.CommandLine.ScopeType;
 @Command(name = "csi4j", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT, versionProvider = Main.Version.class,
         description = "Container Storage Interface for the JVM: serve the local driver, call any CSI plugin, test it, load it, demo it.",
         subcommands = {ServeCommand.class, IdentityCommand.class, ControllerCommand.class, NodeCommand.class, GroupCommand.class, SnapshotCommand.class,
-                VolumeGroupCommand.class, AddonsCommand.class, ClusterCommand.class, CallCommand.class, SanityCommand.class, FsckCommand.class, CertsCommand.class, BenchCommand.class, DemoCommand.class,
+                VolumeGroupCommand.class, AddonsCommand.class, ClusterCommand.class, CallCommand.class, SanityCommand.class, FsckCommand.class, TeardownCommand.class, CertsCommand.class, BenchCommand.class, DemoCommand.class,
                 CompletionCommand.class, CommandLine.HelpCommand.class})
 public final class Main {
 
