@@ -73,8 +73,10 @@ public final class NodeTeardown {
             boolean ofOurPoolDirectory = poolDirectory != null && poolDirectory.covers(m);
             if (ofOurLoop || ofOurNode || ofOurPoolDirectory) steps.add(new Unmount(m.mountPoint(), m.source()));
         }
-        // 2. mounts under the data directory other than the pool, deepest first
-        List<MountInfo> inside = newestFirst.stream().filter(m -> m.mountPoint().startsWith(dataDir) && !m.mountPoint().equals(pool))
+        // 2. mounts under the data directory other than the pool, deepest first (not the data directory itself: a disk
+        // of its own mounted there is the operator's)
+        List<MountInfo> inside = newestFirst.stream().filter(m -> m.mountPoint().startsWith(dataDir)
+                        && !m.mountPoint().equals(dataDir) && !m.mountPoint().equals(pool))
                 .sorted(Comparator.comparingInt((MountInfo m) -> -m.mountPoint().getNameCount())).toList();
         inside.forEach(m -> steps.add(new Unmount(m.mountPoint(), m.source())));
         // 3. the volumes' loop devices; 4. the pool; 5. the pool's loop device

@@ -43,9 +43,10 @@ class NodeTeardownTest {
     }
 
     @Test
-    void aDirectoryPoolsBindsAreItsOwnAndNothingElseOnThatDisk() {
+    void aDirectoryPoolsBindsAreItsOwnAndNothingElseOnThatDiskNorTheDataDirectorysOwnMount() {
         MountTable table = MountTable.parse("""
                 27 1 254:0 / / rw,relatime shared:1 - xfs /dev/vda rw
+                29 27 254:16 / /var/lib/csi4j rw - xfs /dev/vdb rw
                 31 27 254:0 /var/lib/csi4j/pool/volumes/vol-a /var/lib/kubelet/pods/p1/volumes/kubernetes.io~csi/pvc-1/mount rw - xfs /dev/vda rw
                 32 27 254:0 /var/lib/csi4j/pool-other /mnt/x rw - xfs /dev/vda rw
                 33 27 254:0 /srv /srv2 rw - xfs /dev/vda rw
