@@ -63,6 +63,10 @@ final class ErrorReport implements IExecutionExceptionHandler {
      */
     static String describe(Status status, CommandLine cl) {
         String text = describe(status);
+        if (status.getCode() == Status.Code.UNAVAILABLE && isCopy(cl)) {
+            return text + "; a restore or clone onto another node that had started goes on copying between the nodes: "
+                    + "the same command again joins it once the plugin answers";
+        }
         if (status.getCode() != Status.Code.DEADLINE_EXCEEDED || status.getDescription() == null
                 || !CLIENT_DEADLINE.matcher(status.getDescription()).find()) {
             return text;
@@ -71,14 +75,18 @@ final class ErrorReport implements IExecutionExceptionHandler {
         String waited = timeout == null || timeout.getValue() == null ? "the --timeout"
                 : "--timeout " + DurationConverter.format((Duration) timeout.getValue());
         String said = "DEADLINE_EXCEEDED: no answer within " + waited + "; the plugin may still be at work";
-        var parsed = cl.getParseResult();
-        boolean copy = cl.getCommandName().equals("create-volume") && parsed != null
-                && (parsed.hasMatchedOption("--snapshot-id") || parsed.hasMatchedOption("--source-volume-id"));
-        if (copy) {
+        if (isCopy(cl)) {
             return said + ": a restore or clone onto another node goes on copying (./csi4j cluster status shows its "
                     + "progress); the same command again, with a longer --timeout, joins the copy and waits for it";
         }
         return said + ": a longer --timeout waits for it, and the same command again picks up what it did";
+    }
+
+    /** A create-volume with a content source: a restore or clone, which a cluster may make by copying between nodes. */
+    private static boolean isCopy(CommandLine cl) {
+        var parsed = cl.getParseResult();
+        return cl.getCommandName().equals("create-volume") && parsed != null
+                && (parsed.hasMatchedOption("--snapshot-id") || parsed.hasMatchedOption("--source-volume-id"));
     }
 
     /** gRPC's own deadline, as its client words it (a plugin's DEADLINE_EXCEEDED has its own words). */

@@ -4,11 +4,7 @@ import io.csi4j.driver.engine.StorageEngine;
 import io.csi4j.driver.engine.open.Engines;
 import io.csi4j.driver.reconcile.CatalogRebuild;
 import io.csi4j.driver.storage.DataDir;
-import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.InstantSource;
@@ -45,7 +41,7 @@ public final class FsckCommand implements Callable<Integer> {
             return 2;
         }
         DataDir layout = new DataDir(dataDir);
-        if (serving(layout.csiSocket())) {
+        if (DataDirUse.serving(layout.csiSocket())) {
             System.err.println("csi4j fsck: a plugin is serving on " + layout.csiSocket() + "; stop it first: fsck compares "
                     + "the catalog with the pool, which a serving plugin changes under it (a live plugin answers "
                     + "csi4j controller list-volumes and get-volume, with each volume's condition)");
@@ -71,15 +67,6 @@ public final class FsckCommand implements Callable<Integer> {
         } catch (IllegalStateException e) {
             System.err.println("csi4j fsck: " + e.getMessage());
             return 2;
-        }
-    }
-
-    private static boolean serving(Path socket) {
-        if (!Files.exists(socket)) return false;
-        try (SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-            return channel.connect(UnixDomainSocketAddress.of(socket));
-        } catch (IOException e) {
-            return false;   // a socket file a killed plugin left behind
         }
     }
 }

@@ -53,7 +53,8 @@ public final class Main {
             ServeCommand.class, "serve", IdentityCommand.class, "identity", ControllerCommand.class, "controller",
             NodeCommand.class, "node", GroupCommand.class, "group", SnapshotCommand.class, "snapshot",
             VolumeGroupCommand.class, "vg", AddonsCommand.class, "addons", ClusterCommand.class, "cluster",
-            CallCommand.class, "call", SanityCommand.class, "sanity", FsckCommand.class, "fsck", CertsCommand.class, "certs",
+            CallCommand.class, "call", SanityCommand.class, "sanity", FsckCommand.class, "fsck", TeardownCommand.class, "teardown",
+            CertsCommand.class, "certs",
             BenchCommand.class, "bench", DemoCommand.class, "demo", CompletionCommand.class, "completion",
             CommandLine.HelpCommand.class, "help");
 

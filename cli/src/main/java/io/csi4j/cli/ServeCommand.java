@@ -3,6 +3,7 @@ package io.csi4j.cli;
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.DriverConfig.GroupDeletePolicy;
 import io.csi4j.driver.DriverConfig.Mode;
+import io.csi4j.driver.engine.NodePrerequisites;
 import io.csi4j.driver.engine.PoolChoice;
 import io.csi4j.driver.engine.PoolReserve;
 import io.csi4j.driver.plugin.Driver;
@@ -148,6 +149,7 @@ public final class ServeCommand implements Callable<Integer> {
         // the controller is stateless: no pool, so the pool choice is not made for it
         if (agents != null) return new ClusterServe(this, config(OptionalLong.empty())).serveController();
         PoolChoice.Choice pool = poolChoice();
+        if (!prerequisitesMet(pool)) return 1;
         DriverConfig config = config(pool.poolSize());
         var cluster = new ClusterServe(this, config);
         // checked before the driver opens: a wrong flag must not cost a reconcile
@@ -201,6 +203,21 @@ public final class ServeCommand implements Callable<Integer> {
             server.awaitTermination();
         }
         return 0;
+    }
+
+    /**
+     * The node prerequisites for this engine and pool (deploy/README.md): one line on stderr per missing thing; false
+     * (and a line each) when one is indispensable, before anything is made.
+     */
+    private boolean prerequisitesMet(PoolChoice.Choice pool) {
+        boolean image = pool instanceof PoolChoice.Image;
+        boolean toMake = image && !Files.exists(new DataDir(data.dataDir.toAbsolutePath().normalize()).poolImage());
+        var findings = NodePrerequisites.check(NodePrerequisites.Facts.read(), new NodePrerequisites.Needs(data.engine, image, toMake));
+        findings.stream().filter(f -> !f.refuses()).forEach(f -> System.err.println("csi4j: node prerequisite: " + f.line()));
+        var refusing = findings.stream().filter(NodePrerequisites.Finding::refuses).toList();
+        refusing.forEach(f -> System.err.println("csi4j: not serving: --engine " + data.engine.name().toLowerCase()
+                + (image ? " with its XFS pool image" : "") + " cannot work here: " + f.line()));
+        return refusing.isEmpty();
     }
 
     /** --endpoint, else $CSI_ENDPOINT, else the data directory's csi.sock. */

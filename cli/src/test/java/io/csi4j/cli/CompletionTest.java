@@ -22,7 +22,7 @@ class CompletionTest {
     void helpAndVersion() {
         var help = Cli.exec("--help");
         assertEquals(0, help.exit());
-        for (String c : new String[] {"serve", "identity", "controller", "node", "group", "snapshot", "vg", "addons", "sanity", "bench", "demo", "completion"}) {
+        for (String c : new String[] {"serve", "identity", "controller", "node", "group", "snapshot", "vg", "addons", "sanity", "fsck", "teardown", "bench", "demo", "completion"}) {
             assertTrue(help.out().contains("  " + c + " "), "help lacks " + c);
         }
         // the command list shows each command's first description line: a whole sentence, never one cut mid-way

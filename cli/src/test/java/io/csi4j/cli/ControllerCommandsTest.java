@@ -299,5 +299,12 @@ class ControllerCommandsTest {
         var nowhere = Cli.exec("identity", "probe", "--endpoint", dir.resolve("no.sock").toString(), "--timeout", "5s");
         assertEquals(1, nowhere.exit());
         assertTrue(nowhere.err().startsWith("UNAVAILABLE: cannot reach unix://" + dir.resolve("no.sock")), nowhere.err());
+        // a restore that cannot reach its plugin says the copy a cluster may have started goes on, and how to join it
+        var restore = Cli.exec("controller", "create-volume", "r", "--snapshot-id", "snap-aaaaaaaaaaaaaaaa-node-a",
+                "--endpoint", dir.resolve("no.sock").toString(), "--timeout", "5s");
+        assertEquals(1, restore.exit());
+        assertTrue(restore.err().startsWith("UNAVAILABLE: cannot reach unix://" + dir.resolve("no.sock")), restore.err());
+        assertTrue(restore.err().endsWith("; a restore or clone onto another node that had started goes on copying between "
+                + "the nodes: the same command again joins it once the plugin answers\n"), restore.err());
     }
 }

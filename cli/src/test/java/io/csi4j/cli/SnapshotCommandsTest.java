@@ -88,6 +88,10 @@ class SnapshotCommandsTest {
         assertEquals(16L << 20, second.getVolumeCapacityBytes());
         assertEquals(List.of(BlockMetadata.newBuilder().setByteOffset(8 << 20).setSizeBytes(1 << 20).build()), second.getBlockMetadataList());
 
+        // allocated -o json is pretty too (issue 29: it printed one line)
+        String allocatedJson = cli.ok("snapshot", "allocated", a, "-o", "json").out();
+        assertTrue(allocatedJson.startsWith("{\n  \"block_metadata_type\": \"VARIABLE_LENGTH\",\n"), allocatedJson);
+
         // resume from the middle of the first range
         String resumed = cli.ok("snapshot", "allocated", a, "--starting-offset", "4096").out();
         assertTrue(resumed.lines().anyMatch(l -> l.equals("4096             4096             8192")), resumed);

@@ -85,7 +85,11 @@ final class Manifests {
     /** The subset of kustomize.config.k8s.io/v1beta1 Kustomization this deployment uses; anything else is an error. */
     @JsonIgnoreProperties(ignoreUnknown = false)
     record Kustomization(String apiVersion, String kind, String namespace, List<Label> labels, List<String> resources,
-                         List<Image> images) {
+                         List<String> components, List<Patch> patches, List<Image> images) {
+        /** A strategic-merge patch file (its target named by its own kind and name). */
+        @JsonIgnoreProperties(ignoreUnknown = false)
+        record Patch(String path) {}
+
         @JsonIgnoreProperties(ignoreUnknown = false)
         record Label(Map<String, String> pairs, Boolean includeSelectors, Boolean includeTemplates) {}
 
@@ -112,23 +116,41 @@ final class Manifests {
     private Manifests() {}
 
     static Kustomization kustomization() {
+        return kustomization(DIR);
+    }
+
+    static Kustomization kustomization(Path dir) {
         try {
-            return YAML.readValue(DIR.resolve("kustomization.yaml").toFile(), Kustomization.class);
+            return YAML.readValue(dir.resolve("kustomization.yaml").toFile(), Kustomization.class);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    /** Every document of every resource the kustomization lists, typed and checked. */
+    /** deploy/full: the base and every optional component. */
+    static final Path FULL = ROOT.resolve("deploy/full");
+    /** The optional parts, each a kustomize Component. */
+    static final List<Path> COMPONENTS = List.of("podmonitor", "csi-addons", "group-snapshot").stream()
+            .map(c -> DIR.resolve("components").resolve(c)).toList();
+
+    /** Every object of the full deployment (the base and every component, rendered), typed and checked. */
     static List<Doc> load() {
+        return docs(Kustomize.build(FULL), "deploy/full");
+    }
+
+    /** Rendered objects as documents, each typed and checked. */
+    static List<Doc> docs(List<JsonNode> rendered, String source) {
         List<Doc> docs = new ArrayList<>();
-        for (String resource : kustomization().resources()) docs.addAll(read(DIR.resolve(resource)));
+        for (JsonNode tree : rendered) {
+            String where = source + ": " + tree.path("kind").asText() + "/" + tree.path("metadata").path("name").asText();
+            docs.add(new Doc(where, tree, typed(tree, where)));
+        }
         return docs;
     }
 
     static List<Doc> read(Path file) {
         try {
-            return parse(Files.readString(file), DIR.relativize(file).toString());
+            return parse(Files.readString(file), ROOT.relativize(file.toAbsolutePath().normalize()).toString());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

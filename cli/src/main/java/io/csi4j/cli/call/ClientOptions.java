@@ -28,7 +28,7 @@ public final class ClientOptions {
     String endpoint;
 
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "30s", converter = DurationConverter.class,
-            description = "Deadline of each call, e.g. 500ms, 30s, 2m. Default: ${DEFAULT-VALUE}")
+            description = "Deadline of each call, e.g. 500ms, 30s, 2m (create-volume with a source calls again while a copy onto another node advances). Default: ${DEFAULT-VALUE}")
     Duration timeout;
 
     @Option(names = {"-o", "--output"}, paramLabel = "table|json|yaml", defaultValue = "table",

@@ -57,7 +57,10 @@ public final class ControllerCommand {
             req.setAccessibilityRequirements(t);
         }
         try (var s = client.csi()) {
-            client.output().show(s.controller().createVolume(req.build()));
+            CreateVolumeRequest request = req.build();
+            // a restore or clone may be a copy onto another node: its progress said, waited for as long as it advances
+            client.output().show(request.hasVolumeContentSource() ? CopyWait.create(s, request, client.timeout(), client.err())
+                    : s.controller().createVolume(request));
         }
         return 0;
     }

@@ -23,7 +23,7 @@ import java.util.function.ToLongFunction;
 /**
  * {@code csi4j snapshot}: the CSI SnapshotMetadata service (changed block tracking). Ranges are printed as they
  * arrive, never collected: a map of a large volume does not have to fit in memory. Table output is one row a
- * range with a closing total; json prints each response message on a line of its own; yaml one document each.
+ * range with a closing total; json prints each response message as a pretty document of its own; yaml one document each.
  */
 @Command(name = "snapshot", description = "CSI SnapshotMetadata: the allocated ranges of a snapshot, the changed ranges between two.")
 public final class SnapshotCommand {

@@ -45,15 +45,18 @@ final class LocalCluster implements AutoCloseable {
     private final io.csi4j.sdk.interceptor.CallMetrics agentMetrics = new io.csi4j.sdk.interceptor.CallMetrics();
 
     private final double overcommit;
+    /** Each agent's --copy-bandwidth in bytes per second; 0: unlimited. */
+    private final long copyBandwidth;
 
     private LocalCluster(Path dir, List<String> nodeIds, EngineKind engine, OptionalLong poolSize) throws Exception {
-        this(dir, nodeIds, engine, poolSize, 1.0);
+        this(dir, nodeIds, engine, poolSize, 1.0, 0);
     }
 
-    private LocalCluster(Path dir, List<String> nodeIds, EngineKind engine, OptionalLong poolSize, double overcommit)
-            throws Exception {
+    private LocalCluster(Path dir, List<String> nodeIds, EngineKind engine, OptionalLong poolSize, double overcommit,
+                         long copyBandwidth) throws Exception {
         this.dir = dir;
         this.overcommit = overcommit;
+        this.copyBandwidth = copyBandwidth;
         this.ca = TestCertificates.authority(dir.resolve("pki"), "cluster");
         MutualTls agentTls = ca.issue("agent");
         this.controllerTls = ca.issue("controller");
@@ -111,7 +114,13 @@ final class LocalCluster implements AutoCloseable {
     /** As {@link #start(Path, List, EngineKind, OptionalLong)}, pools promising {@code overcommit} times their size. */
     static LocalCluster start(Path dir, List<String> nodeIds, EngineKind engine, OptionalLong poolSize, double overcommit)
             throws Exception {
-        return new LocalCluster(dir, nodeIds, engine, poolSize, overcommit);
+        return new LocalCluster(dir, nodeIds, engine, poolSize, overcommit, 0);
+    }
+
+    /** As above, each agent's copies bounded to {@code copyBandwidth} bytes per second (a copy that lasts). */
+    static LocalCluster start(Path dir, List<String> nodeIds, EngineKind engine, OptionalLong poolSize, double overcommit,
+                              long copyBandwidth) throws Exception {
+        return new LocalCluster(dir, nodeIds, engine, poolSize, overcommit, copyBandwidth);
     }
 
     private Node startNode(String id, EngineKind engine, OptionalLong poolSize, MutualTls tls) throws Exception {
@@ -123,7 +132,8 @@ final class LocalCluster implements AutoCloseable {
         PluginServer server = PluginServer.builder()
                 .listen(Endpoint.parse("unix://" + data.resolve("csi.sock")), driver.csiServices().toArray(BindableService[]::new))
                 .listen(Endpoint.parse("tcp://127.0.0.1:0"), tls,
-                        driver.agentServices(tls, io.csi4j.driver.mobility.Bandwidth.unlimited()).toArray(BindableService[]::new))
+                        driver.agentServices(tls, copyBandwidth == 0
+                                ? io.csi4j.driver.mobility.Bandwidth.unlimited() : new io.csi4j.driver.mobility.Bandwidth(copyBandwidth)).toArray(BindableService[]::new))
                 .metrics(agentMetrics)
                 .interceptors(withDeadlineRecorder())
                 .shutdownGrace(Duration.ofSeconds(2))
