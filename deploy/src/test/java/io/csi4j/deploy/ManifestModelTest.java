@@ -77,7 +77,7 @@ class ManifestModelTest {
         CSIDriver driver = Manifests.all(Manifests.load(), CSIDriver.class).getFirst();
         assertEquals("local.csi4j.io", driver.getMetadata().getName());
         var spec = driver.getSpec();
-        assertFalse(spec.getAttachRequired(), "no external-attacher in the deployment");
+        assertTrue(spec.getAttachRequired(), "replicated volumes hand over at attach: the external-attacher calls ControllerPublishVolume");
         assertTrue(spec.getPodInfoOnMount());
         assertTrue(spec.getStorageCapacity());
         assertEquals("File", spec.getFsGroupPolicy());
