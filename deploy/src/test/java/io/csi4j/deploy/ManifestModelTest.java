@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.csi4j.deploy.Manifests.Doc;
 import io.csi4j.driver.volume.Provisioning;
+import io.csi4j.driver.volume.ReplicationParameters;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.storage.CSIDriver;
@@ -95,7 +96,10 @@ class ManifestModelTest {
             assertEquals("WaitForFirstConsumer", sc.getVolumeBindingMode(), sc.getMetadata().getName());
             assertTrue(sc.getAllowVolumeExpansion(), sc.getMetadata().getName());
             Provisioning.of(sc.getParameters());   // thin or thick, or the driver would refuse every create
+            ReplicationParameters.of(sc.getParameters());   // replicas and interval the driver accepts
         }
+        StorageClass replicated = classes.stream().filter(sc -> sc.getMetadata().getName().equals("csi4j-replicated")).findFirst().orElseThrow();
+        assertEquals(new ReplicationParameters(2, java.time.Duration.ofSeconds(30)), ReplicationParameters.of(replicated.getParameters()));
         StorageClass thick = classes.stream().filter(sc -> sc.getMetadata().getName().equals("csi4j-local-thick")).findFirst().orElseThrow();
         assertEquals(Provisioning.THICK, Provisioning.of(thick.getParameters()));
         VolumeAttributesClass vac = Manifests.all(docs, VolumeAttributesClass.class).getFirst();
