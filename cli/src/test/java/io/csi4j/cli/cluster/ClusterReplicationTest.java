@@ -172,12 +172,16 @@ class ClusterReplicationTest {
         assertEquals(List.of(), files(third, id), "the node holding no replica has nothing of it");
 
         // ListVolumes through the controller names it once (from the primary)
-        assertEquals(1, csi().listVolumes(io.csi4j.proto.csi.ListVolumesRequest.getDefaultInstance()).getEntriesList().stream()
-                .filter(e -> e.getVolume().getVolumeId().equals(id)).count(), "listed once");
+        var listed = csi().listVolumes(io.csi4j.proto.csi.ListVolumesRequest.getDefaultInstance()).getEntriesList().stream()
+                .filter(e -> e.getVolume().getVolumeId().equals(id)).toList();
+        assertEquals(1, listed.size(), "listed once");
+        assertEquals(List.of(primary, secondary), topologyNodes(listed.get(0).getVolume()), "listed on every replica's node");
         // a retry by name: the same id on the same nodes
         assertEquals(id, csi().createVolume(replicated("rep-life", 2).build()).getVolume().getVolumeId());
         // routed to the primary: ControllerGetVolume answers from it
-        assertEquals(id, csi().controllerGetVolume(ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build()).getVolume().getVolumeId());
+        Volume got = csi().controllerGetVolume(ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build()).getVolume();
+        assertEquals(id, got.getVolumeId());
+        assertEquals(List.of(primary, secondary), topologyNodes(got), "ControllerGetVolume names every replica's node");
 
         // fencing: the secondary refuses a writable stage, clearly
         var refused = assertThrows(StatusRuntimeException.class, () -> stage(secondary, id));

@@ -18,6 +18,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -276,7 +277,7 @@ public final class Agent implements AutoCloseable {
                         @Override
                         public void onError(Throwable t) {
                             Status status = Status.fromThrowable(t);
-                            if (status.getCode() == Status.Code.UNAVAILABLE || status.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+                            if (didNotAnswer(status)) {
                                 problem = describeFailure(status.asRuntimeException());
                             } else if (status.getCode() != Status.Code.CANCELLED) {
                                 answered();  // an error it sent is an answer
@@ -302,9 +303,27 @@ public final class Agent implements AutoCloseable {
                 + " s (a call waits at most " + Liveness.SILENCE.toSeconds() + " s of silence)");
     }
 
+    /**
+     * The call failed on the way, not in the agent: no answer, too late, or the connection died under it, which
+     * grpc-java reports as UNKNOWN "channel closed" with the socket's IOException as the cause (grpc-java #7376,
+     * #10120; a SIGKILLed agent shows it). An error the agent sent never carries a cause across the wire.
+     */
+    static boolean didNotAnswer(Status status) {
+        return switch (status.getCode()) {
+            case UNAVAILABLE, DEADLINE_EXCEEDED -> true;
+            case UNKNOWN -> {
+                for (Throwable t = status.getCause(); t != null; t = t.getCause()) {
+                    if (t instanceof IOException) yield true;
+                }
+                yield false;
+            }
+            default -> false;
+        };
+    }
+
     CsiException translate(StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
-        if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
+        if (didNotAnswer(e.getStatus())) {
             channels.resetConnectBackoff();
             problem = describeFailure(e);
             onSilence.run();

@@ -125,14 +125,25 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
         var page = MergedListing.page(tokens, "volumes", "", agents.nodes(), req.getStartingToken(), req.getMaxEntries(),
                 (agent, token, max) -> {
                     var answer = agent.controller().listVolumes(req.toBuilder().setStartingToken(token).setMaxEntries(max).build());
-                    return new MergedListing.Slice<>(answer.getEntriesList(), answer.getNextToken(), answer.getSerializedSize());
+                    var entries = answer.getEntriesList().stream()
+                            .map(e -> e.toBuilder().setVolume(replicas.onEveryReplica(e.getVolume())).build()).toList();
+                    return new MergedListing.Slice<>(entries, answer.getNextToken(), answer.getSerializedSize());
                 });
         reply(out, ListVolumesResponse.newBuilder().addAllEntries(page.entries()).setNextToken(page.nextToken()).build());
     }
 
     @Override
     public void controllerGetVolume(ControllerGetVolumeRequest req, StreamObserver<ControllerGetVolumeResponse> out) {
-        TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getControllerGetVolumeMethod(), req, out));
+        var replicated = ReplicatedVolumeId.parse(req.getVolumeId());
+        if (replicated.isEmpty()) {
+            TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getControllerGetVolumeMethod(), req, out));
+            return;
+        }
+        // the primary knows its own node only; the volume is reachable on every replica's node
+        TransportThread.route(out, () -> {
+            var answer = replicas.primary(replicated.get()).call(a -> a.controller().controllerGetVolume(req));
+            reply(out, answer.toBuilder().setVolume(replicas.onEveryReplica(answer.getVolume())).build());
+        });
     }
 
     @Override

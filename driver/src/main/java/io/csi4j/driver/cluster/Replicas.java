@@ -225,6 +225,23 @@ final class Replicas {
         return nodes;
     }
 
+    /**
+     * A volume as the CO must see it: a replicated one is reachable on every replica's node, as CreateVolume said
+     * (the PV's node affinity); its primary answers with its own node only. Others, or a replica's node this
+     * controller does not know, come back as they are.
+     */
+    Volume onEveryReplica(Volume volume) {
+        var id = ReplicatedVolumeId.parse(volume.getVolumeId());
+        if (id.isEmpty()) return volume;
+        var withAll = volume.toBuilder().clearAccessibleTopology();
+        for (String tag : id.get().tags()) {
+            var node = agents.byNodeTag(tag);
+            if (node.isEmpty()) return volume;
+            withAll.addAccessibleTopology(Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, node.get().topologyValue()));
+        }
+        return withAll.build();
+    }
+
     private Agent node(String tag, ReplicatedVolumeId id) {
         return agents.byNodeTag(tag).orElseThrow(() -> agents.unknownNode("volume " + id, tag));
     }
