@@ -181,6 +181,8 @@ public final class ServeCommand implements Callable<Integer> {
                 metrics.include(driver.copies()::prometheusText);
                 // a thin pool image: what the filesystem beneath can still hold, and whether the pool is overcommitted
                 metrics.include(driver::poolBackingMetrics);
+                // replicated volumes: lag, last sync, bytes and duration of each secondary's last round on this agent
+                metrics.include(driver::replicaMetrics);
                 builder.metrics(metrics).metricsAddress(metricsAddress);
             }
             PluginServer server = builder.build().start().stopOnSignals();

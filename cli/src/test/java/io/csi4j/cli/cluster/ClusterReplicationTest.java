@@ -55,12 +55,37 @@ class ClusterReplicationTest {
     static ProcessCluster cluster;
     static ControllerGrpc.ControllerBlockingStub controller;
     static final Map<String, ManagedChannel> NODE_CHANNELS = new HashMap<>();
+    static final Map<String, String> METRICS = new HashMap<>();
+
+    /** The value of {@code name{volume,node}} on {@code node}'s agent metrics; empty if the series is absent. */
+    static java.util.Optional<Double> replicaMetric(String node, String name, String volume) throws Exception {
+        String page = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://" + METRICS.get(node) + "/metrics")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        String prefix = name + "{volume=\"" + volume + "\",node=\"" + node + "\"} ";
+        return page.lines().filter(l -> l.startsWith(prefix)).findFirst().map(l -> Double.parseDouble(l.substring(prefix.length())));
+    }
 
     @BeforeAll
     static void start() throws Exception {
         Privileged.requireRoot();
         var flags = List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M");
-        cluster = ProcessCluster.start(tmp, NODES, flags, List.of());
+        // each agent its own metrics address: the replica round metrics are on the secondary's agent
+        cluster = new ProcessCluster(tmp);
+        try {
+            for (String n : NODES) {
+                String metrics = "127.0.0.1:" + ProcessCluster.freePort();
+                METRICS.put(n, metrics);
+                var agentFlags = new ArrayList<>(flags);
+                agentFlags.addAll(List.of("--metrics-address", metrics));
+                cluster.addAgent(n, n, agentFlags).start();
+            }
+            cluster.startController(List.of());
+            cluster.awaitEveryNode();
+        } catch (Exception | Error e) {
+            cluster.close();
+            throw e;
+        }
         controller = ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
     }
 
@@ -364,6 +389,13 @@ class ClusterReplicationTest {
         var second = round(b, a, id);
         assertEquals(first.getPoint(), second.getBasePoint(), "the second round pulls only what changed: " + second);
         assertTrue(second.getBytesReceived() < first.getBytesReceived(), first + " then " + second);
+        // the secondary's agent exports its last round: these bytes, a duration, and a lag of seconds at most
+        assertEquals(second.getBytesReceived(), replicaMetric(b, "csi4j_replica_last_round_bytes", id).orElseThrow().longValue());
+        assertTrue(second.getBytesReceived() > 0, second.toString());
+        assertTrue(replicaMetric(b, "csi4j_replica_last_round_seconds", id).orElseThrow() > 0);
+        double lag = replicaMetric(b, "csi4j_replica_lag_seconds", id).orElseThrow();
+        assertTrue(lag >= 0 && lag < 60, "lag " + lag);
+        assertTrue(replicaMetric(a, "csi4j_replica_lag_seconds", id).isEmpty(), "the primary has no lag");
         // points are internal: not listed, not deletable as snapshots
         assertEquals(0, csi().listSnapshots(io.csi4j.proto.csi.ListSnapshotsRequest.newBuilder().setSourceVolumeId(id).build()).getEntriesCount());
         assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> csi().deleteSnapshot(
@@ -382,6 +414,7 @@ class ClusterReplicationTest {
         assertRecords(moved.resolve("records"), 5000);
         assertEquals("PRIMARY", role(b, id));
         assertEquals("SECONDARY", role(a, id));
+        assertTrue(replicaMetric(b, "csi4j_replica_lag_seconds", id).isEmpty(), "promoted: b has no lag any more");
         controllerPublish(b, id);                     // idempotent
 
         // the superseded copy refuses writable use; the volume cannot go back while published on b

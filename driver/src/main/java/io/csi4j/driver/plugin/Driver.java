@@ -18,6 +18,7 @@ import io.csi4j.driver.mobility.VolumeImports;
 import io.csi4j.driver.node.NodeVolumes;
 import io.csi4j.driver.replication.ReplicaState;
 import io.csi4j.driver.replication.ReplicaStates;
+import io.csi4j.driver.replication.RoundLog;
 import io.csi4j.driver.replication.Rounds;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.reconcile.Reconciler;
@@ -67,6 +68,8 @@ public final class Driver implements AutoCloseable {
     private final AtomicBoolean ready = new AtomicBoolean();
     /** Copies between nodes this agent makes or serves (progress for status and metrics). */
     private final Copies copies = new Copies();
+    /** The last round of each secondary on this agent (replication metrics); null until the agent serves. */
+    private volatile RoundLog roundLog;
     private volatile Peers peers;
     private Reconciler.Report lastReport;
 
@@ -136,7 +139,7 @@ public final class Driver implements AutoCloseable {
         var services = new ArrayList<>(Services.onAgent(this));
         services.add(AgentStatus.wrap(new NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies,
                 peers == null ? new Peers(null) : peers, replicaStates,
-                new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId()))));
+                new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId(), roundLog()))));
         return services;
     }
 
@@ -167,6 +170,17 @@ public final class Driver implements AutoCloseable {
     /** The pool image's backing space in the Prometheus text format; empty for a directory pool. */
     public String poolBackingMetrics() {
         return poolBacking.map(PoolBacking::prometheusText).orElse("");
+    }
+
+    /** Lag, last sync, bytes and duration of each secondary on this agent, Prometheus text; empty if none. */
+    public String replicaMetrics() {
+        var log = roundLog;
+        return log == null ? "" : log.prometheusText(java.time.Instant.now());
+    }
+
+    private synchronized RoundLog roundLog() {
+        if (roundLog == null) roundLog = new RoundLog(config.nodeId());
+        return roundLog;
     }
 
     public Reconciler.Report reconcileReport() {

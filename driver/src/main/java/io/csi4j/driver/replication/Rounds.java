@@ -54,6 +54,7 @@ public final class Rounds {
     private final VolumeImports imports;
     private final PoolStorage engine;
     private final String nodeId;
+    private final RoundLog log;
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
     /** When each secondary here last tried a round (System.nanoTime); a volume first seen counts from then. */
     private final Map<String, Long> lastTry = new ConcurrentHashMap<>();
@@ -78,6 +79,13 @@ public final class Rounds {
     }
 
     public Rounds(ReplicaStates states, Volumes volumes, Snapshots snapshots, VolumeImports imports, PoolStorage engine, String nodeId) {
+        this(states, volumes, snapshots, imports, engine, nodeId, new RoundLog(nodeId));
+    }
+
+    /** As above, recording each complete round of a secondary here in {@code log} (metrics). */
+    public Rounds(ReplicaStates states, Volumes volumes, Snapshots snapshots, VolumeImports imports, PoolStorage engine, String nodeId,
+            RoundLog log) {
+        this.log = log;
         this.states = states;
         this.volumes = volumes;
         this.snapshots = snapshots;
@@ -118,12 +126,17 @@ public final class Rounds {
                         + s.epoch() + "; it does not pull");
             }
             long started = System.nanoTime();
+            var cutAt = java.time.Instant.now();                                 // at the latest: the lag shown is never less
             lastTry.put(id.toString(), started);
             String point = primary.cutPoint(id.toString(), nodeId, s.point());
             var pulled = imports.pullPoint(id.toString(), point, primary.source());
             ReplicaState now = states.holding(id, point);                       // durable before the answer
             if (promoteEpoch > 0) now = states.promote(id, promoteEpoch);
-            long millis = (System.nanoTime() - started) / 1_000_000;
+            long took = System.nanoTime() - started;
+            long millis = took / 1_000_000;
+            if (now.writable()) log.forget(id.toString());                      // a primary holds no point of another's
+            else log.completed(id.toString(), new RoundLog.Round(cutAt, java.time.Instant.now(), pulled.bytesReceived(),
+                    java.time.Duration.ofNanos(took)));
             LOG.info(() -> "replica of " + id + " now holds point " + point + " from node '" + primary.source().nodeId() + "': "
                     + pulled.bytesReceived() + " bytes" + (pulled.baseSnapshotId().isEmpty() ? " (full)" : " since " + pulled.baseSnapshotId())
                     + " in " + millis + " ms");
@@ -141,6 +154,7 @@ public final class Rounds {
             ReplicaState s = state(id);
             String note = "failed over at " + java.time.Instant.now() + " from point " + s.point() + ", replacing node '" + replacedNode + "'";
             ReplicaState now = states.failover(id, epoch, note);
+            log.forget(id.toString());
             LOG.warning(() -> "replica of " + id + ": " + now.failover() + " (epoch " + now.epoch() + ")");
             return now;
         });
@@ -173,6 +187,7 @@ public final class Rounds {
             engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
             states.delete(id);
             lastTry.remove(id.toString());
+            log.forget(id.toString());
             return null;
         });
     }
