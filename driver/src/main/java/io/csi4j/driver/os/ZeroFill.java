@@ -2,7 +2,6 @@ package io.csi4j.driver.os;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,8 +50,7 @@ public final class ZeroFill {
             Libc.fallocate(fd.fd(), FALLOC_FL_KEEP_SIZE, from, size - from, file);
             List<ExtentFile.Range> zeros = readingAsZeros(file, from);
             long written = writeZeros(file, zeros);
-            Libc.fsetxattr(fd.fd(), THICK_MARK, "1".getBytes(StandardCharsets.US_ASCII), file);
-            Libc.fsync(fd.fd(), file);
+            FileMarks.set(file, THICK_MARK);   // its fsync is the file's: the zeros and the mark
             return written;
         }
     }
@@ -85,42 +83,21 @@ public final class ZeroFill {
 
     /** Marks a freshly filled image (all zeros) durably; {@link #fresh} reads it, {@link #unmark} drops it. */
     public static void mark(Path file) {
-        try (Fd fd = Fd.open(file, Libc.O_RDONLY)) {
-            Libc.fsetxattr(fd.fd(), FRESH_MARK, "1".getBytes(StandardCharsets.US_ASCII), file);
-            Libc.fsync(fd.fd(), file);
-        }
+        FileMarks.set(file, FRESH_MARK);
     }
 
     public static boolean fresh(Path file) {
-        return marked(file, FRESH_MARK);
+        return FileMarks.has(file, FRESH_MARK);
     }
 
     /** Whether the file was made thick by {@link #fill} (and is to stay so). */
     public static boolean thick(Path file) {
-        return marked(file, THICK_MARK);
-    }
-
-    private static boolean marked(Path file, String mark) {
-        try (Fd fd = Fd.open(file, Libc.O_RDONLY); Arena arena = Arena.ofConfined()) {
-            Libc.fgetxattr(fd.fd(), mark, arena.allocate(16), file);
-            return true;
-        } catch (OsException e) {
-            if (e.is(Errno.ENODATA) || e.is(Errno.EOPNOTSUPP)) return false;
-            throw e;
-        }
+        return FileMarks.has(file, THICK_MARK);
     }
 
     /** Drops the mark, durably, before anything but zeros may be written into the file. */
     public static void unmark(Path file) {
-        try (Fd fd = Fd.open(file, Libc.O_RDONLY)) {
-            try {
-                Libc.fremovexattr(fd.fd(), FRESH_MARK, file);
-            } catch (OsException e) {
-                if (e.is(Errno.ENODATA) || e.is(Errno.EOPNOTSUPP)) return;
-                throw e;
-            }
-            Libc.fsync(fd.fd(), file);
-        }
+        FileMarks.clear(file, FRESH_MARK);
     }
 
     /** The ranges at or after {@code from} that read as zeros without being written: holes and unwritten extents. */

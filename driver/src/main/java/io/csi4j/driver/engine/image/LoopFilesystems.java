@@ -157,8 +157,8 @@ final class LoopFilesystems {
 
     /**
      * mkfs of a blank volume, between a durable {@link FormatIntent} mark and its removal: a cut in between leaves
-     * the mark, and the retried stage formats again instead of meeting a half-made filesystem. The removal is made
-     * durable by the stage's fsync of the image before its answer. A thick image keeps its fresh-fill mark until
+     * the mark, and the retried stage formats again instead of meeting a half-made filesystem. The removal fsyncs
+     * the image itself (FileMarks.clear). A thick image keeps its fresh-fill mark until
      * its fill after mkfs is done, so a retry after a cut formats it as thick again.
      */
     private static void format(Path image, Path node, String fsType, boolean thick) {
