@@ -12,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.testing.LeakCheck;
-import io.csi4j.driver.testing.ScratchFilesystem;
 import io.csi4j.proto.addons.identity.Capability;
 import io.csi4j.proto.addons.identity.GetCapabilitiesRequest;
 import io.csi4j.proto.addons.reclaimspace.ControllerReclaimSpaceRequest;
@@ -34,13 +33,9 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * CSI-Addons NodeReclaimSpace over the plugin's real CSI-Addons socket, on an XFS reflink pool: a 1 GiB file
@@ -50,52 +45,35 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(LeakCheck.class)
 class ReclaimSpaceSocketTest {
     private static final long GIB = 1L << 30;
-    private static ServedDriver served;
-    private Path nodeDir;
+    @RegisterExtension
+    static final ServedImagePool POOL = ServedImagePool.ofBytes(4 * GIB);
 
-    @BeforeAll
-    static void startPlugin() {
-        ScratchFilesystem.require("xfs");
-        served = ServedDriver.imagePool(4 * GIB);
-    }
+    private static ServedDriver served() { return POOL.served(); }
 
-    @AfterAll
-    static void stopPlugin() {
-        if (served != null) served.close();
-    }
-
-    @BeforeEach
-    void nodeDir(TestInfo test) {
-        nodeDir = served.nodeDir(test.getDisplayName().replaceAll("[^A-Za-z0-9]", "_"));
-    }
-
-    @AfterEach
-    void cleanUp() {
-        assertEquals(List.of(), served.cleanUp(nodeDir), "the test left mounts or loop devices");
-    }
+    private static Path nodeDir() { return POOL.nodeDir(); }
 
     private static ReclaimSpaceNodeGrpc.ReclaimSpaceNodeBlockingStub reclaim() {
-        return ReclaimSpaceNodeGrpc.newBlockingStub(served.addonsChannel()).withDeadlineAfter(2, TimeUnit.MINUTES);
+        return ReclaimSpaceNodeGrpc.newBlockingStub(served().addonsChannel()).withDeadlineAfter(2, TimeUnit.MINUTES);
     }
 
     private static String volume(String name, long size, VolumeCapability cap) {
-        return io.csi4j.proto.csi.ControllerGrpc.newBlockingStub(served.channel()).withDeadlineAfter(2, TimeUnit.MINUTES)
+        return io.csi4j.proto.csi.ControllerGrpc.newBlockingStub(served().channel()).withDeadlineAfter(2, TimeUnit.MINUTES)
                 .createVolume(CreateVolumeRequest.newBuilder().setName(name).setCapacityRange(Wire.range(size, 0))
                         .addVolumeCapabilities(cap).build()).getVolume().getVolumeId();
     }
 
     private static io.csi4j.proto.csi.NodeGrpc.NodeBlockingStub node() {
-        return io.csi4j.proto.csi.NodeGrpc.newBlockingStub(served.channel()).withDeadlineAfter(2, TimeUnit.MINUTES);
+        return io.csi4j.proto.csi.NodeGrpc.newBlockingStub(served().channel()).withDeadlineAfter(2, TimeUnit.MINUTES);
     }
 
     private static long poolUsed() {
-        FsStats fs = FsStats.of(served.driver().engine().pool().path());
+        FsStats fs = FsStats.of(served().driver().engine().pool().path());
         return fs.totalBytes() - fs.freeBytes();
     }
 
     @Test
     void advertisesOnlineAndOfflineReclaim() {
-        var caps = io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(served.addonsChannel())
+        var caps = io.csi4j.proto.addons.identity.IdentityGrpc.newBlockingStub(served().addonsChannel())
                 .getCapabilities(GetCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList();
         assertTrue(caps.stream().anyMatch(c -> c.getReclaimSpace().getType() == Capability.ReclaimSpace.Type.ONLINE), caps.toString());
         assertTrue(caps.stream().anyMatch(c -> c.getReclaimSpace().getType() == Capability.ReclaimSpace.Type.OFFLINE), caps.toString());
@@ -104,15 +82,15 @@ class ReclaimSpaceSocketTest {
     }
 
     private static ReclaimSpaceControllerGrpc.ReclaimSpaceControllerBlockingStub offline() {
-        return ReclaimSpaceControllerGrpc.newBlockingStub(served.addonsChannel()).withDeadlineAfter(2, TimeUnit.MINUTES);
+        return ReclaimSpaceControllerGrpc.newBlockingStub(served().addonsChannel()).withDeadlineAfter(2, TimeUnit.MINUTES);
     }
 
     /** Nothing of a reclaim stays: no loop device on the image, no mount anywhere that names it or the pool's .tmp. */
     private static void assertNothingLeftBy(String id) throws IOException {
-        assertEquals(List.of(), io.csi4j.driver.os.LoopDevice.findByBackingFile(served.image(id)), "loop devices of " + id);
+        assertEquals(List.of(), io.csi4j.driver.os.LoopDevice.findByBackingFile(served().image(id)), "loop devices of " + id);
         String mounts = Files.readString(Path.of("/proc/self/mountinfo"));
         assertFalse(mounts.contains(".reclaim"), mounts);
-        try (var left = Files.list(served.driver().engine().pool().path().resolve(".tmp"))) {
+        try (var left = Files.list(served().driver().engine().pool().path().resolve(".tmp"))) {
             assertEquals(List.of(), left.toList(), "the pool's .tmp is empty again");
         }
     }
@@ -126,7 +104,7 @@ class ReclaimSpaceSocketTest {
         assertEquals(blank.getPreUsage().getUsageBytes(), blank.getPostUsage().getUsageBytes());
         assertNothingLeftBy(id);
 
-        Path staging = nodeDir.resolve("staging");
+        Path staging = nodeDir().resolve("staging");
         node().nodeStageVolume(stage(id, staging, cap));
         String kept = writeRandom(staging.resolve("keep.bin"), 32 * MIB, 3);
         writeRandom(staging.resolve("big.bin"), GIB, 4);
@@ -160,8 +138,8 @@ class ReclaimSpaceSocketTest {
     void aDeletedGigabyteGoesBackToThePoolAndTheRestStays() throws Exception {
         VolumeCapability cap = mount("ext4");
         String id = volume("reclaim", 2 * GIB, cap);
-        Path staging = nodeDir.resolve("staging");
-        Path target = nodeDir.resolve("target");
+        Path staging = nodeDir().resolve("staging");
+        Path target = nodeDir().resolve("target");
         node().nodeStageVolume(stage(id, staging, cap));
         node().nodePublishVolume(publish(id, staging, target, cap));
 
@@ -181,7 +159,7 @@ class ReclaimSpaceSocketTest {
                 r.getPostUsage().getUsageBytes(), freed / MIB, poolFreed / MIB);
         assertTrue(freed > 900 * MIB, "the image gave back about 1 GiB: " + freed);
         assertTrue(poolFreed > 900 * MIB, "the pool's usage fell by about 1 GiB: " + poolFreed);
-        long allocated = io.csi4j.driver.os.FileStat.of(served.image(id)).allocatedBytes();
+        long allocated = io.csi4j.driver.os.FileStat.of(served().image(id)).allocatedBytes();
         assertTrue(Math.abs(allocated - r.getPostUsage().getUsageBytes()) < 16 * MIB,
                 "post_usage is the image's allocated bytes: " + r.getPostUsage().getUsageBytes() + " vs " + allocated);
 
@@ -199,8 +177,8 @@ class ReclaimSpaceSocketTest {
     @Test
     void refusesBlockVolumesUnknownVolumesAndForeignPaths() {
         String dev = volume("reclaim-dev", 16 * MIB, block());
-        Path staging = nodeDir.resolve("staging-dev");
-        Path target = nodeDir.resolve("target-dev");
+        Path staging = nodeDir().resolve("staging-dev");
+        Path target = nodeDir().resolve("target-dev");
         node().nodeStageVolume(stage(dev, staging, block()));
         node().nodePublishVolume(publish(dev, staging, target, block()));
         Status refused = fails(Status.Code.FAILED_PRECONDITION, () -> reclaim().nodeReclaimSpace(NodeReclaimSpaceRequest.newBuilder()
@@ -210,15 +188,15 @@ class ReclaimSpaceSocketTest {
         node().nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(dev).setStagingTargetPath(staging.toString()).build());
 
         fails(Status.Code.NOT_FOUND, () -> reclaim().nodeReclaimSpace(NodeReclaimSpaceRequest.newBuilder()
-                .setVolumeId("vol-node-a-nosuch").setVolumePath(nodeDir.toString()).build()));
+                .setVolumeId("vol-node-a-nosuch").setVolumePath(nodeDir().toString()).build()));
         fails(Status.Code.INVALID_ARGUMENT, () -> reclaim().nodeReclaimSpace(NodeReclaimSpaceRequest.newBuilder()
-                .setVolumeId("").setVolumePath(nodeDir.toString()).build()));
+                .setVolumeId("").setVolumePath(nodeDir().toString()).build()));
         fails(Status.Code.INVALID_ARGUMENT, () -> reclaim().nodeReclaimSpace(NodeReclaimSpaceRequest.newBuilder()
                 .setVolumeId(dev).build()));
         // a filesystem volume, but the path is no mount of it: no other filesystem is trimmed in its name
         String fs = volume("reclaim-fs", 32 * MIB, mount("ext4"));
         fails(Status.Code.NOT_FOUND, () -> reclaim().nodeReclaimSpace(NodeReclaimSpaceRequest.newBuilder()
-                .setVolumeId(fs).setVolumePath(nodeDir.toString()).build()));
+                .setVolumeId(fs).setVolumePath(nodeDir().toString()).build()));
     }
 
     private static String writeRandom(Path file, long size, long seed) throws Exception {

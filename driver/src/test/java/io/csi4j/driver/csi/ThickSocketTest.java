@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.csi4j.driver.os.ZeroFill;
 import io.csi4j.driver.testing.LeakCheck;
-import io.csi4j.driver.testing.ScratchFilesystem;
 import io.csi4j.proto.csi.ControllerGrpc;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.CreateVolumeResponse;
@@ -18,41 +17,20 @@ import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Thick CreateVolume over the real socket: a create longer than the CO's deadline completes; no overcommit. */
 @ExtendWith(LeakCheck.class)
 class ThickSocketTest {
     private static final long GIB = 1L << 30;
-    private static ServedDriver served;
-    private Path nodeDir;
+    @RegisterExtension
+    static final ServedImagePool POOL = ServedImagePool.ofBytes(2 * GIB);
 
-    @BeforeAll
-    static void startPlugin() {
-        ScratchFilesystem.require("xfs");
-        served = ServedDriver.imagePool(2 * GIB);
-    }
+    private static ServedDriver served() { return POOL.served(); }
 
-    @AfterAll
-    static void stopPlugin() {
-        if (served != null) served.close();
-    }
-
-    @BeforeEach
-    void nodeDir(TestInfo test) {
-        nodeDir = served.nodeDir(test.getDisplayName().replaceAll("[^A-Za-z0-9]", "_"));
-    }
-
-    @AfterEach
-    void cleanUp() {
-        assertEquals(List.of(), served.cleanUp(nodeDir), "the test left mounts or loop devices");
-    }
+    private static Path nodeDir() { return POOL.nodeDir(); }
 
     private static CreateVolumeRequest thick(String name, long bytes) {
         return Wire.create(name, bytes, Wire.block()).putParameters("csi4j.io/provisioning", "thick").build();
@@ -66,13 +44,13 @@ class ThickSocketTest {
     void aCreateLongerThanTheDeadlineCompletes() throws Exception {
         CreateVolumeRequest request = thick("thick-slow", 768 * MIB);
         StatusRuntimeException late = assertThrows(StatusRuntimeException.class, () ->
-                ControllerGrpc.newBlockingStub(served.channel()).withDeadlineAfter(1, TimeUnit.MILLISECONDS).createVolume(request));
+                ControllerGrpc.newBlockingStub(served().channel()).withDeadlineAfter(1, TimeUnit.MILLISECONDS).createVolume(request));
         assertEquals(Status.Code.DEADLINE_EXCEEDED, late.getStatus().getCode());
         CreateVolumeResponse made = null;
         long giveUp = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
         while (made == null) {
             try {
-                made = served.controller.createVolume(request);
+                made = served().controller.createVolume(request);
             } catch (StatusRuntimeException e) {
                 if (e.getStatus().getCode() != Status.Code.ABORTED) throw e;   // "operation pending": retry
                 if (System.nanoTime() > giveUp) fail("still being created after 3 minutes: " + e.getStatus());
@@ -81,24 +59,24 @@ class ThickSocketTest {
         }
         assertEquals(768 * MIB, made.getVolume().getCapacityBytes());
         String id = made.getVolume().getVolumeId();
-        ZeroFill.Layout layout = ZeroFill.layout(served.image(id));
+        ZeroFill.Layout layout = ZeroFill.layout(served().image(id));
         assertTrue(layout.thick(), layout.toString());
-        assertEquals(id, served.controller.createVolume(request).getVolume().getVolumeId(), "one volume, however often asked");
-        assertEquals(1, served.controller.listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesCount());
+        assertEquals(id, served().controller.createVolume(request).getVolume().getVolumeId(), "one volume, however often asked");
+        assertEquals(1, served().controller.listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesCount());
     }
 
     @Test
     void aThickVolumeBeyondTheRealFreeSpaceIsRefusedBeforeAnythingIsWritten() {
-        Status refused = Wire.fails(Status.Code.RESOURCE_EXHAUSTED, () -> served.controller.createVolume(thick("thick-big", 3 * GIB)));
+        Status refused = Wire.fails(Status.Code.RESOURCE_EXHAUSTED, () -> served().controller.createVolume(thick("thick-big", 3 * GIB)));
         assertTrue(refused.getDescription().contains("space"), refused.getDescription());
-        assertEquals(0, served.controller.listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesCount());
-        assertEquals(List.of(), List.of(served.volumesDir().toFile().list()), "no image, no sidecar");
+        assertEquals(0, served().controller.listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesCount());
+        assertEquals(List.of(), List.of(served().volumesDir().toFile().list()), "no image, no sidecar");
     }
 
     @Test
     void provisioningIsCheckedBeforeAnythingIsWritten() {
-        Wire.fails(Status.Code.INVALID_ARGUMENT, () -> served.controller.createVolume(
+        Wire.fails(Status.Code.INVALID_ARGUMENT, () -> served().controller.createVolume(
                 Wire.create("lazy", 64 * MIB, Wire.block()).putParameters("csi4j.io/provisioning", "lazy").build()));
-        assertEquals(0, served.controller.listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesCount());
+        assertEquals(0, served().controller.listVolumes(ListVolumesRequest.getDefaultInstance()).getEntriesCount());
     }
 }
