@@ -10,6 +10,7 @@ import io.csi4j.proto.csi.GroupControllerGrpc;
 import io.csi4j.proto.csi.IdentityGrpc;
 import io.csi4j.proto.csi.NodeGrpc;
 import io.csi4j.proto.csi.SnapshotMetadataGrpc;
+import io.csi4j.cli.testing.RawBytes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.MethodDescriptor;
@@ -17,9 +18,6 @@ import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -34,22 +32,6 @@ import java.util.concurrent.TimeUnit;
  * raw bytes as any method's request.
  */
 final class Seeds {
-    static final MethodDescriptor.Marshaller<byte[]> RAW = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-    };
-
     private final String volume, snapshot;
     private final Path paths;
     private final Random random;
@@ -133,7 +115,7 @@ final class Seeds {
     /** Sends {@code request} as {@code method}'s request; the status it got (OK for an answer). */
     static Status call(Channel channel, MethodDescriptor<?, ?> method, byte[] request) {
         var raw = MethodDescriptor.<byte[], byte[]>newBuilder().setType(method.getType())
-                .setFullMethodName(method.getFullMethodName()).setRequestMarshaller(RAW).setResponseMarshaller(RAW).build();
+                .setFullMethodName(method.getFullMethodName()).setRequestMarshaller(RawBytes.MARSHALLER).setResponseMarshaller(RawBytes.MARSHALLER).build();
         var options = CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS);
         try {
             if (method.getType() == MethodDescriptor.MethodType.SERVER_STREAMING) {

@@ -1,5 +1,6 @@
 package io.csi4j.cli.call.h2;
 
+import io.csi4j.cli.testing.RawBytes;
 import io.grpc.stub.StreamObserver;
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -20,10 +21,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerDomainSocketChannel;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -49,25 +47,9 @@ class DirectChannelTest {
     static ManagedChannel grpc;
     static DirectChannel direct;
 
-    static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-    };
-
     static MethodDescriptor<byte[], byte[]> method(String name) {
         return MethodDescriptor.<byte[], byte[]>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
-                .setFullMethodName("test.Echo/" + name).setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+                .setFullMethodName("test.Echo/" + name).setRequestMarshaller(RawBytes.MARSHALLER).setResponseMarshaller(RawBytes.MARSHALLER).build();
     }
 
     @BeforeAll
