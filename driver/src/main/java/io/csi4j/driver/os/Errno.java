@@ -6,6 +6,7 @@ public final class Errno {
 
     public static final int EPERM = 1;
     public static final int ENOENT = 2;
+    public static final int ESRCH = 3;
     public static final int EINTR = 4;
     public static final int EIO = 5;
     public static final int ENXIO = 6;
@@ -27,6 +28,7 @@ public final class Errno {
     public static final int ENOSYS = 38;
     public static final int ENODATA = 61;
     public static final int EOPNOTSUPP = 95;
+    public static final int EDQUOT = 122;
 
     /** Symbolic name ("EBUSY") from glibc's strerrorname_np, or "errno N" where libc lacks it. */
     public static String name(int errno) {
