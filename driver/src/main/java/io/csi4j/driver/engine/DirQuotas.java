@@ -46,7 +46,12 @@ final class DirQuotas {
 
     /** Quotas for the pool at {@code pool}, or empty when its filesystem does not enforce project quotas. */
     static Optional<DirQuotas> of(Path pool) {
-        return ProjectQuota.enforced(pool) ? Optional.of(new DirQuotas(pool)) : Optional.empty();
+        try {
+            return ProjectQuota.enforced(pool) ? Optional.of(new DirQuotas(pool)) : Optional.empty();
+        } catch (OsException e) { // an answer we do not know: serve as without quotas, and say why
+            LOG.log(System.Logger.Level.WARNING, "cannot tell whether " + pool + " enforces project quotas: " + e.getMessage());
+            return Optional.empty();
+        }
     }
 
     /**
