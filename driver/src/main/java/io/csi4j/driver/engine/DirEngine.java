@@ -8,6 +8,7 @@ import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.os.ProjectQuota;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,10 +27,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * Volumes are directories, {@code <pool>/volumes/<id>.dir}; snapshots are copies of the tree
  * ({@code <pool>/snapshots/<id>.dir}) with a reflink per file where the pool can. No block volumes. Capacity is
  * enforced when the pool's filesystem enforces project quotas (XFS {@code prjquota}): each volume directory gets
- * its own project id and a hard block limit of its capacity ({@link DirQuotas}); without them it is only recorded. A directory cannot be frozen, so group
- * snapshots are refused while a member is published writable: they could not be write-order
- * consistent. Stage does nothing; publish is a bind mount of the volume's directory ({@link DirNode}); a freeze
- * hold only checks that no member is published writable ({@link DirFreezer}).
+ * its own project id and a hard block limit of its capacity ({@link DirQuotas}); without them it is only recorded.
+ * A directory cannot be frozen, so group snapshots are refused while a member is published writable: they could
+ * not be write-order consistent. Stage does nothing; publish is a bind mount of the volume's directory
+ * ({@link DirNode}); a freeze hold only checks that no member is published writable ({@link DirFreezer}).
  */
 public final class DirEngine extends PoolEngine {
 
@@ -92,13 +94,13 @@ public final class DirEngine extends PoolEngine {
     }
 
     /** The volume's project quota usage and limit; empty without quotas or for a volume without an id. */
-    Optional<io.csi4j.driver.os.ProjectQuota.Usage> quotaUsage(String volumeId) {
+    Optional<ProjectQuota.Usage> quotaUsage(String volumeId) {
         return quotas.flatMap(q -> q.usage(volumeId));
     }
 
     /** The volume's project id, if it has one (tests, messages). */
-    java.util.OptionalInt projectId(String volumeId) {
-        return quotas.map(q -> q.id(volumeId)).orElse(java.util.OptionalInt.empty());
+    OptionalInt projectId(String volumeId) {
+        return quotas.map(q -> q.id(volumeId)).orElse(OptionalInt.empty());
     }
 
     /** A volume found already made (a retried create) that a failure left without its id gets it now. */
