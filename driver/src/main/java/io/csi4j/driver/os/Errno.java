@@ -28,7 +28,6 @@ public final class Errno {
     public static final int ENOSYS = 38;
     public static final int ENODATA = 61;
     public static final int EOPNOTSUPP = 95;
-    public static final int EDQUOT = 122;
 
     /** Symbolic name ("EBUSY") from glibc's strerrorname_np, or "errno N" where libc lacks it. */
     public static String name(int errno) {

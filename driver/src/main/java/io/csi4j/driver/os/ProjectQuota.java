@@ -12,10 +12,11 @@ import java.nio.file.Path;
 /**
  * Project quotas (XFS {@code prjquota}; ext4 with the {@code project} feature mounted {@code prjquota}): a directory
  * tagged with a project id and {@code FS_XFLAG_PROJINHERIT} passes the id to everything made in it, and the
- * filesystem refuses a write past the project's hard block limit with EDQUOT. All through system calls: the id and
- * flag by FS_IOC_FSGETXATTR / FS_IOC_FSSETXATTR on the directory, limits and usage by quotactl_fd(2) with the XFS
- * quota commands (Q_XGETQSTAT, Q_XSETQLIM, Q_XGETQUOTA), which the kernel also maps onto ext4's quota. quotactl_fd
- * takes any open file of the filesystem, so no block device has to be found (Linux 5.14+).
+ * filesystem refuses a write past the project's hard block limit (XFS with ENOSPC, as a full filesystem; ext4 with
+ * EDQUOT). All through system calls: the id and flag by FS_IOC_FSGETXATTR / FS_IOC_FSSETXATTR on the directory,
+ * limits and usage by quotactl_fd(2) with the XFS quota commands (Q_XGETQSTAT, Q_XSETQLIM, Q_XGETQUOTA), which the
+ * kernel also maps onto ext4's quota. quotactl_fd takes any open file of the filesystem, so no block device has to
+ * be found (Linux 5.14+). Layouts and numbers checked against linux/fs.h, linux/dqblk_xfs.h and linux/quota.h.
  */
 public final class ProjectQuota {
     private ProjectQuota() {}
