@@ -8,6 +8,7 @@ import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.os.ProjectQuota;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -17,17 +18,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Volumes are directories, {@code <pool>/volumes/<id>.dir}; snapshots are copies of the tree
- * ({@code <pool>/snapshots/<id>.dir}) with a reflink per file where the pool can. No block volumes,
- * no enforced capacity (it is recorded and reported). A directory cannot be frozen, so group
- * snapshots are refused while a member is published writable: they could not be write-order
- * consistent. Stage does nothing; publish is a bind mount of the volume's directory ({@link DirNode}); a freeze
- * hold only checks that no member is published writable ({@link DirFreezer}).
+ * ({@code <pool>/snapshots/<id>.dir}) with a reflink per file where the pool can. No block volumes. Capacity is
+ * enforced when the pool's filesystem enforces project quotas (XFS {@code prjquota}): each volume directory gets
+ * its own project id and a hard block limit of its capacity ({@link DirQuotas}); without them it is only recorded.
+ * A directory cannot be frozen, so group snapshots are refused while a member is published writable: they could
+ * not be write-order consistent. Stage does nothing; publish is a bind mount of the volume's directory
+ * ({@link DirNode}); a freeze hold only checks that no member is published writable ({@link DirFreezer}).
  */
 public final class DirEngine extends PoolEngine {
 
@@ -41,11 +44,20 @@ public final class DirEngine extends PoolEngine {
             .add(Freezer.class, new DirFreezer(this))
             .build();
 
+    /** Present when the pool's filesystem enforces project quotas: capacity is then a hard limit. */
+    private final Optional<DirQuotas> quotas;
+
     private DirEngine(Pool pool) {
         super(pool, "dir", new EngineCapabilities(false, List.of(), Set.of("compression")), ".dir", EntryType.DIRECTORY);
         long sum = 0;
-        for (String id : layout.ids(Artifact.Kind.VOLUME)) sum += recordedSize(Artifact.Kind.VOLUME, id);
+        Map<String, Path> dirs = new TreeMap<>();
+        for (String id : layout.ids(Artifact.Kind.VOLUME)) {
+            sum += recordedSize(Artifact.Kind.VOLUME, id);
+            if (layout.exists(Artifact.Kind.VOLUME, id, EntryType.DIRECTORY)) dirs.put(id, dir(id));
+        }
         provisionedBytes.set(sum);
+        quotas = DirQuotas.of(pool.path());
+        quotas.ifPresent(q -> q.reconcile(dirs, id -> recordedSize(Artifact.Kind.VOLUME, id)));
     }
 
     public static DirEngine open(Pool pool) {
@@ -70,7 +82,30 @@ public final class DirEngine extends PoolEngine {
 
     @Override
     public List<String> notices() {
-        return List.of(pool.describe(), "dir engine: volume capacity is recorded but not enforced; no block volumes");
+        return List.of(pool.describe(), quotas.isPresent()
+                ? "dir engine: volume capacity enforced as a hard limit by project quotas (a project id per volume); no block volumes"
+                : "dir engine: volume capacity is recorded but NOT enforced (the pool's filesystem has no project quotas: "
+                  + "put the data dir on XFS mounted with prjquota to enforce it); no block volumes");
+    }
+
+    /** Whether volume capacity is a hard limit here (project quotas). */
+    public boolean enforcesCapacity() {
+        return quotas.isPresent();
+    }
+
+    /** The volume's project quota usage and limit; empty without quotas or for a volume without an id. */
+    Optional<ProjectQuota.Usage> quotaUsage(String volumeId) {
+        return quotas.flatMap(q -> q.usage(volumeId));
+    }
+
+    /** The volume's project id, if it has one (tests, messages). */
+    OptionalInt projectId(String volumeId) {
+        return quotas.map(q -> q.id(volumeId)).orElse(OptionalInt.empty());
+    }
+
+    /** A volume found already made (a retried create) that a failure left without its id gets it now. */
+    private void ensureQuota(String volumeId, long sizeBytes) {
+        quotas.filter(q -> q.id(volumeId).isEmpty()).ifPresent(q -> q.attachTree(volumeId, dir(volumeId), sizeBytes));
     }
 
     Path dir(String volumeId) {
@@ -98,7 +133,10 @@ public final class DirEngine extends PoolEngine {
         blankSize(capacityBytes, access);
         // sidecar, then the directory, under their final names and unsynced: a blank volume is derivable from its row
         return translate("creating volume " + volumeId, () -> locks.locked(volumeId, () -> {
-            if (existing(volumeId, capacityBytes, "", label)) return capacityBytes;
+            if (existing(volumeId, capacityBytes, "", label)) {
+                ensureQuota(volumeId, capacityBytes);
+                return capacityBytes;
+            }
             makeBlank(volumeId, capacityBytes, access, label);
             return capacityBytes;
         }));
@@ -111,6 +149,13 @@ public final class DirEngine extends PoolEngine {
         } catch (IOException e) {
             PoolLayout.deleteQuietly(layout.sidecar(Artifact.Kind.VOLUME, volumeId));
             throw new UncheckedIOException("creating " + dir(volumeId), e);
+        }
+        try {
+            quotas.ifPresent(q -> q.attach(volumeId, dir(volumeId), capacityBytes)); // before the row: never acknowledged without
+        } catch (RuntimeException e) {
+            PoolLayout.deleteQuietly(dir(volumeId));
+            PoolLayout.deleteQuietly(layout.sidecar(Artifact.Kind.VOLUME, volumeId));
+            throw e;
         }
         provisionedBytes.addAndGet(capacityBytes);
     }
@@ -160,10 +205,15 @@ public final class DirEngine extends PoolEngine {
             throw StorageException.outOfRange(sourceRef + " holds " + sourceSize + " bytes; " + capacityBytes + " cannot hold it");
         }
         long size = Math.max(capacityBytes, sourceSize);
-        if (existing(volumeId, size, sourceRef, label)) return size;
+        if (existing(volumeId, size, sourceRef, label)) {
+            ensureQuota(volumeId, size);
+            return size;
+        }
         layout.writeSidecar(new Artifact(volumeId, Artifact.Kind.VOLUME, name(), size, access, sourceRef, Instant.now())
                 .withLabel(label));
         copyInto(source, Artifact.Kind.VOLUME, volumeId);
+        // its own id, the copied tree tagged (the source's files kept theirs); a failure here is finished by a retry
+        quotas.ifPresent(q -> q.attachTree(volumeId, dir(volumeId), size));
         provisionedBytes.addAndGet(size);
         return size;
     }
@@ -193,6 +243,7 @@ public final class DirEngine extends PoolEngine {
                 size = recordedSize(Artifact.Kind.VOLUME, volumeId);
             }
             layout.deleteUnsynced(Artifact.Kind.VOLUME, volumeId);  // durable by the caller's tombstone
+            quotas.ifPresent(q -> q.detach(volumeId));                // its files are gone: the limit and the id go
             provisionedBytes.addAndGet(-size);
             return null;
         }));
@@ -212,7 +263,7 @@ public final class DirEngine extends PoolEngine {
         return translate("looking up volume " + volumeId, () -> !mountsOf(MountTable.read(), volumeId).isEmpty());
     }
 
-    /** Capacity is not enforced: growing only records the new size. */
+    /** Records the new size, then raises the project's limit (online: nothing else to grow). */
     @Override
     public long expandVolume(String volumeId, long newCapacityBytes) {
         PoolLayout.checkId("volume", volumeId);
@@ -222,6 +273,7 @@ public final class DirEngine extends PoolEngine {
                     new Artifact(volumeId, Artifact.Kind.VOLUME, name(), 0, AccessType.mount(""), "", Instant.now()));
             if (newCapacityBytes <= artifact.sizeBytes()) return artifact.sizeBytes();
             layout.writeSidecar(artifact.withSize(newCapacityBytes));
+            quotas.ifPresent(q -> q.resize(volumeId, newCapacityBytes));
             provisionedBytes.addAndGet(newCapacityBytes - artifact.sizeBytes());
             return newCapacityBytes;
         }));

@@ -7,6 +7,7 @@ import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
+import io.csi4j.driver.os.ProjectQuota;
 import io.csi4j.driver.storage.StorageException;
 import java.nio.file.Path;
 import java.util.List;
@@ -81,7 +82,7 @@ final class DirNode implements NodeStorage {
         });
     }
 
-    /** The pool's numbers: a directory has no size of its own. */
+    /** The project quota's numbers when capacity is enforced (capped by what the pool has free); else the pool's. */
     @Override
     public VolumeStats stats(String volumeId, Path volumePath) {
         PoolLayout.checkId("volume", volumeId);
@@ -93,6 +94,13 @@ final class DirNode implements NodeStorage {
             }
             Optional<String> abnormal = engine.volumeCondition(volumeId);
             FsStats fs = FsStats.of(volumePath);
+            Optional<ProjectQuota.Usage> quota = engine.quotaUsage(volumeId).filter(u -> u.limitBytes() > 0);
+            if (quota.isPresent()) {
+                ProjectQuota.Usage u = quota.get();
+                long available = Math.max(0, Math.min(u.limitBytes() - u.usedBytes(), fs.availableBytes()));
+                return new VolumeStats(u.limitBytes(), u.usedBytes(), available,
+                        fs.totalInodes(), u.inodes(), fs.freeInodes(), abnormal);
+            }
             return new VolumeStats(fs.totalBytes(), fs.totalBytes() - fs.freeBytes(), fs.availableBytes(),
                     fs.totalInodes(), fs.totalInodes() - fs.freeInodes(), fs.freeInodes(), abnormal);
         });

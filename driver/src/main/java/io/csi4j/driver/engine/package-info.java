@@ -70,7 +70,9 @@
  * {@link io.csi4j.driver.engine.Binds} (bind mounts, our mounts recognised in the kernel's table) and
  * {@link io.csi4j.driver.engine.MountOptions}, public for that. {@link io.csi4j.driver.engine.DirEngine}
  * bind-mounts directories ({@link io.csi4j.driver.engine.DirNode}; its freeze hold is
- * {@link io.csi4j.driver.engine.DirFreezer}). Node operations read the kernel's mount table and loop devices every time, so they
+ * {@link io.csi4j.driver.engine.DirFreezer}); where the pool's filesystem enforces project quotas each directory
+ * has a project id and a hard limit of its capacity ({@link io.csi4j.driver.engine.DirQuotas}, the id rule in
+ * {@link io.csi4j.driver.engine.ProjectIds}; the id is kept on the directory's inode and read back at open). Node operations read the kernel's mount table and loop devices every time, so they
  * are idempotent across plugin restarts.
  */
 package io.csi4j.driver.engine;

@@ -179,6 +179,14 @@ final class Libc {
                 a.allocateFrom("").address(), (long) AT_FDCWD, cString(a, target.toString()).address(), MOVE_MOUNT_F_EMPTY_PATH));
     }
 
+    private static final long SYS_QUOTACTL_FD = 443;
+
+    /** quotactl_fd(2) (Linux 5.14+): a quota command on the filesystem holding {@code fd}; no device path needed. */
+    static void quotactlFd(int fd, int cmd, int id, MemorySegment addr, Path path) {
+        check("quotactl_fd", path, (a, e) -> (long) Syscall.HANDLE.invokeExact(e, SYS_QUOTACTL_FD, (long) fd, (long) cmd,
+                Integer.toUnsignedLong(id), addr.address(), 0L));
+    }
+
     static void umount2(Path target, int flags) {
         check("umount2", target, (a, e) -> (int) Umount2.HANDLE.invokeExact(e, cString(a, target.toString()), flags));
     }

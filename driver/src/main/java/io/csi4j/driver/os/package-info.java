@@ -12,6 +12,8 @@
  *       {@link io.csi4j.driver.os.FileStat} manage sparse space, {@link io.csi4j.driver.os.ZeroFill} makes a
  *       file thick (no holes, unwritten or shared extents) and marks a fresh fill; {@link io.csi4j.driver.os.Durable}
  *       makes effects crash-safe.</li>
+ *   <li>{@link io.csi4j.driver.os.ProjectQuota}: project ids on directories (FS_IOC_FSSETXATTR) and their
+ *       limits and usage (quotactl_fd), for the dir engine's hard capacity.</li>
  *   <li>{@link io.csi4j.driver.os.FsStats} is statfs; {@link io.csi4j.driver.os.Tools} runs programs.</li>
  * </ul>
  *

@@ -35,8 +35,13 @@ final class TestPool implements AutoCloseable {
     }
 
     static TestPool create(String fsType, long sizeBytes) {
+        return create(fsType, sizeBytes, List.of(), null);
+    }
+
+    /** With mkfs options and mount data: e.g. XFS mounted {@code prjquota} for enforced directory capacity. */
+    static TestPool create(String fsType, long sizeBytes, List<String> mkfsOptions, String mountData) {
         ScratchFilesystem.require(fsType);
-        ScratchFilesystem scratch = ScratchFilesystem.create(fsType, sizeBytes);
+        ScratchFilesystem scratch = ScratchFilesystem.create(fsType, sizeBytes, mkfsOptions, mountData);
         LeakCheck.watch(scratch.dir());
         try {
             // world-traversable, like kubelet's directories, so tests can act as a non-root pod user

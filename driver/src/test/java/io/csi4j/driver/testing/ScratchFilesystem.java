@@ -74,6 +74,11 @@ public final class ScratchFilesystem implements AutoCloseable {
     }
 
     public static ScratchFilesystem create(String fsType, long sizeBytes) {
+        return create(fsType, sizeBytes, List.of(), null);
+    }
+
+    /** With mkfs options and mount data (e.g. {@code "prjquota"}, which XFS takes only at mount time). */
+    public static ScratchFilesystem create(String fsType, long sizeBytes, List<String> mkfsOptions, String mountData) {
         ScratchFilesystem fs;
         try {
             fs = new ScratchFilesystem(fsType, Files.createTempDirectory("csi4j-scratch-" + fsType + "-"));
@@ -81,7 +86,7 @@ public final class ScratchFilesystem implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         try {
-            fs.build(sizeBytes);
+            fs.build(sizeBytes, mkfsOptions, mountData);
             return fs;
         } catch (RuntimeException | Error e) {
             try {
@@ -93,7 +98,7 @@ public final class ScratchFilesystem implements AutoCloseable {
         }
     }
 
-    private void build(long sizeBytes) {
+    private void build(long sizeBytes, List<String> mkfsOptions, String mountData) {
         try (RandomAccessFile file = new RandomAccessFile(image.toFile(), "rw")) {
             file.setLength(sizeBytes);
             Files.createDirectory(mountPoint);
@@ -102,8 +107,8 @@ public final class ScratchFilesystem implements AutoCloseable {
         }
         try (AttachedLoop loop = LoopDevice.attach(image, EnumSet.of(LoopFlag.AUTOCLEAR))) {
             device = loop.device();
-            Tools.mkfs(fsType, loop.node(), List.of());
-            Mounts.mount(loop.node().toString(), mountPoint, fsType, Set.of(), null);
+            Tools.mkfs(fsType, loop.node(), mkfsOptions);
+            Mounts.mount(loop.node().toString(), mountPoint, fsType, Set.of(), mountData);
         } // the mount now holds the device; unmounting it detaches the loop device
     }
 
