@@ -535,6 +535,11 @@ public final class Volumes {
 
     private volatile java.util.function.Function<String, Optional<String>> replicaCondition = id -> Optional.empty();
 
+    /** What a replicated volume's copy here says of itself (a failover, a secondary left behind), if anything. */
+    public Optional<String> replicaConditionOf(String volumeId) {
+        return replicaCondition.apply(volumeId);
+    }
+
     /** Why every volume of the pool is at risk now (a thin pool image whose backing filesystem is too full), if it is. */
     public Optional<String> poolCondition() {
         return capacity.poolCondition();
