@@ -70,7 +70,7 @@ public final class Rounds {
             var state = states.get(id);
             var row = volumes.byId(id.toString());
             if (state.isEmpty() || row.isEmpty()) continue;                       // being made or deleted
-            long interval = ReplicationParameters.of(row.get().parameters()).interval().toNanos();
+            long interval = ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval().toNanos();
             long last = lastTry.computeIfAbsent(id.toString(), k -> now);
             boolean due = state.get().role() == ReplicaState.Role.SECONDARY && now - last >= interval;
             entries.add(new Entry(id, state.get(), due));
@@ -88,7 +88,7 @@ public final class Rounds {
             var state = states.get(id);
             var row = volumes.byId(id.toString());
             if (state.isEmpty() || row.isEmpty()) continue;
-            all.add(new Status(id, state.get(), ReplicationParameters.of(row.get().parameters()).interval(), log.last(id.toString())));
+            all.add(new Status(id, state.get(), ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval(), log.last(id.toString())));
         }
         return all;
     }
@@ -107,7 +107,7 @@ public final class Rounds {
         var state = states.get(id);
         var row = volumes.byId(volumeId);
         if (state.isEmpty() || row.isEmpty() || !state.get().writable()) return java.util.Optional.empty();
-        java.time.Duration interval = ReplicationParameters.of(row.get().parameters()).interval();
+        java.time.Duration interval = ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval();
         java.time.Instant now = java.time.Instant.now();
         java.time.Instant since = primarySince.computeIfAbsent(volumeId + "@" + state.get().epoch(), k -> now);
         int self = id.replicaIndex(nodeId);
