@@ -5,6 +5,7 @@ import io.csi4j.proto.cluster.ReplicaRound;
 import io.csi4j.proto.cluster.ReplicatedVolumeStatus;
 import io.csi4j.proto.cluster.SecondaryStatus;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -24,18 +25,13 @@ final class ReplicationStatus {
     /** A node of a volume id: its node id (the tag when no agent claims it) and its rounds by volume id, empty when silent. */
     record Node(String nodeId, Optional<Map<String, ReplicaRound>> rounds) {}
 
-    static List<ReplicatedVolumeStatus> of(Iterable<String> volumeIds, Function<String, Node> byTag) {
+    /** Each volume of {@code volumeIds} (sorted, once; ids that are not replicated are left out). */
+    static List<ReplicatedVolumeStatus> of(Collection<String> volumeIds, Function<String, Node> byTag) {
         List<ReplicatedVolumeStatus> all = new ArrayList<>();
-        for (String volumeId : new TreeSet<String>(toList(volumeIds))) {
+        for (String volumeId : new TreeSet<>(volumeIds)) {
             ReplicatedVolumeId.parse(volumeId).ifPresent(id -> all.add(volume(id, byTag)));
         }
         return all;
-    }
-
-    private static List<String> toList(Iterable<String> ids) {
-        List<String> list = new ArrayList<>();
-        ids.forEach(list::add);
-        return list;
     }
 
     static ReplicatedVolumeStatus volume(ReplicatedVolumeId id, Function<String, Node> byTag) {
@@ -44,8 +40,8 @@ final class ReplicationStatus {
         long epoch = 0;
         long interval = 0;
         for (Node n : nodes) {
-            var r = n.rounds().map(m -> m.get(volumeId));
-            if (r.isPresent() && r.get() != null) {
+            var r = n.rounds().map(m -> m.get(volumeId));        // empty: silent, or no copy there
+            if (r.isPresent()) {
                 epoch = Math.max(epoch, r.get().getEpoch());
                 interval = Math.max(interval, r.get().getIntervalMillis());
             }
