@@ -6,6 +6,8 @@ import io.csi4j.proto.cluster.AgentStatus;
 import io.csi4j.proto.cluster.ClusterStatusGrpc;
 import io.csi4j.proto.cluster.GetClusterStatusRequest;
 import io.csi4j.proto.cluster.GetClusterStatusResponse;
+import io.csi4j.proto.cluster.ReplicatedVolumeStatus;
+import io.csi4j.proto.cluster.SecondaryStatus;
 import java.time.Duration;
 import java.time.Instant;
 import picocli.CommandLine.Command;
@@ -16,8 +18,9 @@ import picocli.CommandLine.Mixin;
 public final class ClusterCommand {
 
     @Command(name = "status", description = "Every node agent the controller knows: node id, address, version, free capacity, "
-            + "last answer, how long it has been silent, and whether it serves, is silent, or was refused (a second agent claiming a node). Exits 1 "
-            + "when any agent is not serving.")
+            + "last answer, how long it has been silent, and whether it serves, is silent, or was refused (a second agent claiming a node); "
+            + "then every replicated volume: its primary and epoch, and each secondary's state, lag, last sync, last round's bytes and "
+            + "duration, and the volume's condition. Exits 1 when any agent is not serving.")
     int status(@Mixin ClientOptions client) {
         try (var s = client.csi()) {
             GetClusterStatusResponse r = s.call(ClusterStatusGrpc.getGetClusterStatusMethod(), GetClusterStatusRequest.getDefaultInstance());
@@ -44,12 +47,37 @@ public final class ClusterCommand {
             }
         }
         var nodes = View.stack(View.line("nodes: " + String.join(",", r.getDiscoveryList())), grid.build("no agents"));
-        return anyCopy ? View.stack(nodes, copies.build("no copies")) : nodes;
+        View shown = anyCopy ? View.stack(nodes, copies.build("no copies")) : nodes;
+        if (r.getVolumesCount() == 0) return shown;
+        // one row per secondary: the volume's primary and epoch repeated, its condition on its first row
+        var replicas = View.grid("VOLUME", "PRIMARY", "EPOCH", "INTERVAL", "SECONDARY", "STATE", "LAG", "LAST SYNC", "BYTES",
+                "TOOK", "CONDITION");
+        for (ReplicatedVolumeStatus v : r.getVolumesList()) {
+            String primary = v.getPrimaryNodeId().isEmpty() ? "-" : v.getPrimaryNodeId();
+            String condition = v.getAbnormal() ? "abnormal: " + v.getMessage() : "healthy";
+            for (SecondaryStatus s : v.getSecondariesList()) {
+                boolean round = s.getHasRound();
+                replicas.row(v.getVolumeId(), primary, Long.toString(v.getEpoch()), v.getIntervalMillis() / 1000 + "s", s.getNodeId(),
+                        s.getState().name().toLowerCase(), round ? millis(s.getLagMillis()) : "-",
+                        round ? ago(s.getLastSyncUnixMillis(), now) : "-", round ? Views.bytes(s.getLastRoundBytes()) : "-",
+                        round ? millis(s.getLastRoundMillis()) : "-", condition);
+                condition = "";
+            }
+            if (v.getSecondariesCount() == 0) {
+                replicas.row(v.getVolumeId(), primary, Long.toString(v.getEpoch()), v.getIntervalMillis() / 1000 + "s", "-", "-", "-",
+                        "-", "-", "-", condition);
+            }
+        }
+        return View.stack(shown, replicas.build("no replicated volumes"));
     }
 
     /** Whole seconds the controller has heard nothing from the agent (before any answer: since it first dialled it). */
     static String silentFor(AgentStatus a) {
         return a.getSilentForMillis() / 1000 + "s";
+    }
+
+    static String millis(long millis) {
+        return millis < 1000 ? millis + "ms" : String.format(java.util.Locale.ROOT, "%.1fs", millis / 1000.0);
     }
 
     static String ago(long millis, Instant now) {

@@ -8,7 +8,11 @@ import io.csi4j.proto.cluster.GetClusterStatusResponse;
 import io.csi4j.proto.csi.GetCapacityRequest;
 import io.csi4j.proto.csi.Topology;
 import io.grpc.stub.StreamObserver;
+import io.csi4j.proto.cluster.ListReplicaRoundsRequest;
+import io.csi4j.proto.cluster.ReplicaRound;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Optional;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,7 +23,8 @@ import io.csi4j.proto.cluster.ListCopiesRequest;
 /**
  * The controller's side of csi4j.cluster.v1.ClusterStatus: every agent it knows, with what it said last and
  * its free capacity asked now (a few seconds at most per agent, all at once, so a silent agent does not hold
- * the answer up).
+ * the answer up); and every replicated volume with its primary and each secondary's last round, from one
+ * NodeAgent.ListReplicaRounds per agent ({@link ReplicationStatus}).
  */
 public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusImplBase {
     private static final long CAPACITY_DEADLINE_SECONDS = 3;
@@ -34,6 +39,7 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
         List<Agent> all = agents.all();
         Map<Agent, Long> capacity = new ConcurrentHashMap<>();
         Map<Agent, List<Copy>> copies = new ConcurrentHashMap<>();
+        Map<Agent, Map<String, ReplicaRound>> rounds = new ConcurrentHashMap<>();
         Fanout.each(all.stream().filter(a -> a.nodeId() != null).toList(), agent -> {
             try {
                 var answer = agent.call(a -> a.controller().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS, TimeUnit.SECONDS)
@@ -45,6 +51,15 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
             } catch (RuntimeException e) {
                 // silent (the agent now says so) or an error: no capacity this time
             }
+            try {
+                var answer = agent.call(a -> a.nodeAgent().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS, TimeUnit.SECONDS)
+                        .listReplicaRounds(ListReplicaRoundsRequest.getDefaultInstance()));
+                Map<String, ReplicaRound> byVolume = new HashMap<>();
+                answer.getReplicasList().forEach(r -> byVolume.put(r.getVolumeId(), r));
+                rounds.put(agent, byVolume);
+            } catch (RuntimeException e) {
+                // silent: its replicas show as such
+            }
             return null;
         });
         var response = GetClusterStatusResponse.newBuilder()
@@ -52,6 +67,10 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
         all.stream().sorted(Comparator.comparing((Agent a) -> a.nodeId() == null).thenComparing(a -> a.nodeId() == null ? "" : a.nodeId())
                 .thenComparing(Agent::address)).forEach(agent -> response.addAgents(status(agent, capacity.get(agent)).toBuilder()
                         .addAllCopies(copies.getOrDefault(agent, List.of()))));
+        List<String> volumeIds = rounds.values().stream().flatMap(m -> m.keySet().stream()).distinct().toList();
+        response.addAllVolumes(ReplicationStatus.of(volumeIds, tag -> agents.byNodeTag(tag)
+                .map(a -> new ReplicationStatus.Node(a.nodeId(), Optional.ofNullable(rounds.get(a))))
+                .orElse(new ReplicationStatus.Node(tag, Optional.empty()))));
         out.onNext(response.build());
         out.onCompleted();
     }

@@ -148,7 +148,13 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void controllerModifyVolume(ControllerModifyVolumeRequest req, StreamObserver<ControllerModifyVolumeResponse> out) {
-        TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getControllerModifyVolumeMethod(), req, out));
+        var replicated = ReplicatedVolumeId.parse(req.getVolumeId());
+        if (replicated.isEmpty()) {
+            TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getControllerModifyVolumeMethod(), req, out));
+            return;
+        }
+        // every replica takes the change, so a secondary counts the new interval and a promoted one keeps it
+        TransportThread.route(out, () -> reply(out, replicas.modify(replicated.get(), req)));
     }
 
     @Override

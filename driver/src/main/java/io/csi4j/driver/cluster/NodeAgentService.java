@@ -177,6 +177,22 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     }
 
     @Override
+    public void listReplicaRounds(ListReplicaRoundsRequest req, StreamObserver<ListReplicaRoundsResponse> out) {
+        var b = ListReplicaRoundsResponse.newBuilder();
+        var now = java.time.Instant.now();
+        for (var s : rounds.status()) {
+            var r = ReplicaRound.newBuilder().setVolumeId(s.id().toString()).setRole(s.state().role().name())
+                    .setEpoch(s.state().epoch()).setPoint(s.state().point()).setIntervalMillis(s.interval().toMillis())
+                    .setFailover(s.state().failover());
+            s.last().ifPresent(last -> r.setHasRound(true).setLagMillis(last.lag(now).toMillis())
+                    .setLastSyncUnixMillis(last.completedAt().toEpochMilli()).setLastRoundBytes(last.bytes())
+                    .setLastRoundMillis(last.took().toMillis()));
+            b.addReplicas(r);
+        }
+        reply(out, b.build());
+    }
+
+    @Override
     public void demoteReplica(DemoteReplicaRequest req, StreamObserver<DemoteReplicaResponse> out) {
         if (req.getSuccessorNodeId().isEmpty()) throw CsiException.invalidArgument("successor_node_id is REQUIRED");
         rounds.demote(replicatedId(req.getVolumeId()), req.getEpoch(), req.getSuccessorNodeId());

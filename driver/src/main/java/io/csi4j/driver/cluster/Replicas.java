@@ -219,6 +219,20 @@ final class Replicas {
     }
 
     /** The agents of every node the id names; NOT_FOUND / UNAVAILABLE for a node the cluster does not know. */
+    /**
+     * ControllerModifyVolume of a replicated volume (docs/replication.md, "Modify"): the primary first, which checks the
+     * keys (INVALID_ARGUMENT before any node changed), then every other replica's node. Idempotent: a node that does not
+     * answer makes it UNAVAILABLE and the CO's retry applies it to every node again.
+     */
+    io.csi4j.proto.csi.ControllerModifyVolumeResponse modify(ReplicatedVolumeId id, io.csi4j.proto.csi.ControllerModifyVolumeRequest req) {
+        Agent primary = primary(id);
+        var answer = primary.call(a -> a.controller().controllerModifyVolume(req));
+        for (Agent node : nodes(id)) {
+            if (node != primary) node.call(a -> a.controller().controllerModifyVolume(req));
+        }
+        return answer;
+    }
+
     List<Agent> nodes(ReplicatedVolumeId id) {
         List<Agent> nodes = new ArrayList<>();
         for (String tag : id.tags()) nodes.add(node(tag, id));

@@ -22,8 +22,6 @@ import io.csi4j.driver.volume.NewVolume;
 import io.csi4j.driver.volume.SpaceUsage;
 import io.csi4j.driver.volume.VolumeShape;
 import io.csi4j.driver.volume.Volumes;
-import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.replication.ReplicaState;
 import io.csi4j.driver.replication.ReplicaStates;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -132,7 +130,7 @@ public final class NodeVolumes {
         VolumeStats stats = engine.stats(id, volumePath);
         if (stats.abnormal().isPresent()) return stats;
         Optional<String> pool = volumes.poolCondition()    // its thin pool image cannot hold what it promised
-                .or(() -> ReplicatedVolumeId.parse(id).flatMap(replicas::get).map(ReplicaState::failover).filter(f -> !f.isEmpty()));
+                .or(() -> volumes.replicaConditionOf(id));
         return pool.isEmpty() ? stats : new VolumeStats(stats.totalBytes(), stats.usedBytes(), stats.availableBytes(),
                 stats.totalInodes(), stats.usedInodes(), stats.availableInodes(), pool);
     }

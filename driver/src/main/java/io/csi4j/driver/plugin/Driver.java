@@ -94,8 +94,7 @@ public final class Driver implements AutoCloseable {
         this.node = new NodeVolumes(catalog, engine, volumes, config, replicaStates);
         volumes.notListed(id -> io.csi4j.driver.id.ReplicatedVolumeId.parse(id)
                 .flatMap(replicaStates::get).map(s -> !s.writable()).orElse(false));
-        volumes.replicaCondition(id -> io.csi4j.driver.id.ReplicatedVolumeId.parse(id)
-                .flatMap(replicaStates::get).map(ReplicaState::failover).filter(f -> !f.isEmpty()));
+        volumes.replicaCondition(this::failoverCondition);
         this.reconciler = new Reconciler(catalog, engine, volumes, snapshots, groupSnapshots);
         this.tokens = new PageTokens(pageTokenKey(config.layout()));
         this.lastReport = reconciler.run(removeOrphans);
@@ -137,9 +136,11 @@ public final class Driver implements AutoCloseable {
         var imports = new VolumeImports(volumes, engine, bandwidth, copies, config.nodeId());
         // storage speaks storage: the agent's services map StorageException to a status as the local ones do
         var services = new ArrayList<>(Services.onAgent(this));
+        var rounds = new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId(), roundLog());
+        // on an agent a primary also reports a secondary left behind (its points stopped), after its failover note
+        volumes.replicaCondition(id -> failoverCondition(id).or(() -> rounds.lagCondition(id)));
         services.add(AgentStatus.wrap(new NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies,
-                peers == null ? new Peers(null) : peers, replicaStates,
-                new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId(), roundLog()))));
+                peers == null ? new Peers(null) : peers, replicaStates, rounds)));
         return services;
     }
 
@@ -176,6 +177,11 @@ public final class Driver implements AutoCloseable {
     public String replicaMetrics() {
         var log = roundLog;
         return log == null ? "" : log.prometheusText(java.time.Instant.now());
+    }
+
+    private java.util.Optional<String> failoverCondition(String volumeId) {
+        return io.csi4j.driver.id.ReplicatedVolumeId.parse(volumeId).flatMap(replicaStates::get).map(ReplicaState::failover)
+                .filter(f -> !f.isEmpty());
     }
 
     private synchronized RoundLog roundLog() {

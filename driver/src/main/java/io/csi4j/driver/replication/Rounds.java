@@ -70,13 +70,65 @@ public final class Rounds {
             var state = states.get(id);
             var row = volumes.byId(id.toString());
             if (state.isEmpty() || row.isEmpty()) continue;                       // being made or deleted
-            long interval = ReplicationParameters.of(row.get().parameters()).interval().toNanos();
+            long interval = ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval().toNanos();
             long last = lastTry.computeIfAbsent(id.toString(), k -> now);
             boolean due = state.get().role() == ReplicaState.Role.SECONDARY && now - last >= interval;
             entries.add(new Entry(id, state.get(), due));
         }
         return entries;
     }
+
+    /** One replica of this node with its interval and, for a secondary, its last complete round here (if any since start). */
+    public record Status(ReplicatedVolumeId id, ReplicaState state, java.time.Duration interval, java.util.Optional<RoundLog.Round> last) {}
+
+    /** This node's replicas as {@code csi4j cluster status} shows them; rows being made or deleted are left out. */
+    public List<Status> status() {
+        List<Status> all = new ArrayList<>();
+        for (ReplicatedVolumeId id : states.ids()) {
+            var state = states.get(id);
+            var row = volumes.byId(id.toString());
+            if (state.isEmpty() || row.isEmpty()) continue;
+            all.add(new Status(id, state.get(), ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval(), log.last(id.toString())));
+        }
+        return all;
+    }
+
+    /**
+     * On the primary: the first secondary whose newest point was cut more than two intervals ago (docs/replication.md,
+     * "Volume condition"), as the volume's abnormal condition naming it and how far behind it is. Counted from when this
+     * agent first saw the copy as primary at its epoch when no point was cut for it since: a new volume, a handoff or an
+     * agent restart start the count afresh. A point is cut at the start of each round, so the condition clears at the
+     * next round of that secondary. Empty on a secondary, a fenced copy, or a volume not replicated here.
+     */
+    public java.util.Optional<String> lagCondition(String volumeId) {
+        var parsed = ReplicatedVolumeId.parse(volumeId);
+        if (parsed.isEmpty()) return java.util.Optional.empty();
+        ReplicatedVolumeId id = parsed.get();
+        var state = states.get(id);
+        var row = volumes.byId(volumeId);
+        if (state.isEmpty() || row.isEmpty() || !state.get().writable()) return java.util.Optional.empty();
+        java.time.Duration interval = ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval();
+        java.time.Instant now = java.time.Instant.now();
+        java.time.Instant since = primarySince.computeIfAbsent(volumeId + "@" + state.get().epoch(), k -> now);
+        int self = id.replicaIndex(nodeId);
+        List<SnapshotRecord> cut = points(id);
+        for (int i = 0; i < id.tags().size(); i++) {
+            if (i == self) continue;
+            String tag = id.tags().get(i);
+            String prefix = POINT_PREFIX + id + "-" + tag + "-";
+            java.time.Instant last = cut.stream().filter(p -> p.name().startsWith(prefix)).map(SnapshotRecord::createdAt)
+                    .filter(t -> t.isAfter(since)).max(java.util.Comparator.naturalOrder()).orElse(since);
+            java.time.Duration behind = java.time.Duration.between(last, now);
+            if (behind.compareTo(interval.multipliedBy(2)) > 0) {
+                return java.util.Optional.of("replica on node '" + tag + "' is " + behind.toSeconds() + "s behind: no point cut for it"
+                        + " since " + last + " (interval " + interval.toSeconds() + "s, abnormal past two intervals)");
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    /** When this agent first saw each volume as primary at an epoch ("id@epoch"): the lag count's start without a point. */
+    private final Map<String, java.time.Instant> primarySince = new ConcurrentHashMap<>();
 
     public Rounds(ReplicaStates states, Volumes volumes, Snapshots snapshots, VolumeImports imports, PoolStorage engine, String nodeId) {
         this(states, volumes, snapshots, imports, engine, nodeId, new RoundLog(nodeId));

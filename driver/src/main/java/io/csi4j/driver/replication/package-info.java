@@ -10,9 +10,11 @@
  *       a secondary holds) and the base of a secondary's pull;</li>
  *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's lock (the primary cuts
  *       an internal point, the secondary pulls the delta and replaces its copy whole), the handoff's demotion and
- *       promotion, a failover's promotion, fencing, and the deletion of a replica that no round can undo.</li>
+ *       promotion, a failover's promotion, fencing, and the deletion of a replica that no round can undo; what each
+ *       replica here is for {@code csi4j cluster status} ({@code status}), and on a primary the condition of a secondary
+ *       that stopped getting points for two intervals ({@code lagCondition}).</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
- *       bytes, duration), in memory, for the agent's metrics.</li>
+ *       bytes, duration), in memory, for the agent's metrics and {@code csi4j cluster status}.</li>
  * </ul>
  * The replica set itself is named by its id ({@code id/ReplicatedVolumeId}). Domain code only: no gRPC, no wire types.
  */

@@ -35,6 +35,35 @@ public record ReplicationParameters(int replicas, Duration interval) {
         return new ReplicationParameters(replicas, interval(intervalText));
     }
 
+    /**
+     * What a volume's creation parameters ask, with the interval a ControllerModifyVolume set in its mutable parameters
+     * (a VolumeAttributesClass) in place of the creation one.
+     */
+    public static ReplicationParameters of(Map<String, String> parameters, Map<String, String> mutableParameters) {
+        ReplicationParameters created = of(parameters);
+        String changed = mutableParameters.get(INTERVAL);
+        return changed == null || !created.replicated() ? created : new ReplicationParameters(created.replicas, interval(changed));
+    }
+
+    /**
+     * Checks a ControllerModifyVolume of these keys against a volume made with {@code parameters}: the interval of a
+     * replicated volume may change (a valid duration); the replica count never does (the replica set is fixed at
+     * creation: the PV's node affinity naming every replica's node is immutable). INVALID otherwise, the code CSI gives
+     * "invalid mutable parameter keys or values, or the specified volume cannot support the specified parameters".
+     */
+    public static void checkModify(Map<String, String> parameters, Map<String, String> mutableParameters) {
+        if (mutableParameters.containsKey(REPLICAS)) {
+            throw DomainException.invalid(REPLICAS + " cannot be modified: a volume's replica set is fixed at creation (its "
+                    + "node affinity names every replica's node and is immutable); clone it into a new volume instead");
+        }
+        String changed = mutableParameters.get(INTERVAL);
+        if (changed == null) return;
+        if (!of(parameters).replicated()) {
+            throw DomainException.invalid(INTERVAL + " applies only to a volume created with " + REPLICAS + " of 2 or 3");
+        }
+        interval(changed);
+    }
+
     public boolean replicated() {
         return replicas > 1;
     }

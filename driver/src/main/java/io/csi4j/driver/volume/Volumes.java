@@ -290,6 +290,9 @@ public final class Volumes {
             fill.accept(target);
             target.commit();
         }
+        // the primary was expanded since the point this copy held: the copy follows (its image already has the size), so
+        // a handoff or failover serves the expanded capacity. After the image: a crash between is repaired by the next round.
+        if (sourceBytes > v.capacityBytes()) catalog.volumes().setCapacity(volumeId, sourceBytes);
     }
 
     /**
@@ -535,6 +538,11 @@ public final class Volumes {
 
     private volatile java.util.function.Function<String, Optional<String>> replicaCondition = id -> Optional.empty();
 
+    /** What a replicated volume's copy here says of itself (a failover, a secondary left behind), if anything. */
+    public Optional<String> replicaConditionOf(String volumeId) {
+        return replicaCondition.apply(volumeId);
+    }
+
     /** Why every volume of the pool is at risk now (a thin pool image whose backing filesystem is too full), if it is. */
     public Optional<String> poolCondition() {
         return capacity.poolCondition();
@@ -642,8 +650,14 @@ public final class Volumes {
         VolumeRecord v = readyVolume(volumeId, "volume");
         // nothing to change: "SPs MUST NOT modify volumes based on the absence of keys"
         if (mutableParameters.isEmpty()) return;
-        MutableParameters.validate(mutableParameters);
-        engine.modifyVolume(volumeId, mutableParameters);
+        // the replication keys are this layer's (docs/replication.md, "Modify"); the rest is the engine's
+        ReplicationParameters.checkModify(v.parameters(), mutableParameters);
+        var engineKeys = new HashMap<>(mutableParameters);
+        engineKeys.remove(ReplicationParameters.INTERVAL);
+        if (!engineKeys.isEmpty()) {
+            MutableParameters.validate(engineKeys);
+            engine.modifyVolume(volumeId, engineKeys);
+        }
         var merged = new HashMap<>(v.mutableParameters());
         merged.putAll(mutableParameters);
         catalog.volumes().setMutableParameters(volumeId, merged);
