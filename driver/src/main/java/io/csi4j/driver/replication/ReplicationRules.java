@@ -166,10 +166,12 @@ public final class ReplicationRules {
                     .findFirst().map(v -> new HandingOver(v.node(), v.state().get().successor(), top()));
         }
 
-        /** The secondaries at the highest epoch: the copies that follow the primary. */
+        /**
+         * The secondaries at the highest epoch: the copies that follow the primary (an old primary that handed over is
+         * one of them once its successor is promoted: it names the successor, and pulls from it like any secondary).
+         */
         List<View> followers() {
-            return views.stream().filter(v -> v.state().filter(s -> s.role() == Role.SECONDARY && s.epoch() == top()
-                    && s.successor().isEmpty()).isPresent()).toList();
+            return views.stream().filter(v -> v.state().filter(s -> s.role() == Role.SECONDARY && s.epoch() == top()).isPresent()).toList();
         }
 
         /** The follower holding the most recent complete point: by its last round's cut, then any holding a point. */

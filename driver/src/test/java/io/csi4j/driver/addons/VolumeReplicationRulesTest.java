@@ -90,6 +90,8 @@ class VolumeReplicationRulesTest {
                 new Case("demote, primary silent", () -> ReplicationRules.demote(V, List.of(View.silent("a"), b1)), Code.UNAVAILABLE),
                 new Case("resync: every secondary of the primary", () -> ReplicationRules.resync(V, List.of(a1, b1, c1)), new Resync("a", List.of("b", "c"), List.of(), List.of())),
                 new Case("resync: a silent secondary is named", () -> ReplicationRules.resync(V, List.of(a1, b1, View.silent("c"))), new Resync("a", List.of("b"), List.of(), List.of("c"))),
+                new Case("resync after a handoff: the old primary follows the new one", () -> ReplicationRules.resync(V,
+                        List.of(aDemoted, copy("c", 2, Role.PRIMARY, "p-c-3", "", null))), new Resync("c", List.of("a"), List.of(), List.of())),
                 new Case("resync while demoted: FAILED_PRECONDITION", () -> ReplicationRules.resync(V, List.of(aDemoted, b1, c1at2)), Code.FAILED_PRECONDITION),
                 new Case("resync, a fenced old copy does not follow", () -> ReplicationRules.resync(V, List.of(aFenced, copy("b", 2, Role.PRIMARY, "p", "", null))), new Resync("b", List.of(), List.of("a"), List.of())),
                 new Case("info: the freshest secondary's last round", () -> ReplicationRules.info(V, List.of(a1, b1, c1)), new Info(c1.lastRound().get())),
