@@ -12,7 +12,10 @@
  *       an internal point, the secondary pulls the delta and replaces its copy whole), the handoff's demotion and
  *       promotion, a failover's promotion, fencing, and the deletion of a replica that no round can undo.</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
- *       bytes, duration), in memory, for the agent's metrics.</li>
+ *       bytes, duration), in memory, for the agent's metrics and CSI-Addons GetVolumeReplicationInfo.</li>
+ *   <li>{@link io.csi4j.driver.replication.VolumeReplication} and {@link io.csi4j.driver.replication.ReplicationRules}:
+ *       CSI-Addons VolumeReplication within one cluster (Enable/Disable, Promote/Demote, Resync, last round), decided
+ *       from what every replica's node says; carried out by the cluster controller ({@code cluster/ClusterVolumeReplication}).</li>
  * </ul>
  * The replica set itself is named by its id ({@code id/ReplicatedVolumeId}). Domain code only: no gRPC, no wire types.
  */
