@@ -52,11 +52,13 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * CSI-Addons VolumeReplication (docs/replication.md, "CSI-Addons VolumeReplication") over the cluster controller's
  * real CSI-Addons socket: a controller and three image-engine agents as processes, mutual TLS on loopback (the set-up
- * of ClusterReplicationTest). The volumes' interval is an hour, so every round here is one the test asked for.
+ * of ClusterReplicationTest; the controller with {@code --failover-after 8s}). The volumes' interval is an hour, so every
+ * round here is one the test asked for.
  */
 class ClusterVolumeReplicationTest {
     static final List<String> NODES = List.of("node-a", "node-b", "node-c");
     static final long MIB = 1L << 20;
+    static final int FAILOVER_AFTER_S = 8;
 
     @TempDir
     static Path tmp;
@@ -70,7 +72,7 @@ class ClusterVolumeReplicationTest {
         cluster = new ProcessCluster(tmp);
         try {
             for (String n : NODES) cluster.addAgent(n, n, List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M")).start();
-            cluster.startController(List.of());
+            cluster.startController(List.of("--failover-after", FAILOVER_AFTER_S + "s"));
             cluster.awaitEveryNode();
         } catch (Exception | Error e) {
             cluster.close();
@@ -255,5 +257,88 @@ class ClusterVolumeReplicationTest {
         assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> replication().enableVolumeReplication(EnableVolumeReplicationRequest.newBuilder()
                 .setReplicationSource(ReplicationSource.newBuilder().setVolumegroup(ReplicationSource.VolumeGroupSource.newBuilder()
                         .setVolumeGroupId("group-1"))).build())));
+    }
+
+    static void write(Path file, byte[] data) throws Exception {
+        try (var ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            ch.write(ByteBuffer.wrap(data));
+            ch.force(true);
+        }
+    }
+
+    /** One round on {@code secondary} only (NodeAgent.SyncReplica over mutual TLS, as the scheduler would). */
+    static void roundOn(String secondary, String primary, String id) {
+        var channel = Channels.builder(new Endpoint.Tcp("127.0.0.1", cluster.agent(secondary).port), cluster.controllerTls, "127.0.0.1").build();
+        try {
+            var from = io.csi4j.proto.cluster.PeerAgent.newBuilder().setNodeId(primary).setAddress(cluster.agent(primary).address())
+                    .setAuthority("127.0.0.1").build();
+            io.csi4j.proto.cluster.NodeAgentGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS)
+                    .syncReplica(io.csi4j.proto.cluster.SyncReplicaRequest.newBuilder().setVolumeId(id).setPrimary(from).build());
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    @Test
+    void promoteWithForceFailsOverToTheFreshestSecondaryOnlyAfterTheDelay() throws Exception {
+        String id = csi().createVolume(volume("vr-failover").putParameters("csi4j.io/replicas", "3")
+                .putParameters("csi4j.io/replication-interval", "1h").build()).getVolume().getVolumeId();
+        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
+        String a = parsed.tags().get(0);
+        String stale = parsed.tags().get(1);
+        String fresh = parsed.tags().get(2);
+        byte[] first = new byte[(int) MIB];
+        byte[] second = new byte[(int) MIB];
+        new Random(1).nextBytes(first);
+        new Random(2).nextBytes(second);
+        write(attach(a, id).resolve("data"), first);
+        detach(a, id);
+        assertTrue(replication().resyncVolume(ResyncVolumeRequest.newBuilder().setReplicationSource(source(id)).build()).getReady());
+        write(attach(a, id).resolve("data"), second);
+        detach(a, id);
+        roundOn(fresh, a, id);                               // only this secondary holds the second write
+
+        var agentA = cluster.agent(a);
+        try {
+            agentA.child.signal("KILL");
+            long killed = System.nanoTime();
+            var refused = assertThrows(StatusRuntimeException.class, () -> replication().promoteVolume(
+                    PromoteVolumeRequest.newBuilder().setReplicationSource(source(id)).build()));
+            assertEquals(Status.Code.UNAVAILABLE, refused.getStatus().getCode(), refused.getStatus().toString());
+            assertTrue(refused.getStatus().getDescription().contains(a), refused.getStatus().toString());
+            // with force: UNAVAILABLE until the node has been silent for --failover-after (bounded retries, as a CO)
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            int unavailable = 0;
+            while (true) {
+                try {
+                    replication().promoteVolume(PromoteVolumeRequest.newBuilder().setReplicationSource(source(id)).setForce(true).build());
+                    break;
+                } catch (StatusRuntimeException e) {
+                    if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
+                    unavailable++;
+                    Thread.sleep(1000);
+                }
+            }
+            long waited = (System.nanoTime() - killed) / 1_000_000;
+            System.out.printf("forced promote of %s: %d ms after the kill, %d UNAVAILABLE answers first%n", id, waited, unavailable);
+            assertTrue(waited >= (FAILOVER_AFTER_S - 1) * 1000L, "not failed over before the delay: " + waited + " ms");
+            assertEquals("PRIMARY", role(fresh, id), "the freshest secondary is promoted");
+            assertEquals("SECONDARY", role(stale, id));
+            Path moved = attach(fresh, id);
+            assertArrayEquals(second, Files.readAllBytes(moved.resolve("data")), "the freshest point's data");
+            detach(fresh, id);
+            // promote again: a primary answers, nothing changes
+            replication().promoteVolume(PromoteVolumeRequest.newBuilder().setReplicationSource(source(id)).setForce(true).build());
+            assertEquals("PRIMARY", role(fresh, id));
+        } finally {
+            if (agentA.child == null || !agentA.child.alive()) {
+                agentA.start();
+                cluster.awaitEveryNode();
+            }
+        }
+        // the old primary is back: a routed call fences it; a resync then says not every copy follows (not re-protected)
+        csi().controllerGetVolume(io.csi4j.proto.csi.ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build());
+        assertEquals("FENCED", role(a, id));
+        assertEquals(false, replication().resyncVolume(ResyncVolumeRequest.newBuilder().setReplicationSource(source(id)).build()).getReady());
     }
 }
