@@ -91,6 +91,10 @@ public final class AddonsIdentityService extends IdentityGrpc.IdentityImplBase {
         return Capability.newBuilder().setReclaimSpace(Capability.ReclaimSpace.newBuilder().setType(type)).build();
     }
 
+    public static Capability volumeReplication(Capability.VolumeReplication.Type type) {
+        return Capability.newBuilder().setVolumeReplication(Capability.VolumeReplication.newBuilder().setType(type)).build();
+    }
+
     @Override
     public void getIdentity(GetIdentityRequest req, StreamObserver<GetIdentityResponse> out) {
         out.onNext(GetIdentityResponse.newBuilder().setName(name).setVendorVersion(version).putAllManifest(manifest).build());

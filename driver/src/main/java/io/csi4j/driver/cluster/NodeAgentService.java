@@ -46,6 +46,8 @@ import io.csi4j.proto.cluster.FenceReplicaRequest;
 import io.csi4j.proto.cluster.FenceReplicaResponse;
 import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
+import io.csi4j.proto.cluster.LastRound;
+import io.csi4j.proto.cluster.ReplicaRound;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -218,6 +220,9 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         replicas.get(replicatedId(req.getVolumeId())).ifPresent(s ->
                 b.setPresent(true).setEpoch(s.epoch()).setRole(s.role().name()).setPoint(s.point()).setSuccessor(s.successor())
                         .setFailover(s.failover()));
+        rounds.lastRound(replicatedId(req.getVolumeId())).ifPresent(r -> b.setLastRound(LastRound.newBuilder()
+                .setCutUnixNanos(nanos(r.cutAt())).setCompletedUnixNanos(nanos(r.completedAt())).setBytes(r.bytes())
+                .setTookNanos(r.took().toNanos())));
         reply(out, b.build());
     }
 
@@ -226,6 +231,10 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     public void deleteReplica(DeleteReplicaRequest req, StreamObserver<DeleteReplicaResponse> out) {
         rounds.delete(replicatedId(req.getVolumeId()));
         reply(out, DeleteReplicaResponse.getDefaultInstance());
+    }
+
+    private static long nanos(java.time.Instant t) {
+        return t.getEpochSecond() * 1_000_000_000L + t.getNano();
     }
 
     private static ReplicatedVolumeId replicatedId(String text) {

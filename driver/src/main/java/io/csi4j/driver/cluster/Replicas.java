@@ -176,7 +176,7 @@ final class Replicas {
      * Liveness#silentFor}): UNAVAILABLE, and the CO retries. Then the target's latest complete point becomes the
      * primary at an epoch above every epoch the answering nodes know, and its condition says so.
      */
-    private void failoverTo(ReplicatedVolumeId id, Agent target, List<Agent> nodes, Map<Agent, GetReplicaResponse> states) {
+    void failoverTo(ReplicatedVolumeId id, Agent target, List<Agent> nodes, Map<Agent, GetReplicaResponse> states) {
         List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
         if (silent.size() != 1 || silent.contains(target)) {
             throw CsiException.unavailable("volume " + id + ": nodes not answering: "

@@ -13,6 +13,8 @@ import io.csi4j.driver.addons.AddonsStatus;
 import io.csi4j.driver.addons.ReclaimSpaceControllerService;
 import io.csi4j.driver.addons.ReclaimSpaceNodeService;
 import io.csi4j.driver.addons.VolumeGroupService;
+import io.csi4j.driver.addons.VolumeReplicationService;
+import io.csi4j.driver.cluster.ClusterVolumeReplication;
 import io.csi4j.driver.cluster.Agent;
 import io.csi4j.driver.cluster.ClusterController;
 import io.csi4j.driver.cluster.ClusterStatusService;
@@ -35,6 +37,7 @@ import com.google.protobuf.Descriptors.ServiceDescriptor;
 import io.csi4j.proto.addons.identity.Capability;
 import io.csi4j.proto.addons.identity.IdentityProto;
 import io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto;
+import io.csi4j.proto.addons.replication.ReplicationProto;
 import io.csi4j.proto.addons.volumegroup.VolumeGroupProto;
 import io.csi4j.proto.cluster.ClusterStatusProto;
 import io.csi4j.proto.csi.CsiProto;
@@ -147,6 +150,11 @@ public final class Services {
                     .when(d -> d.engine().capability(SpaceReclaimer.class).isPresent(), Capability::hasReclaimSpace)
                     .addons(config -> List.of(AddonsIdentityService.reclaimSpace(Capability.ReclaimSpace.Type.OFFLINE)))
                     .onAgent().routedBy(c -> new ReclaimSpaceRouter(c.agents()), true),
+            // only the cluster's controller: a lone plugin (or an agent) holds no replica set to promote or demote
+            service(ReplicationProto.getDescriptor(), "Controller", ADDONS, CONTROLLER, null)
+                    .addons(config -> List.of(AddonsIdentityService.volumeReplication(Capability.VolumeReplication.Type.VOLUME_REPLICATION)))
+                    .routedBy(c -> AddonsStatus.wrap(new VolumeReplicationService(new ClusterVolumeReplication(c.agents(), c.failoverAfter()))),
+                            false),
             service(ReclaimSpaceProto.getDescriptor(), "ReclaimSpaceNode", ADDONS, NODE, d -> new ReclaimSpaceNodeService(d.node()))
                     .when(d -> d.engine().capability(SpaceReclaimer.class).isPresent(), Capability::hasReclaimSpace)
                     .addons(config -> List.of(AddonsIdentityService.service(Capability.Service.Type.NODE_SERVICE),

@@ -146,6 +146,11 @@ public final class Rounds {
         this.nodeId = nodeId;
     }
 
+    /** The last complete round of this node's secondary copy of {@code id} since the agent started, if any. */
+    public java.util.Optional<RoundLog.Round> lastRound(ReplicatedVolumeId id) {
+        return log.last(id.toString());
+    }
+
     /**
      * On the primary, or on an old primary that handed over to {@code holder} (the final point of a handoff: it
      * refuses writable use already, so nothing is written after this point).

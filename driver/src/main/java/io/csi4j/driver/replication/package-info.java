@@ -14,7 +14,10 @@
  *       replica here is for {@code csi4j cluster status} ({@code status}), and on a primary the condition of a secondary
  *       that stopped getting points for two intervals ({@code lagCondition}).</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
- *       bytes, duration), in memory, for the agent's metrics and {@code csi4j cluster status}.</li>
+ *       bytes, duration), in memory, for the agent's metrics, {@code csi4j cluster status} and CSI-Addons GetVolumeReplicationInfo.</li>
+ *   <li>{@link io.csi4j.driver.replication.VolumeReplication} and {@link io.csi4j.driver.replication.ReplicationRules}:
+ *       CSI-Addons VolumeReplication within one cluster (Enable/Disable, Promote/Demote, Resync, last round), decided
+ *       from what every replica's node says; carried out by the cluster controller ({@code cluster/ClusterVolumeReplication}).</li>
  * </ul>
  * The replica set itself is named by its id ({@code id/ReplicatedVolumeId}). Domain code only: no gRPC, no wire types.
  */

@@ -82,6 +82,17 @@ public final class CsiKeys {
                 (ControllerReclaimSpaceRequest r) -> List.of(volume(r.getVolumeId())));
         b.key(ReclaimSpaceNodeGrpc.getNodeReclaimSpaceMethod(),
                 (NodeReclaimSpaceRequest r) -> List.of(nodeVolume(r.getVolumeId())));
+        // one replication change per volume at a time, and none during a publish of it (CSI-Addons: ABORTED)
+        b.key(io.csi4j.proto.addons.replication.ControllerGrpc.getEnableVolumeReplicationMethod(),
+                (io.csi4j.proto.addons.replication.EnableVolumeReplicationRequest r) -> replicated(r.getVolumeId(), r.getReplicationSource()));
+        b.key(io.csi4j.proto.addons.replication.ControllerGrpc.getDisableVolumeReplicationMethod(),
+                (io.csi4j.proto.addons.replication.DisableVolumeReplicationRequest r) -> replicated(r.getVolumeId(), r.getReplicationSource()));
+        b.key(io.csi4j.proto.addons.replication.ControllerGrpc.getPromoteVolumeMethod(),
+                (io.csi4j.proto.addons.replication.PromoteVolumeRequest r) -> replicated(r.getVolumeId(), r.getReplicationSource()));
+        b.key(io.csi4j.proto.addons.replication.ControllerGrpc.getDemoteVolumeMethod(),
+                (io.csi4j.proto.addons.replication.DemoteVolumeRequest r) -> replicated(r.getVolumeId(), r.getReplicationSource()));
+        b.key(io.csi4j.proto.addons.replication.ControllerGrpc.getResyncVolumeMethod(),
+                (io.csi4j.proto.addons.replication.ResyncVolumeRequest r) -> replicated(r.getVolumeId(), r.getReplicationSource()));
         b.key(io.csi4j.proto.addons.volumegroup.ControllerGrpc.getDeleteVolumeGroupMethod(),
                 (DeleteVolumeGroupRequest r) -> List.of(volumeGroup(r.getVolumeGroupId())));
         b.key(io.csi4j.proto.addons.volumegroup.ControllerGrpc.getModifyVolumeGroupMembershipMethod(),
@@ -91,5 +102,11 @@ public final class CsiKeys {
                     r.getVolumeIdsList().forEach(id -> keys.add(volume(id)));
                     return keys;
                 });
+    }
+
+    /** The volume a replication request names (its source's, else the deprecated volume_id); none: no key. */
+    private static List<String> replicated(String volumeId, io.csi4j.proto.addons.replication.ReplicationSource source) {
+        String id = source.hasVolume() && !source.getVolume().getVolumeId().isEmpty() ? source.getVolume().getVolumeId() : volumeId;
+        return id.isEmpty() ? List.of() : List.of(volume(id));
     }
 }

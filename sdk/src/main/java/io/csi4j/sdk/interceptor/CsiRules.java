@@ -3,6 +3,7 @@ package io.csi4j.sdk.interceptor;
 import com.google.protobuf.Descriptors.FileDescriptor;
 import io.csi4j.proto.addons.identity.IdentityProto;
 import io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto;
+import io.csi4j.proto.addons.replication.ReplicationProto;
 import io.csi4j.proto.addons.volumegroup.VolumeGroupProto;
 import io.csi4j.proto.csi.CsiProto;
 import java.util.List;
@@ -38,7 +39,7 @@ final class CsiRules {
 
     /** The .proto files these rules are about: a service added to them brings its rules here, and its file. */
     static final List<FileDescriptor> FILES = List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(),
-            VolumeGroupProto.getDescriptor(), ReclaimSpaceProto.getDescriptor());
+            VolumeGroupProto.getDescriptor(), ReclaimSpaceProto.getDescriptor(), ReplicationProto.getDescriptor());
 
     static final List<Rpc> RPCS = List.of(
             // Identity
@@ -87,6 +88,14 @@ final class CsiRules {
             // CSI-Addons reclaimspace (its README and proto comments)
             rpc("reclaimspace.ReclaimSpaceController/ControllerReclaimSpace", f("volume_id"), NONE),
             rpc("reclaimspace.ReclaimSpaceNode/NodeReclaimSpace", f("volume_id", "volume_path"), NONE),
+            // CSI-Addons replication (csi-addons/spec replication.proto): volume_id and replication_source are both
+            // OPTIONAL on the wire (one names the volume; the service refuses a request naming none); REQUIRED in answers
+            rpc("replication.Controller/EnableVolumeReplication", NONE, NONE),
+            rpc("replication.Controller/DisableVolumeReplication", NONE, NONE),
+            rpc("replication.Controller/PromoteVolume", NONE, NONE),
+            rpc("replication.Controller/DemoteVolume", NONE, NONE),
+            rpc("replication.Controller/ResyncVolume", NONE, f("ready")),
+            rpc("replication.Controller/GetVolumeReplicationInfo", NONE, f("last_sync_time")),
             // CSI-Addons identity: the wire facts we have state no REQUIRED fields
             rpc("identity.Identity/GetIdentity", NONE, NONE),
             rpc("identity.Identity/GetCapabilities", NONE, NONE),
@@ -110,7 +119,11 @@ final class CsiRules {
             new Nested("csi.v1.BlockMetadata", f("byte_offset", "size_bytes"), NONE, NONE),
             new Nested("volumegroup.VolumeGroup", f("volume_group_id"), NONE, NONE),
             new Nested("reclaimspace.StorageConsumption", f("usage_bytes"), NONE, NONE),
-            new Nested("volumegroup.ListVolumeGroupsResponse.Entry", f("volume_group"), NONE, NONE));
+            new Nested("volumegroup.ListVolumeGroupsResponse.Entry", f("volume_group"), NONE, NONE),
+            new Nested("replication.ReplicationSource", NONE, f("type"), NONE),
+            new Nested("replication.ReplicationSource.VolumeSource", f("volume_id"), NONE, NONE),
+            new Nested("replication.ReplicationSource.VolumeGroupSource", f("volume_group_id"), NONE, NONE),
+            new Nested("replication.ReplicationSource.VolumeSnapshotSource", f("volume_snapshot_id"), NONE, NONE));
 
     /**
      * REQUIRED repeated and map fields that are not rejected when empty, by full field name, with the reason.

@@ -61,7 +61,8 @@ class SecretRedactionTest {
             io.csi4j.proto.addons.identity.IdentityGrpc.getServiceDescriptor(),
             io.csi4j.proto.addons.volumegroup.ControllerGrpc.getServiceDescriptor(),
             io.csi4j.proto.addons.reclaimspace.ReclaimSpaceControllerGrpc.getServiceDescriptor(),
-            io.csi4j.proto.addons.reclaimspace.ReclaimSpaceNodeGrpc.getServiceDescriptor());
+            io.csi4j.proto.addons.reclaimspace.ReclaimSpaceNodeGrpc.getServiceDescriptor(),
+            io.csi4j.proto.addons.replication.ControllerGrpc.getServiceDescriptor());
 
     /** How the careless services end a call. */
     enum Mode { EXPECTED_ERROR_QUOTING_REQUEST, BUG_THROWN_WITH_REQUEST, ON_ERROR_WITH_REQUEST, INVALID_SECRET_KEY, SUCCESS }
@@ -86,14 +87,16 @@ class SecretRedactionTest {
     void everyMessageWithASecretFieldIsTheRequestOfAServedMethod() {
         Set<String> withSecrets = new TreeSet<>();
         for (FileDescriptor file : List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor(),
-                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor())) {
+                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor(),
+                io.csi4j.proto.addons.replication.ReplicationProto.getDescriptor())) {
             file.getMessageTypes().forEach(m -> collect(m, withSecrets));
         }
         Set<String> requests = new TreeSet<>();
         secretBearingMethods().forEach(m -> requests.add(prototype(m).getDescriptorForType().getFullName()));
         assertEquals(withSecrets, requests);
-        // 19 csi.v1 RPCs, the 5 volumegroup RPCs and the 2 reclaimspace RPCs carry secrets
-        assertEquals(26, requests.size(), requests.toString());
+        // 19 csi.v1 RPCs, the 5 volumegroup RPCs, the 2 reclaimspace RPCs and the 6 replication RPCs carry secrets
+        assertEquals(32, requests.size(), requests.toString());
+        assertTrue(requests.contains("replication.PromoteVolumeRequest"));
         assertTrue(requests.contains("volumegroup.ModifyVolumeGroupMembershipRequest"));
         assertTrue(requests.contains("csi.v1.NodeExpandVolumeRequest"));
     }

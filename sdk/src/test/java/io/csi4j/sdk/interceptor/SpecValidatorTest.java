@@ -49,7 +49,8 @@ class SpecValidatorTest {
     void everyRpcOfEveryServedServiceHasAnEntryEvenIfEmpty() {
         Set<String> rpcs = new TreeSet<>();
         for (FileDescriptor file : List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor(),
-                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor())) {
+                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor(),
+                io.csi4j.proto.addons.replication.ReplicationProto.getDescriptor())) {
             for (ServiceDescriptor service : file.getServices()) {
                 for (MethodDescriptor method : service.getMethods()) rpcs.add(service.getFullName() + "/" + method.getName());
             }
@@ -125,7 +126,8 @@ class SpecValidatorTest {
         Set<String> repeated = new TreeSet<>();
         var methods = new java.util.HashMap<String, MethodDescriptor>();
         for (FileDescriptor file : List.of(CsiProto.getDescriptor(), IdentityProto.getDescriptor(), VolumeGroupProto.getDescriptor(),
-                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor())) {
+                io.csi4j.proto.addons.reclaimspace.ReclaimSpaceProto.getDescriptor(),
+                io.csi4j.proto.addons.replication.ReplicationProto.getDescriptor())) {
             for (ServiceDescriptor service : file.getServices()) {
                 for (MethodDescriptor method : service.getMethods()) methods.put(service.getFullName() + "/" + method.getName(), method);
             }
