@@ -171,6 +171,7 @@ class ClusterPartitionTest {
 
     @Test
     void aPartitionedPrimaryIsFencedReadOnlyAndNoneOfItsLaterWritesReachTheCluster() throws Exception {
+        cluster.awaitEveryNode();                           // the other test restarts an agent
         String id = csi().createVolume(replicated("partition", 2, "24h").build()).getVolume().getVolumeId();
         var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
         String a = parsed.tags().get(0);
@@ -267,6 +268,106 @@ class ClusterPartitionTest {
             if (pod != null) pod.quit = true;
             if (podThread != null) podThread.join(TimeUnit.SECONDS.toMillis(30));
             if (stopped) agentA.child.signal("CONT");
+            if (aMounted) unpublishAndUnstage(a, id);
+            if (bMounted) unpublishAndUnstage(b, id);
+        }
+    }
+
+    /** ControllerPublishVolume on {@code node}, retried while UNAVAILABLE (the failover delay); returns the retries. */
+    static int publishRetryingWhileUnavailable(String node, String id) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        int unavailable = 0;
+        while (true) {
+            try {
+                controllerPublish(node, id);
+                return unavailable;
+            } catch (StatusRuntimeException e) {
+                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
+                unavailable++;
+                Thread.sleep(1000);
+            }
+        }
+    }
+
+    /**
+     * The old primary's agent is killed during the partition (its mounts stay, its pod keeps writing) and comes back
+     * holding PRIMARY at the old epoch: the scheduler fences it within a few ticks of its first answer, without a
+     * routed call. Then a writable mount of a copy already FENCED (as a crash between the durable fence and the
+     * remount would leave it; here remounted rw by hand while the agent is down) is read-only again before the
+     * restarted agent serves anything.
+     */
+    @Test
+    void aReturningOldPrimaryIsFencedAtOnceAndAWritableMountOfAFencedCopyIsFixedAtStartUp() throws Exception {
+        cluster.awaitEveryNode();
+        String id = csi().createVolume(replicated("partition-restart", 2, "24h").build()).getVolume().getVolumeId();
+        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
+        String a = parsed.tags().get(0);
+        String b = parsed.tags().get(1);
+        var agentA = cluster.agent(a);
+        boolean aMounted = false;
+        boolean bMounted = false;
+        Pod pod = null;
+        Thread podThread = null;
+        try {
+            controllerPublish(a, id);
+            Path onA = stageAndPublish(a, id);
+            aMounted = true;
+            Path records = onA.resolve("records");
+            writeRecords(records, 0, 1000);
+            round(b, a, id);
+            writeRecords(records, 1000, 1200);
+
+            agentA.child.signal("KILL");
+            pod = new Pod(records, 1200);
+            podThread = Thread.ofPlatform().name("pod-on-" + a).start(pod);
+            publishRetryingWhileUnavailable(b, id);
+            int firstAfterFailover = pod.next.get();
+            Thread.sleep(1500);
+            assertTrue(pod.stoppedBy.get() == null && pod.next.get() > firstAfterFailover, "the pod on " + a + " kept writing: "
+                    + pod.stoppedBy.get());
+
+            long restarted = System.nanoTime();
+            agentA.start();                                     // PRIMARY at epoch 1 on its disk; returns once it serves
+            long serving = System.nanoTime();
+            long fencedNs = 0;
+            long bound = restarted + TimeUnit.SECONDS.toNanos(FENCE_BOUND_S);
+            while (fencedNs == 0 || pod.stoppedBy.get() == null) {
+                if (fencedNs == 0 && state(a, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
+                if (System.nanoTime() > bound) {
+                    throw new AssertionError("within " + FENCE_BOUND_S + " s of the restart: state of " + a + " " + state(a, id)
+                            + ", pod stopped by " + pod.stoppedBy.get());
+                }
+                Thread.sleep(100);
+            }
+            podThread.join(TimeUnit.SECONDS.toMillis(30));
+            assertTrue(readOnlyError(pod.stoppedBy.get()), "the pod's write failed with EROFS: " + pod.stoppedBy.get());
+            System.out.printf("restart of %s's agent after a failover to %s (serving %d ms after its start): FENCED %d ms and its"
+                            + " pod's writes failed (EROFS) %d ms after it served; %d records written on %s after the failover%n", a, b,
+                    (serving - restarted) / 1_000_000, (fencedNs - serving) / 1_000_000, (pod.stoppedAt - serving) / 1_000_000,
+                    pod.next.get() - firstAfterFailover, a);
+
+            // a FENCED copy found writable at start-up
+            agentA.child.signal("KILL");
+            var remount = new ProcessBuilder("mount", "-o", "remount,rw", staging(a, id).toString()).inheritIO().start();
+            assertTrue(remount.waitFor(30, TimeUnit.SECONDS) && remount.exitValue() == 0, "mount -o remount,rw");
+            Files.writeString(onA.resolve("writable-again"), "x");    // the state alone does not stop this
+            long again = System.nanoTime();
+            agentA.start();                                     // returns once it serves
+            var e = assertThrows(FileSystemException.class, () -> Files.writeString(onA.resolve("after-restart"), "x"));
+            assertTrue(readOnlyError(e), e.toString());
+            System.out.printf("a writable mount of the FENCED copy on %s was read-only when its restarted agent served (%d ms"
+                    + " after its start)%n", a, (System.nanoTime() - again) / 1_000_000);
+
+            Path onB = stageAndPublish(b, id);
+            bMounted = true;
+            assertRecords(onB.resolve("records"), 1000);
+        } finally {
+            if (pod != null) pod.quit = true;
+            if (podThread != null) podThread.join(TimeUnit.SECONDS.toMillis(30));
+            if (agentA.child == null || !agentA.child.alive()) {
+                agentA.start();
+                cluster.awaitEveryNode();
+            }
             if (aMounted) unpublishAndUnstage(a, id);
             if (bMounted) unpublishAndUnstage(b, id);
         }

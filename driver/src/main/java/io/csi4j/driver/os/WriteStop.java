@@ -48,7 +48,15 @@ public final class WriteStop {
                 }
             }
         }
-        try (Fd fd = Fd.open(mountPoint, Libc.O_RDONLY); Arena arena = Arena.ofConfined()) {
+        Fd fd;
+        try {
+            fd = Fd.open(mountPoint, Libc.O_RDONLY);
+        } catch (OsException e) {
+            if (e.is(Errno.EIO)) return Outcome.SHUT_DOWN;     // xfs shut down already: even its root does not open
+            if (last != null) e.addSuppressed(last);
+            throw e;
+        }
+        try (fd; Arena arena = Arena.ofConfined()) {
             MemorySegment flags = arena.allocate(JAVA_INT);
             flags.set(JAVA_INT, 0, SHUTDOWN_LOGFLUSH);
             fd.ioctl(FS_IOC_SHUTDOWN, flags, "ioctl(FS_IOC_SHUTDOWN)");
