@@ -279,6 +279,9 @@ public final class Agent implements AutoCloseable {
                             Status status = Status.fromThrowable(t);
                             if (didNotAnswer(status)) {
                                 problem = describeFailure(status.asRuntimeException());
+                                // the next heartbeat redials at once: a returning agent is seen (and a superseded
+                                // replica on it fenced) within a second, not after gRPC's backoff of up to 2 minutes
+                                channels.resetConnectBackoff();
                             } else if (status.getCode() != Status.Code.CANCELLED) {
                                 answered();  // an error it sent is an answer
                             }

@@ -1,11 +1,14 @@
 package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.proto.cluster.FenceReplicaRequest;
 import io.csi4j.proto.cluster.ListReplicasRequest;
 import io.csi4j.proto.cluster.PeerAgent;
 import io.csi4j.proto.cluster.ReplicaEntry;
 import io.csi4j.proto.cluster.SyncReplicaRequest;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +19,7 @@ import java.util.logging.Logger;
  * which of its secondaries are due (their interval passed since their last round there, NodeAgent.ListReplicas) and has
  * each due one pull from the current primary (NodeAgent.SyncReplica), one round per volume at a time, each on a
  * virtual thread: a slow copy delays no other volume. A controller restart loses nothing: the agents know what is due.
+ * From the same answers it fences a superseded primary ({@link #fenceSuperseded}) within a tick of its answering.
  */
 final class ReplicationScheduler implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(ReplicationScheduler.class.getName());
@@ -41,18 +45,43 @@ final class ReplicationScheduler implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
+            Map<String, Map<Agent, ReplicaEntry>> seen = new HashMap<>();
             for (Agent agent : agents.nodes()) {
                 if (!agent.answering()) continue;
                 try {
                     for (ReplicaEntry e : agent.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS)
                             .listReplicas(ListReplicasRequest.getDefaultInstance())).getEntriesList()) {
+                        seen.computeIfAbsent(e.getVolumeId(), k -> new HashMap<>()).put(agent, e);
                         if (e.getDue() && running.add(e.getVolumeId())) start(agent, e.getVolumeId());
                     }
                 } catch (RuntimeException silent) {
                     LOG.fine(() -> "replication: " + agent.nodeId() + " did not list its replicas: " + silent.getMessage());
                 }
             }
+            seen.forEach(this::fenceSuperseded);
         }
+    }
+
+    /**
+     * A copy answering PRIMARY below an epoch another copy of the volume answers was superseded (a failover while it
+     * was silent: a partition, a stopped or restarted agent): it is told the higher epoch at once, within a tick of
+     * answering again, without waiting for a routed call; it fences its copy and stops its mounts' writes before it
+     * answers (NodeAgent.FenceReplica). Only the agents' own answers are compared: nothing is kept between ticks.
+     */
+    private void fenceSuperseded(String volumeId, Map<Agent, ReplicaEntry> copies) {
+        long top = copies.values().stream().mapToLong(ReplicaEntry::getEpoch).max().orElse(0);
+        copies.forEach((node, e) -> {
+            if (!e.getRole().equals("PRIMARY") || e.getEpoch() >= top) return;
+            try {
+                var fenced = node.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS)
+                        .fenceReplica(FenceReplicaRequest.newBuilder().setVolumeId(volumeId).setEpoch(top).build()));
+                LOG.warning(() -> "replication: the copy of " + volumeId + " on node '" + node.nodeId() + "' was primary at epoch "
+                        + e.getEpoch() + " while epoch " + top + " exists: now " + fenced.getRole());
+            } catch (RuntimeException failed) {
+                LOG.warning(() -> "replication: fencing the copy of " + volumeId + " on node '" + node.nodeId() + "' failed (next tick"
+                        + " retries): " + failed.getMessage());
+            }
+        });
     }
 
     private void start(Agent secondary, String volumeId) {

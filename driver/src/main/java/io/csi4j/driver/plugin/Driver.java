@@ -139,6 +139,7 @@ public final class Driver implements AutoCloseable {
         var rounds = new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId(), roundLog());
         // on an agent a primary also reports a secondary left behind (its points stopped), after its failover note
         volumes.replicaCondition(id -> failoverCondition(id).or(() -> rounds.lagCondition(id)));
+        rounds.enforceFences();                 // before it serves: a fenced copy's mounts are read-only again
         services.add(AgentStatus.wrap(new NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies,
                 peers == null ? new Peers(null) : peers, replicaStates, rounds)));
         return services;

@@ -3,6 +3,7 @@ package io.csi4j.driver.replication;
 import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.engine.WriteFence;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.mobility.SourceNode;
@@ -217,9 +218,42 @@ public final class Rounds {
         });
     }
 
-    /** This node learns that {@code epoch} exists elsewhere: a copy not following it is fenced, durably. */
+    /**
+     * This node learns that {@code epoch} exists elsewhere: a copy not following it is fenced, durably, and then its
+     * mounted filesystem stops taking writes ({@link WriteFence}: read-only, EROFS), all before the answer. The state
+     * goes first: a crash between the two leaves FENCED with a writable mount, which {@link #enforceFences} fixes at
+     * start-up; the other order could leave a read-only primary nothing repairs. A repeat re-applies both.
+     */
     public ReplicaState fence(ReplicatedVolumeId id, long epoch) {
-        return locked(id, () -> states.learnEpoch(id, epoch));
+        return locked(id, () -> {
+            ReplicaState now = states.learnEpoch(id, epoch);
+            if (now.role() == ReplicaState.Role.FENCED) stopWrites(id);
+            return now;
+        });
+    }
+
+    /**
+     * At the agent's start-up, before it serves: every FENCED copy's mounts are made read-only again (a crash after the
+     * state was written and before the remount, or a remount lost with a reboot's fresh mount). Failures are logged:
+     * the state still refuses writable stage and publish, and the next fence retries.
+     */
+    public void enforceFences() {
+        for (ReplicatedVolumeId id : states.ids()) {
+            try {
+                var s = states.get(id);
+                if (s.isPresent() && s.get().role() == ReplicaState.Role.FENCED) locked(id, () -> stopWrites(id));
+            } catch (RuntimeException e) {
+                LOG.warning(() -> "replica of " + id + " is fenced but its mounts could not be made read-only at start-up: " + e);
+            }
+        }
+    }
+
+    private List<String> stopWrites(ReplicatedVolumeId id) {
+        var fence = engine.capability(WriteFence.class);
+        if (fence.isEmpty()) return List.of();
+        List<String> done = fence.get().stopWrites(id.toString());
+        if (!done.isEmpty()) LOG.warning(() -> "replica of " + id + " on node '" + nodeId + "' is fenced; its writes stopped: " + done);
+        return done;
     }
 
     /** The first step of a handoff, on the old primary: from here it refuses writable stage and publish. */

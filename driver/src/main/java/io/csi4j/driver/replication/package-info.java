@@ -10,9 +10,11 @@
  *       a secondary holds) and the base of a secondary's pull;</li>
  *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's lock (the primary cuts
  *       an internal point, the secondary pulls the delta and replaces its copy whole), the handoff's demotion and
- *       promotion, a failover's promotion, fencing, and the deletion of a replica that no round can undo; what each
- *       replica here is for {@code csi4j cluster status} ({@code status}), and on a primary the condition of a secondary
- *       that stopped getting points for two intervals ({@code lagCondition}).</li>
+ *       promotion, a failover's promotion, fencing (the state durably, then the mounts read-only through the
+ *       engine's {@code WriteFence}, before the answer; again at start-up for every FENCED copy), and the deletion of
+ *       a replica that no round can undo; what each replica here is for {@code csi4j cluster status}
+ *       ({@code status}), and on a primary the condition of a secondary that stopped getting points for two
+ *       intervals ({@code lagCondition}).</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
  *       bytes, duration), in memory, for the agent's metrics, {@code csi4j cluster status} and CSI-Addons GetVolumeReplicationInfo.</li>
  *   <li>{@link io.csi4j.driver.replication.VolumeReplication} and {@link io.csi4j.driver.replication.ReplicationRules}:

@@ -26,6 +26,7 @@ import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.engine.Preallocation;
 import io.csi4j.driver.engine.SnapshotRanges;
 import io.csi4j.driver.engine.SpaceReclaimer;
+import io.csi4j.driver.engine.WriteFence;
 import io.csi4j.driver.os.FsStats;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.storage.StorageException;
@@ -93,6 +94,7 @@ public final class ImageEngine extends PoolEngine {
                 .add(DataMover.class, new ImageMover(images, capacity, freezer))
                 .add(SpaceReclaimer.class, new ImageReclaimer(images, staging, node))
                 .add(Preallocation.class, new ImagePreallocation(images, volumes))
+                .add(WriteFence.class, new ImageWriteFence(images))
                 .build();
     }
 

@@ -15,7 +15,8 @@
  *       thaw at start-up), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
  *       {@code SharedExtentDelta}, {@code DataComparisonDelta}), {@code ImageMover} ({@code DataMover}, with
  *       {@code FileSourceImage} and {@code FileImageImport}), {@code ImageReclaimer} ({@code SpaceReclaimer}),
- *       {@code ImagePreallocation} ({@code Preallocation}: thick images through {@code os/ZeroFill}).</li>
+ *       {@code ImagePreallocation} ({@code Preallocation}: thick images through {@code os/ZeroFill}),
+ *       {@code ImageWriteFence} ({@code WriteFence}: a fenced replica's filesystem read-only through {@code os/WriteStop}).</li>
  *   <li>The node side, from the kernel's mount table and loop devices every time: {@code LoopStaging} (attach,
  *       stage a block volume, bind-publish, unpublish, unstage, detach), {@code LoopFilesystems} (a filesystem
  *       volume: format when blank, between the durable marks of {@code FormatIntent} so that a format cut short by

@@ -1,0 +1,375 @@
+package io.csi4j.cli.cluster;
+
+import static io.csi4j.cli.cluster.ClusterReplicationTest.RECORD;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.record;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.testing.Privileged;
+import io.csi4j.proto.cluster.NodeAgentGrpc;
+import io.csi4j.proto.cluster.PeerAgent;
+import io.csi4j.proto.cluster.SyncReplicaRequest;
+import io.csi4j.proto.cluster.SyncReplicaResponse;
+import io.csi4j.proto.csi.ControllerGrpc;
+import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
+import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
+import io.csi4j.proto.csi.NodeGrpc;
+import io.csi4j.proto.csi.NodePublishVolumeRequest;
+import io.csi4j.proto.csi.NodeStageVolumeRequest;
+import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
+import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
+import io.csi4j.sdk.server.Channels;
+import io.csi4j.sdk.server.Endpoint;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 28, "never two writable primaries", with real processes (two image-engine agents over mutual TLS, a controller
+ * with {@code --failover-after 8s}): the primary's agent is SIGSTOPped while the pod keeps writing through the kernel
+ * mount, the volume fails over to the secondary, and the agent is SIGCONTed. Its copy must be fenced, and its mount
+ * read-only (EROFS), within a bounded time without any call routed to it (the controller's scheduler sees it answer
+ * PRIMARY below the new epoch); the new primary holds exactly the records of the last round; and the old node, made
+ * primary again later by a handoff, gets the new primary's data, never its own post-failover writes.
+ */
+class ClusterPartitionTest {
+    static final List<String> NODES = List.of("node-a", "node-b");
+    static final int FAILOVER_AFTER_S = 8;
+    /** Generous: the scheduler ticks every second, but the machine is shared. */
+    static final long FENCE_BOUND_S = 45;
+
+    @TempDir
+    static Path tmp;
+    static ProcessCluster cluster;
+    static final List<ManagedChannel> CHANNELS = new ArrayList<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        Privileged.requireRoot();
+        cluster = ProcessCluster.start(tmp, NODES, List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M"),
+                List.of("--failover-after", FAILOVER_AFTER_S + "s"));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        CHANNELS.forEach(ManagedChannel::shutdownNow);
+        if (cluster != null) cluster.close();
+    }
+
+    static ControllerGrpc.ControllerBlockingStub csi() {
+        return ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    static NodeGrpc.NodeBlockingStub node(String nodeId) {
+        var channel = Channels.connect(Endpoint.parse("unix://" + tmp.resolve(nodeId).resolve("csi.sock")));
+        CHANNELS.add(channel);
+        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    static Path staging(String node, String id) throws Exception {
+        return Files.createDirectories(tmp.resolve("staging-" + node).resolve(id));
+    }
+
+    static Path target(String node, String id) throws Exception {
+        return Files.createDirectories(tmp.resolve("target-" + node)).resolve(id);
+    }
+
+    static Path stageAndPublish(String node, String id) throws Exception {
+        node(node).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging(node, id).toString()).setVolumeCapability(ext4()).build());
+        node(node).nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging(node, id).toString())
+                .setTargetPath(target(node, id).toString()).setVolumeCapability(ext4()).build());
+        return target(node, id);
+    }
+
+    static void unpublishAndUnstage(String node, String id) throws Exception {
+        node(node).nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target(node, id).toString()).build());
+        node(node).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging(node, id).toString()).build());
+    }
+
+    static void controllerPublish(String node, String id) {
+        csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node)
+                .setVolumeCapability(ext4()).build());
+    }
+
+    static SyncReplicaResponse round(String secondary, String primary, String id) {
+        var channel = Channels.builder(new Endpoint.Tcp("127.0.0.1", cluster.agent(secondary).port), cluster.controllerTls, "127.0.0.1").build();
+        CHANNELS.add(channel);
+        var from = PeerAgent.newBuilder().setNodeId(primary).setAddress(cluster.agent(primary).address()).setAuthority("127.0.0.1").build();
+        return NodeAgentGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS)
+                .syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(id).setPrimary(from).build());
+    }
+
+    static String state(String node, String id) throws Exception {
+        Path file = tmp.resolve(node).resolve("replication").resolve(id + ".json");
+        return Files.exists(file) ? Files.readString(file) : "";
+    }
+
+    /**
+     * The pod on A: one sequence-numbered, checksummed record at a time, each opened, written, fsynced and closed (as a
+     * log appender does), until a write fails; what failed is kept.
+     */
+    static final class Pod implements Runnable {
+        final Path file;
+        final AtomicInteger next;
+        final AtomicReference<IOException> stoppedBy = new AtomicReference<>();
+        volatile long stoppedAt;
+        volatile boolean quit;
+
+        Pod(Path file, int from) {
+            this.file = file;
+            this.next = new AtomicInteger(from);
+        }
+
+        @Override
+        public void run() {
+            while (!quit) {
+                int seq = next.get();
+                try (var ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+                    ch.write(ByteBuffer.wrap(record(seq)), (long) seq * RECORD);
+                    ch.force(true);
+                } catch (IOException e) {
+                    stoppedAt = System.nanoTime();
+                    stoppedBy.set(e);
+                    return;
+                }
+                next.incrementAndGet();
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+    }
+
+    static boolean readOnlyError(IOException e) {
+        return e instanceof FileSystemException f && f.getReason() != null && f.getReason().contains("Read-only file system");
+    }
+
+    @Test
+    void aPartitionedPrimaryIsFencedReadOnlyAndNoneOfItsLaterWritesReachTheCluster() throws Exception {
+        cluster.awaitEveryNode();                           // the other test restarts an agent
+        String id = csi().createVolume(replicated("partition", 2, "24h").build()).getVolume().getVolumeId();
+        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
+        String a = parsed.tags().get(0);
+        String b = parsed.tags().get(1);
+        var agentA = cluster.agent(a);
+        boolean aMounted = false;
+        boolean bMounted = false;
+        boolean stopped = false;
+        Pod pod = null;
+        Thread podThread = null;
+        try {
+            controllerPublish(a, id);
+            Path onA = stageAndPublish(a, id);
+            aMounted = true;
+            Path records = onA.resolve("records");
+            writeRecords(records, 0, 2000);
+            round(b, a, id);                                    // the last complete point: records 0..1999
+            writeRecords(records, 2000, 2500);                  // after it: a failover costs them
+
+            agentA.child.signal("STOP");                        // by its pid; the kernel mount keeps taking writes
+            stopped = true;
+            long stoppedAtNs = System.nanoTime();
+            pod = new Pod(records, 2500);
+            podThread = Thread.ofPlatform().name("pod-on-" + a).start(pod);
+
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            int unavailable = 0;
+            while (true) {
+                try {
+                    controllerPublish(b, id);
+                    break;
+                } catch (StatusRuntimeException e) {
+                    if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
+                    unavailable++;
+                    Thread.sleep(1000);
+                }
+            }
+            long failedOverNs = System.nanoTime();
+            int firstAfterFailover = pod.next.get();            // every record from here on was written after the failover
+            assertTrue(state(b, id).contains("\"PRIMARY\""), state(b, id));
+            Thread.sleep(2000);                                 // the partitioned pod goes on writing
+            assertTrue(pod.stoppedBy.get() == null, "the pod on " + a + " kept writing while its agent was stopped: " + pod.stoppedBy.get());
+            int beforeCont = pod.next.get();
+            assertTrue(beforeCont > firstAfterFailover, "records written on " + a + " after the failover: " + (beforeCont - firstAfterFailover));
+
+            agentA.child.signal("CONT");
+            stopped = false;
+            long contNs = System.nanoTime();
+            long fencedNs = 0;
+            long bound = contNs + TimeUnit.SECONDS.toNanos(FENCE_BOUND_S);
+            while (fencedNs == 0 || pod.stoppedBy.get() == null) {
+                if (fencedNs == 0 && state(a, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
+                if (System.nanoTime() > bound) {
+                    throw new AssertionError("within " + FENCE_BOUND_S + " s of SIGCONT: state of " + a + " " + state(a, id)
+                            + ", pod stopped by " + pod.stoppedBy.get());
+                }
+                Thread.sleep(100);
+            }
+            podThread.join(TimeUnit.SECONDS.toMillis(30));
+            var error = pod.stoppedBy.get();
+            assertTrue(readOnlyError(error), "the pod's write failed with EROFS: " + error);
+            // a new file, on the publish bind and on the staging mount: read-only too
+            var viaTarget = assertThrows(FileSystemException.class, () -> Files.writeString(onA.resolve("after-fence"), "x"));
+            assertTrue(readOnlyError(viaTarget), viaTarget.toString());
+            var viaStaging = assertThrows(FileSystemException.class, () -> Files.writeString(staging(a, id).resolve("after-fence"), "x"));
+            assertTrue(readOnlyError(viaStaging), viaStaging.toString());
+            int writtenOnA = pod.next.get();
+            System.out.printf("partition of %s: failed over to %s %d ms after SIGSTOP (%d UNAVAILABLE first); after SIGCONT %s was"
+                            + " FENCED in %d ms and its pod's writes failed (EROFS) in %d ms; %d records written on %s after the failover%n",
+                    id, b, (failedOverNs - stoppedAtNs) / 1_000_000, unavailable, a, (fencedNs - contNs) / 1_000_000,
+                    (pod.stoppedAt - contNs) / 1_000_000, writtenOnA - firstAfterFailover, a);
+
+            // what the cluster serves: exactly the last round's records on B, none written on A after it
+            Path onB = stageAndPublish(b, id);
+            bMounted = true;
+            assertRecords(onB.resolve("records"), 2000);
+            writeRecords(onB.resolve("records"), 2000, 2100);  // B's own writes as the primary
+
+            // A, later made primary again by a handoff, holds B's point, never its own writes after the failover
+            unpublishAndUnstage(b, id);
+            bMounted = false;
+            csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(b).build());
+            unpublishAndUnstage(a, id);                         // the CO's clean-up of the old pod: the read-only mounts go
+            aMounted = false;
+            long handoff = System.nanoTime();
+            controllerPublish(a, id);
+            System.out.printf("handoff back to %s (its fenced image replaced by %s's point): %d ms%n", a, b,
+                    (System.nanoTime() - handoff) / 1_000_000);
+            assertTrue(state(a, id).contains("\"PRIMARY\"") && state(a, id).contains("\"3\""), state(a, id));
+            Path back = stageAndPublish(a, id);
+            aMounted = true;
+            assertRecords(back.resolve("records"), 2100);       // exactly B's data: nothing A wrote from record 2000 on
+        } finally {
+            if (pod != null) pod.quit = true;
+            if (podThread != null) podThread.join(TimeUnit.SECONDS.toMillis(30));
+            if (stopped) agentA.child.signal("CONT");
+            if (aMounted) unpublishAndUnstage(a, id);
+            if (bMounted) unpublishAndUnstage(b, id);
+        }
+    }
+
+    /** ControllerPublishVolume on {@code node}, retried while UNAVAILABLE (the failover delay); returns the retries. */
+    static int publishRetryingWhileUnavailable(String node, String id) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        int unavailable = 0;
+        while (true) {
+            try {
+                controllerPublish(node, id);
+                return unavailable;
+            } catch (StatusRuntimeException e) {
+                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
+                unavailable++;
+                Thread.sleep(1000);
+            }
+        }
+    }
+
+    /**
+     * The old primary's agent is killed during the partition (its mounts stay, its pod keeps writing) and comes back
+     * holding PRIMARY at the old epoch: the scheduler fences it within a few ticks of its first answer, without a
+     * routed call. Then a writable mount of a copy already FENCED (as a crash between the durable fence and the
+     * remount would leave it; here remounted rw by hand while the agent is down) is read-only again before the
+     * restarted agent serves anything.
+     */
+    @Test
+    void aReturningOldPrimaryIsFencedAtOnceAndAWritableMountOfAFencedCopyIsFixedAtStartUp() throws Exception {
+        cluster.awaitEveryNode();
+        String id = csi().createVolume(replicated("partition-restart", 2, "24h").build()).getVolume().getVolumeId();
+        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
+        String a = parsed.tags().get(0);
+        String b = parsed.tags().get(1);
+        var agentA = cluster.agent(a);
+        boolean aMounted = false;
+        boolean bMounted = false;
+        Pod pod = null;
+        Thread podThread = null;
+        try {
+            controllerPublish(a, id);
+            Path onA = stageAndPublish(a, id);
+            aMounted = true;
+            Path records = onA.resolve("records");
+            writeRecords(records, 0, 1000);
+            round(b, a, id);
+            writeRecords(records, 1000, 1200);
+
+            agentA.child.signal("KILL");
+            pod = new Pod(records, 1200);
+            podThread = Thread.ofPlatform().name("pod-on-" + a).start(pod);
+            publishRetryingWhileUnavailable(b, id);
+            int firstAfterFailover = pod.next.get();
+            Thread.sleep(1500);
+            assertTrue(pod.stoppedBy.get() == null && pod.next.get() > firstAfterFailover, "the pod on " + a + " kept writing: "
+                    + pod.stoppedBy.get());
+
+            long restarted = System.nanoTime();
+            agentA.start();                                     // PRIMARY at epoch 1 on its disk; returns once it serves
+            long serving = System.nanoTime();
+            long fencedNs = 0;
+            long bound = restarted + TimeUnit.SECONDS.toNanos(FENCE_BOUND_S);
+            while (fencedNs == 0 || pod.stoppedBy.get() == null) {
+                if (fencedNs == 0 && state(a, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
+                if (System.nanoTime() > bound) {
+                    throw new AssertionError("within " + FENCE_BOUND_S + " s of the restart: state of " + a + " " + state(a, id)
+                            + ", pod stopped by " + pod.stoppedBy.get());
+                }
+                Thread.sleep(100);
+            }
+            podThread.join(TimeUnit.SECONDS.toMillis(30));
+            assertTrue(readOnlyError(pod.stoppedBy.get()), "the pod's write failed with EROFS: " + pod.stoppedBy.get());
+            System.out.printf("restart of %s's agent after a failover to %s (serving %d ms after its start): FENCED %d ms and its"
+                            + " pod's writes failed (EROFS) %d ms after it served; %d records written on %s after the failover%n", a, b,
+                    (serving - restarted) / 1_000_000, (fencedNs - serving) / 1_000_000, (pod.stoppedAt - serving) / 1_000_000,
+                    pod.next.get() - firstAfterFailover, a);
+
+            // a FENCED copy found writable at start-up
+            agentA.child.signal("KILL");
+            var remount = new ProcessBuilder("mount", "-o", "remount,rw", staging(a, id).toString()).inheritIO().start();
+            assertTrue(remount.waitFor(30, TimeUnit.SECONDS) && remount.exitValue() == 0, "mount -o remount,rw");
+            Files.writeString(onA.resolve("writable-again"), "x");    // the state alone does not stop this
+            long again = System.nanoTime();
+            agentA.start();                                     // returns once it serves
+            var e = assertThrows(FileSystemException.class, () -> Files.writeString(onA.resolve("after-restart"), "x"));
+            assertTrue(readOnlyError(e), e.toString());
+            System.out.printf("a writable mount of the FENCED copy on %s was read-only when its restarted agent served (%d ms"
+                    + " after its start)%n", a, (System.nanoTime() - again) / 1_000_000);
+
+            Path onB = stageAndPublish(b, id);
+            bMounted = true;
+            assertRecords(onB.resolve("records"), 1000);
+        } finally {
+            if (pod != null) pod.quit = true;
+            if (podThread != null) podThread.join(TimeUnit.SECONDS.toMillis(30));
+            if (agentA.child == null || !agentA.child.alive()) {
+                agentA.start();
+                cluster.awaitEveryNode();
+            }
+            if (aMounted) unpublishAndUnstage(a, id);
+            if (bMounted) unpublishAndUnstage(b, id);
+        }
+    }
+}
