@@ -11,6 +11,10 @@
 //       verdict: each copy against the slower of the link and the disk reading taken just before it (the host caches
 //             this VM's disk, so a reading can move 5x within a minute and one baseline per run decides the result
 //             more than the copy does); also the median copy against the medians of all disk readings
+//   floor WORK_DIR PKI_DIR
+//       the copy floor alone (no cluster): the CPU a copy cannot avoid here, read + TLS + streamed write, machine-wide
+//       CPU-s per GiB (medians of three disk readings in WORK_DIR, the second of two TLS runs); scripts/bench-replication
+//       judges replication's CPU per GiB against it
 // Usage: java -cp "cli/target/csi4j.jar:cli/target/lib/*" scripts/MobilityBench.java run ...
 import io.csi4j.proto.csi.*;
 import io.csi4j.sdk.server.Channels;
@@ -27,6 +31,10 @@ public class MobilityBench {
     static final long GIB = 1L << 30;
 
     public static void main(String[] args) throws Exception {
+        if (args[0].equals("floor")) {
+            floor(Path.of(args[1]), Path.of(args[2]));
+            System.exit(0);
+        }
         String socket = args[1];
         Path work = Path.of(args[2]);
         int rounds = Integer.parseInt(args[3]);
@@ -110,6 +118,20 @@ public class MobilityBench {
         csi.deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(snap).build());
         csi.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(source).build());
         System.exit(0);
+    }
+
+    /** The floor of run's verdict, measured alone: what one GiB copied costs the machine at the least. */
+    static void floor(Path work, Path pki) throws Exception {
+        tlsLoopback(2 * GIB, pki);   // warms the JIT up, as in run
+        double b = busy();
+        double tls = tlsLoopback(2 * GIB, pki);
+        double tlsCpu = (busy() - b) / 2;
+        List<Disk> readings = new ArrayList<>();
+        for (int i = 0; i < 3; i++) readings.add(disk(work.resolve("bench-disk.tmp"), GIB));
+        double readCpu = median(readings, Disk::readCpu), writeCpu = median(readings, Disk::streamedCpu);
+        System.out.printf("loopback mutual TLS: %.0f MB/s; disk (plain/streamed/read MB/s): %s%n", tls, readings);
+        System.out.printf("copy floor: read %.2f + TLS %.2f + streamed write %.2f = %.2f CPU-s per GiB (machine-wide, medians)%n",
+                readCpu, tlsCpu, writeCpu, readCpu + tlsCpu + writeCpu);
     }
 
     static CreateVolumeRequest request(String name, String node, long bytes, String snapshot) {
