@@ -12,8 +12,8 @@
 //             this VM's disk, so a reading can move 5x within a minute and one baseline per run decides the result
 //             more than the copy does); also the median copy against the medians of all disk readings
 //   floor WORK_DIR PKI_DIR
-//       the copy floor alone (no cluster): the CPU a copy cannot avoid here, read + TLS + streamed write, machine-wide
-//       CPU-s per GiB (medians of three disk readings in WORK_DIR, the second of two TLS runs); scripts/bench-replication
+//       the copy floor alone (no cluster): the CPU a copy cannot avoid here, read + TLS + streamed write, in CPU-s per
+//       GiB of this JVM's own time (not machine-wide as in run: on a shared machine that counts the others' work too) (medians of three disk readings in WORK_DIR, the second of two TLS runs); scripts/bench-replication
 //       judges replication's CPU per GiB against it
 // Usage: java -cp "cli/target/csi4j.jar:cli/target/lib/*" scripts/MobilityBench.java run ...
 import io.csi4j.proto.csi.*;
@@ -32,6 +32,7 @@ public class MobilityBench {
 
     public static void main(String[] args) throws Exception {
         if (args[0].equals("floor")) {
+            ownCpu = true;
             floor(Path.of(args[1]), Path.of(args[2]));
             System.exit(0);
         }
@@ -130,7 +131,7 @@ public class MobilityBench {
         for (int i = 0; i < 3; i++) readings.add(disk(work.resolve("bench-disk.tmp"), GIB));
         double readCpu = median(readings, Disk::readCpu), writeCpu = median(readings, Disk::streamedCpu);
         System.out.printf("loopback mutual TLS: %.0f MB/s; disk (plain/streamed/read MB/s): %s%n", tls, readings);
-        System.out.printf("copy floor: read %.2f + TLS %.2f + streamed write %.2f = %.2f CPU-s per GiB (machine-wide, medians)%n",
+        System.out.printf("copy floor: read %.2f + TLS %.2f + streamed write %.2f = %.2f CPU-s per GiB (this process, medians)%n",
                 readCpu, tlsCpu, writeCpu, readCpu + tlsCpu + writeCpu);
     }
 
@@ -233,8 +234,16 @@ public class MobilityBench {
         }
     }
 
-    /** CPU-seconds the whole machine has been busy (all but idle, iowait and steal), from /proc/stat. */
+    /** floor mode: busy() counts this JVM's own CPU (both TLS ends, the disk's syscalls), not a shared machine's. */
+    static boolean ownCpu;
+
+    /** CPU-seconds the whole machine has been busy (all but idle, iowait and steal), from /proc/stat; or this JVM's. */
     static double busy() throws IOException {
+        if (ownCpu) {
+            String stat = Files.readString(Path.of("/proc/self/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;   // utime, stime (USER_HZ)
+        }
         String[] f = Files.readAllLines(Path.of("/proc/stat")).getFirst().trim().split(" +");
         long ticks = 0;
         for (int i : new int[] {1, 2, 3, 6, 7}) ticks += Long.parseLong(f[i]);   // user nice system irq softirq
