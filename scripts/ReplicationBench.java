@@ -78,7 +78,7 @@ public class ReplicationBench {
         for (int r = 0; r < rounds; r++) {
             var base = sync(secondary, primary, id);
             System.out.printf("round %d: %s -> %s. Base round: %d bytes %s in %.1f s; metric csi4j_replica_last_round_bytes on %s: %s%n",
-                    r + 1, primary, secondary, base.bytes, base.full ? "(full: the old primary holds no point of this one)" : "(delta)",
+                    r + 1, primary, secondary, base.bytes, base.full ? "(full: no common point)" : "(delta against a point both hold)",
                     base.seconds, secondary, metric(secondary, "csi4j_replica_last_round_bytes", id).map(d -> String.format("%.0f", d)).orElse("absent"));
             var w = fio("change", "--filename=" + mount.resolve("data"), "--rw=write", "--bs=1M", "--size=1g", "--direct=1",
                     "--end_fsync=1", "--randseed=" + (r + 7));
@@ -139,6 +139,17 @@ public class ReplicationBench {
         var scraper = new Scraper(secondary, id);
         Thread.ofPlatform().daemon().start(scraper);
         scraper.awaitRounds(2, 180);
+        // three rounds of an unchanged volume: what a round costs the agents whatever it carries (cut, freeze, delta
+        // of the extent maps, reflink, fsync, rename, state), beside what each byte costs
+        double[] q0 = agentsCpu();
+        int before = scraper.rounds.size();
+        scraper.awaitRounds(3, 180);
+        double[] q1 = agentsCpu();
+        double perQuietRound = ((q1[0] - q0[0]) + (q1[1] - q0[1])) / 3;
+        List<Round> quiet;
+        synchronized (scraper.rounds) { quiet = new ArrayList<>(scraper.rounds.subList(before, scraper.rounds.size())); }
+        System.out.printf("rounds of the unchanged volume: %s bytes; the agents' CPU per round %.3f s (idle included)%n",
+                quiet.stream().map(r -> String.format("%.0f", r.bytes)).toList(), perQuietRound);
         double startSync = scraper.lastSync();
         double[] cpu0 = agentsCpu();
         long t0 = System.nanoTime();
@@ -171,6 +182,9 @@ public class ReplicationBench {
         double net = cpu - idlePerSecond * wall;
         System.out.printf("the agents idle (no volume) cost %.3f CPU-s per second; without it: %.2f CPU-s per GiB sent = %.2fx the floor%n",
                 idlePerSecond, net / (sent / GIB), net / (sent / GIB) / floor);
+        double perByte = cpu - perQuietRound * rounds.size();
+        System.out.printf("split: %d rounds x %.3f CPU-s a round costs unchanged = %.2f s; the rest, %.2f s, is %.2f CPU-s per GiB sent = %.2fx the floor%n",
+                rounds.size(), perQuietRound, perQuietRound * rounds.size(), perByte, perByte / (sent / GIB), perByte / (sent / GIB) / floor);
         System.out.printf("load %.2f -> %.2f%n", load0, load());
         scraper.stop = true;
         cleanup(id, primary, mount);
