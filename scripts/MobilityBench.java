@@ -11,6 +11,10 @@
 //       verdict: each copy against the slower of the link and the disk reading taken just before it (the host caches
 //             this VM's disk, so a reading can move 5x within a minute and one baseline per run decides the result
 //             more than the copy does); also the median copy against the medians of all disk readings
+//   floor WORK_DIR PKI_DIR
+//       the copy floor alone (no cluster): the CPU a copy cannot avoid here, read + TLS + streamed write, in CPU-s per
+//       GiB of this JVM's own time (not machine-wide as in run: on a shared machine that counts the others' work too) (medians of three disk readings in WORK_DIR, the second of two TLS runs); scripts/bench-replication
+//       judges replication's CPU per GiB against it
 // Usage: java -cp "cli/target/csi4j.jar:cli/target/lib/*" scripts/MobilityBench.java run ...
 import io.csi4j.proto.csi.*;
 import io.csi4j.sdk.server.Channels;
@@ -27,6 +31,11 @@ public class MobilityBench {
     static final long GIB = 1L << 30;
 
     public static void main(String[] args) throws Exception {
+        if (args[0].equals("floor")) {
+            ownCpu = true;
+            floor(Path.of(args[1]), Path.of(args[2]));
+            System.exit(0);
+        }
         String socket = args[1];
         Path work = Path.of(args[2]);
         int rounds = Integer.parseInt(args[3]);
@@ -110,6 +119,20 @@ public class MobilityBench {
         csi.deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(snap).build());
         csi.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(source).build());
         System.exit(0);
+    }
+
+    /** The floor of run's verdict, measured alone: what one GiB copied costs the machine at the least. */
+    static void floor(Path work, Path pki) throws Exception {
+        tlsLoopback(2 * GIB, pki);   // warms the JIT up, as in run
+        double b = busy();
+        double tls = tlsLoopback(2 * GIB, pki);
+        double tlsCpu = (busy() - b) / 2;
+        List<Disk> readings = new ArrayList<>();
+        for (int i = 0; i < 3; i++) readings.add(disk(work.resolve("bench-disk.tmp"), GIB));
+        double readCpu = median(readings, Disk::readCpu), writeCpu = median(readings, Disk::streamedCpu);
+        System.out.printf("loopback mutual TLS: %.0f MB/s; disk (plain/streamed/read MB/s): %s%n", tls, readings);
+        System.out.printf("copy floor: read %.2f + TLS %.2f + streamed write %.2f = %.2f CPU-s per GiB (this process, medians)%n",
+                readCpu, tlsCpu, writeCpu, readCpu + tlsCpu + writeCpu);
     }
 
     static CreateVolumeRequest request(String name, String node, long bytes, String snapshot) {
@@ -211,8 +234,16 @@ public class MobilityBench {
         }
     }
 
-    /** CPU-seconds the whole machine has been busy (all but idle, iowait and steal), from /proc/stat. */
+    /** floor mode: busy() counts this JVM's own CPU (both TLS ends, the disk's syscalls), not a shared machine's. */
+    static boolean ownCpu;
+
+    /** CPU-seconds the whole machine has been busy (all but idle, iowait and steal), from /proc/stat; or this JVM's. */
     static double busy() throws IOException {
+        if (ownCpu) {
+            String stat = Files.readString(Path.of("/proc/self/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;   // utime, stime (USER_HZ)
+        }
         String[] f = Files.readAllLines(Path.of("/proc/stat")).getFirst().trim().split(" +");
         long ticks = 0;
         for (int i : new int[] {1, 2, 3, 6, 7}) ticks += Long.parseLong(f[i]);   // user nice system irq softirq

@@ -1,0 +1,478 @@
+// Not a test: the replicated-volume benchmark of issue 28, run by scripts/bench-replication against the processes it
+// started (two image-engine agents node-1 and node-2 over mutual TLS, a controller). Every volume is ext4, staged
+// through the primary's own node socket as the kubelet would; writes go through that mount with fio.
+//   move CONTROLLER_SOCKET WORK PKI ROUNDS
+//       a 10 GiB replicated volume (2 replicas) with a 1 GiB file; each round: a round (SyncReplica) so the secondary
+//       holds a recent point, the file overwritten (1 GiB changed since that point, direct, fsynced), then the move:
+//       NodeUnstage on the primary, ControllerUnpublish, ControllerPublish on the secondary (the handoff, its final
+//       sync included), NodeStage there, each timed; the handoff's bytes from the new primary's log (its round
+//       metrics are forgotten on promotion, as docs/replication.md says); the file's CRC32C checked on the new node.
+//       The next round moves it back.
+//   steady CONTROLLER_SOCKET WORK PKI SECONDS RATE BS INTERVAL FLOOR
+//       a 4 GiB replicated volume replicated every INTERVAL by the controller's own scheduler; fio randwrite at RATE
+//       with BS blocks for SECONDS on a 1 GiB file laid out (and replicated) before; the secondary's metrics scraped
+//       every second (lag, rounds and their bytes); the agents' CPU (both, user+sys) per GiB sent against FLOOR
+//       (MobilityBench floor, CPU-s per GiB).
+//   fio CONTROLLER_SOCKET WORK PKI ROUNDS SECONDS
+//       a replicated (2 replicas) and an ordinary 2 GiB volume staged on the same node, a 1 GiB fio file in each;
+//       ROUNDS rounds alternating which goes first; before each run on the replicated one a round cuts a fresh point
+//       (so the run is "between syncs", after a cut: its first write to each block is a copy-on-write);
+//       4k randwrite QD1 with fsync after each write, then 4k randread QD32 direct (libaio), SECONDS each.
+// CSI4J_BENCH_AGENT_PIDS="pid1 pid2", CSI4J_BENCH_AGENTS="node-1=host:port,node-2=host:port",
+// CSI4J_BENCH_METRICS="node-1=host:port,node-2=host:port" come from the script.
+// Usage: java -cp "cli/target/csi4j.jar:cli/target/lib/*" scripts/ReplicationBench.java MODE ...
+import io.csi4j.proto.cluster.*;
+import io.csi4j.proto.csi.*;
+import io.csi4j.sdk.server.Channels;
+import io.csi4j.sdk.server.Endpoint;
+import io.csi4j.sdk.server.MutualTls;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.*;
+import java.util.*;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+public class ReplicationBench {
+    static final long MIB = 1L << 20, GIB = 1L << 30;
+    static final String NODE_KEY = "topology.csi4j.io/node";
+    static Path work, pki;
+    static ControllerGrpc.ControllerBlockingStub csiStub;
+    static final Map<String, Endpoint.Tcp> AGENTS = new LinkedHashMap<>();
+    static final Map<String, String> METRICS = new LinkedHashMap<>();
+
+    public static void main(String[] a) throws Exception {
+        csiStub = ControllerGrpc.newBlockingStub(Channels.connect(Endpoint.parse(a[1])));
+        work = Path.of(a[2]);
+        pki = Path.of(a[3]);
+        for (String e : System.getenv("CSI4J_BENCH_AGENTS").split(",")) {
+            String[] kv = e.split("=", 2), hp = kv[1].split(":");
+            AGENTS.put(kv[0], new Endpoint.Tcp(hp[0], Integer.parseInt(hp[1])));
+        }
+        for (String e : System.getenv("CSI4J_BENCH_METRICS").split(",")) {
+            String[] kv = e.split("=", 2);
+            METRICS.put(kv[0], kv[1]);
+        }
+        switch (a[0]) {
+            case "move" -> move(Integer.parseInt(a[4]));
+            case "steady" -> steady(Integer.parseInt(a[4]), a[5], a[6], a[7], Double.parseDouble(a[8]));
+            case "fio" -> fioCompare(Integer.parseInt(a[4]), Integer.parseInt(a[5]));
+            default -> throw new IllegalArgumentException(a[0]);
+        }
+        System.exit(0);
+    }
+
+    // ---- 1. move time
+
+    static void move(int rounds) throws Exception {
+        String id = create("bench-move", 10 * GIB, Map.of("csi4j.io/replicas", "2", "csi4j.io/replication-interval", "24h"), null);
+        String[] nodes = replicaNodes(id);
+        String primary = nodes[0], secondary = nodes[1];
+        System.out.printf("volume %s: 10 GiB ext4, primary %s, secondary %s (rounds started by the bench: interval 24h)%n", id, primary, secondary);
+        publish(id, primary);
+        Path mount = stage(id, primary);
+        fio("layout", "--filename=" + mount.resolve("data"), "--rw=write", "--bs=1M", "--size=1g", "--direct=1", "--end_fsync=1");
+        List<double[]> phases = new ArrayList<>();   // unstage, unpublish, publish (handoff), stage, total
+        List<Long> handoffBytes = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            var base = sync(secondary, primary, id);
+            System.out.printf("round %d: %s -> %s. Base round: %d bytes %s in %.1f s; metric csi4j_replica_last_round_bytes on %s: %s%n",
+                    r + 1, primary, secondary, base.bytes, base.full ? "(full: no common point)" : "(delta against a point both hold)",
+                    base.seconds, secondary, metric(secondary, "csi4j_replica_last_round_bytes", id).map(d -> String.format("%.0f", d)).orElse("absent"));
+            var w = fio("change", "--filename=" + mount.resolve("data"), "--rw=write", "--bs=1M", "--size=1g", "--direct=1",
+                    "--end_fsync=1", "--randseed=" + (r + 7));
+            long crc = crc(mount.resolve("data"));
+            double load0 = load();
+            long t0 = System.nanoTime();
+            node(primary).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(mount.toString()).build());
+            long t1 = System.nanoTime();
+            csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(primary).build());
+            long t2 = System.nanoTime();
+            publish(id, secondary);
+            long t3 = System.nanoTime();
+            mount = stage(id, secondary);
+            long t4 = System.nanoTime();
+            long bytes = handoffBytes(secondary, id);
+            handoffBytes.add(bytes);
+            double[] p = {(t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9, (t4 - t3) / 1e9, (t4 - t0) / 1e9};
+            phases.add(p);
+            long crcAfter = crc(mount.resolve("data"));
+            System.out.printf("  1 GiB changed (fio wrote %d bytes); move: unstage %.2f s, unpublish %.2f s, publish on %s (handoff, final sync) %.2f s, stage %.2f s = %.2f s;"
+                            + " handoff sent %d bytes (%.3fx 1 GiB); file CRC32C %s on %s; load %.2f -> %.2f%n",
+                    w.writeBytes, p[0], p[1], secondary, p[2], p[3], p[4], bytes, bytes / (double) GIB,
+                    crc == crcAfter ? "identical" : "DIFFERS", secondary, load0, load());
+            if (crc != crcAfter) throw new IllegalStateException("the file differs after the move");
+            String t = primary; primary = secondary; secondary = t;
+        }
+        String[] names = {"unstage", "unpublish", "publish (handoff)", "stage", "total"};
+        StringBuilder s = new StringBuilder("move medians over " + rounds + " rounds (min-max):");
+        for (int i = 0; i < names.length; i++) {
+            int k = i;
+            s.append(String.format(" %s %s s;", names[i], med(phases.stream().mapToDouble(p -> p[k]).toArray(), "%.2f")));
+        }
+        System.out.println(s);
+        System.out.printf("handoff bytes, median (min-max): %s GiB for 1 GiB changed%n",
+                med(handoffBytes.stream().mapToDouble(b -> b / (double) GIB).toArray(), "%.3f"));
+        cleanup(id, primary, mount);
+    }
+
+    // ---- 2. steady replication
+
+    record Round(double syncAt, double bytes, double seconds) {}
+
+    static void steady(int seconds, String rate, String bs, String interval, double floor) throws Exception {
+        // what the agents spend with nothing to replicate (heartbeats, the scheduler's ListReplicas each second, scrapes)
+        double[] idle0 = agentsCpu();
+        long i0 = System.nanoTime();
+        Thread.sleep(15_000);
+        double[] idle1 = agentsCpu();
+        double idlePerSecond = ((idle1[0] - idle0[0]) + (idle1[1] - idle0[1])) / ((System.nanoTime() - i0) / 1e9);
+        String id = create("bench-steady", 4 * GIB, Map.of("csi4j.io/replicas", "2", "csi4j.io/replication-interval", interval), null);
+        String[] nodes = replicaNodes(id);
+        String primary = nodes[0], secondary = nodes[1];
+        System.out.printf("volume %s: 4 GiB ext4, primary %s, secondary %s, interval %s (the controller's scheduler)%n", id, primary, secondary, interval);
+        publish(id, primary);
+        Path mount = stage(id, primary);
+        fio("layout", "--filename=" + mount.resolve("data"), "--rw=write", "--bs=1M", "--size=1g", "--direct=1", "--end_fsync=1");
+        // two rounds completed after the layout: the second was cut after it, so what follows is the workload's alone
+        var scraper = new Scraper(secondary, id);
+        Thread.ofPlatform().daemon().start(scraper);
+        scraper.awaitRounds(2, 180);
+        // three rounds of an unchanged volume: what a round costs the agents whatever it carries (cut, freeze, delta
+        // of the extent maps, reflink, fsync, rename, state), beside what each byte costs
+        double[] q0 = agentsCpu();
+        int before = scraper.rounds.size();
+        scraper.awaitRounds(3, 180);
+        double[] q1 = agentsCpu();
+        double perQuietRound = ((q1[0] - q0[0]) + (q1[1] - q0[1])) / 3;
+        List<Round> quiet;
+        synchronized (scraper.rounds) { quiet = new ArrayList<>(scraper.rounds.subList(before, scraper.rounds.size())); }
+        System.out.printf("rounds of the unchanged volume: %s bytes; the agents' CPU per round %.3f s (idle included)%n",
+                quiet.stream().map(r -> String.format("%.0f", r.bytes)).toList(), perQuietRound);
+        double startSync = scraper.lastSync();
+        double[] cpu0 = agentsCpu();
+        long t0 = System.nanoTime();
+        double load0 = load();
+        scraper.recordLag(true);
+        var w = fio("steady", "--filename=" + mount.resolve("data"), "--rw=randwrite", "--bs=" + bs, "--size=1g", "--direct=1",
+                "--ioengine=psync", "--rate=" + rate, "--time_based", "--runtime=" + seconds, "--randrepeat=0");
+        double fioEnd = System.currentTimeMillis() / 1e3;
+        // the rounds that complete once the workload stopped carry its last writes: wait for one cut after its end
+        scraper.awaitSyncAfter(fioEnd, 120);
+        scraper.recordLag(false);
+        double[] cpu1 = agentsCpu();
+        double wall = (System.nanoTime() - t0) / 1e9;
+        List<Round> rounds = scraper.roundsAfter(startSync);
+        double sent = rounds.stream().mapToDouble(Round::bytes).sum();
+        double cpu = (cpu1[0] - cpu0[0]) + (cpu1[1] - cpu0[1]);
+        System.out.printf("fio randwrite %s, bs %s, %d s on a 1 GiB file (random map: no block written twice in a run under 1 GiB,"
+                + " so written = changed): wrote %d bytes (%.1f MiB), %.0f IOPS%n", rate, bs, seconds, w.writeBytes, w.writeBytes / (double) MIB, w.writeIops);
+        System.out.printf("rounds completed from fio's start to the first cut after its end: %d; bytes sent %.0f (%.1f MiB) = %.3fx the bytes written%n",
+                rounds.size(), sent, sent / MIB, sent / w.writeBytes);
+        List<String> each = new ArrayList<>();
+        for (Round r : rounds) each.add(String.format("%.1f MiB/%.1f s", r.bytes / MIB, r.seconds));
+        System.out.println("each round (bytes/duration): " + String.join(", ", each));
+        double[] lags = scraper.lags();
+        System.out.printf("lag scraped every second while fio ran and until that round (%d samples): median %.1f s, p90 %.1f s, max %.1f s (interval %s)%n",
+                lags.length, pct(lags, 0.5), pct(lags, 0.9), pct(lags, 1.0), interval);
+        System.out.printf("agents' CPU (user+sys) over %.0f s: %s %.2f s + %s %.2f s = %.2f s; per GiB sent: %.2f CPU-s = %.2fx the copy floor (%.2f)%n",
+                wall, primary, cpu1[index(primary)] - cpu0[index(primary)], secondary, cpu1[index(secondary)] - cpu0[index(secondary)], cpu,
+                cpu / (sent / GIB), cpu / (sent / GIB) / floor, floor);
+        double net = cpu - idlePerSecond * wall;
+        System.out.printf("the agents idle (no volume) cost %.3f CPU-s per second; without it: %.2f CPU-s per GiB sent = %.2fx the floor%n",
+                idlePerSecond, net / (sent / GIB), net / (sent / GIB) / floor);
+        double perByte = cpu - perQuietRound * rounds.size();
+        System.out.printf("split: %d rounds x %.3f CPU-s a round costs unchanged = %.2f s; the rest, %.2f s, is %.2f CPU-s per GiB sent = %.2fx the floor%n",
+                rounds.size(), perQuietRound, perQuietRound * rounds.size(), perByte, perByte / (sent / GIB), perByte / (sent / GIB) / floor);
+        System.out.printf("load %.2f -> %.2f%n", load0, load());
+        scraper.stop = true;
+        cleanup(id, primary, mount);
+    }
+
+    static int index(String node) {
+        return new ArrayList<>(AGENTS.keySet()).indexOf(node);
+    }
+
+    /** The secondary's round metrics, every second: each completed round once (by its sync time), and the lag. */
+    static final class Scraper implements Runnable {
+        final String node, id;
+        final List<Round> rounds = Collections.synchronizedList(new ArrayList<>());
+        final List<Double> lags = Collections.synchronizedList(new ArrayList<>());
+        volatile boolean stop, recording;
+        volatile double last = -1;
+
+        Scraper(String node, String id) { this.node = node; this.id = id; }
+
+        public void run() {
+            while (!stop) {
+                try {
+                    Map<String, Double> m = metrics(node, id);
+                    Double sync = m.get("csi4j_replica_last_sync_timestamp_seconds");
+                    if (sync != null && sync != last) {
+                        rounds.add(new Round(sync, m.get("csi4j_replica_last_round_bytes"), m.get("csi4j_replica_last_round_seconds")));
+                        last = sync;
+                    }
+                    if (recording && m.containsKey("csi4j_replica_lag_seconds")) lags.add(m.get("csi4j_replica_lag_seconds"));
+                    Thread.sleep(1000);
+                } catch (Exception e) {
+                    System.out.println("scrape failed: " + e);
+                }
+            }
+        }
+
+        void recordLag(boolean on) { recording = on; }
+
+        double lastSync() { return last; }
+
+        void awaitRounds(int n, int timeoutSeconds) throws Exception {
+            int seen = rounds.size();
+            for (int i = 0; i < timeoutSeconds * 10 && rounds.size() < seen + n; i++) Thread.sleep(100);
+            if (rounds.size() < seen + n) throw new IllegalStateException("no " + n + " rounds in " + timeoutSeconds + " s");
+        }
+
+        /** Until a round whose cut (sync time minus its duration) came after {@code at}. */
+        void awaitSyncAfter(double at, int timeoutSeconds) throws Exception {
+            for (int i = 0; i < timeoutSeconds * 10; i++) {
+                synchronized (rounds) {
+                    if (!rounds.isEmpty() && rounds.getLast().syncAt - rounds.getLast().seconds > at) return;
+                }
+                Thread.sleep(100);
+            }
+            throw new IllegalStateException("no round cut after the workload in " + timeoutSeconds + " s");
+        }
+
+        List<Round> roundsAfter(double sync) {
+            synchronized (rounds) { return rounds.stream().filter(r -> r.syncAt > sync).toList(); }
+        }
+
+        double[] lags() {
+            synchronized (lags) { return lags.stream().mapToDouble(Double::doubleValue).toArray(); }
+        }
+    }
+
+    // ---- 3. fio on a replicated volume vs an ordinary one
+
+    static void fioCompare(int rounds, int seconds) throws Exception {
+        String rep = create("bench-fio-replicated", 2 * GIB, Map.of("csi4j.io/replicas", "2", "csi4j.io/replication-interval", "24h"), null);
+        String[] nodes = replicaNodes(rep);
+        String primary = nodes[0], secondary = nodes[1];
+        String plain = create("bench-fio-plain", 2 * GIB, Map.of(), primary);
+        String snapped = create("bench-fio-snapshotted", 2 * GIB, Map.of(), primary);
+        System.out.printf("replicated %s (primary %s, secondary %s), ordinary %s, and ordinary %s snapshotted before each run"
+                + " (the same reflink copy-on-write as a cut point, without replication), each 2 GiB ext4 staged on %s%n", rep, primary, secondary, plain, snapped, primary);
+        Map<String, Path> mounts = new LinkedHashMap<>();
+        for (String v : List.of(plain, rep, snapped)) {
+            publish(v, primary);
+            mounts.put(v, stage(v, primary));
+            fio("layout", "--filename=" + mounts.get(v).resolve("data"), "--rw=write", "--bs=1M", "--size=1g", "--direct=1", "--end_fsync=1");
+        }
+        Map<String, List<Double>> write = new HashMap<>(), read = new HashMap<>();
+        List<Double> writeRatio = new ArrayList<>(), readRatio = new ArrayList<>(), snapRatio = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            List<String> order = r % 2 == 0 ? List.of(plain, rep, snapped) : List.of(snapped, rep, plain);
+            Map<String, double[]> got = new HashMap<>();
+            for (String v : order) {
+                String cut = "";
+                if (v.equals(rep)) {
+                    var s = sync(secondary, primary, rep);
+                    cut = String.format(" (after a round: %d bytes in %.1f s)", s.bytes, s.seconds);
+                }
+                String snapshot = null;
+                if (v.equals(snapped)) snapshot = csi().createSnapshot(CreateSnapshotRequest.newBuilder().setName("bench-fio-" + r)
+                        .setSourceVolumeId(snapped).build()).getSnapshot().getSnapshotId();
+                double l0 = load();
+                var w = fio("randwrite", "--filename=" + mounts.get(v).resolve("data"), "--rw=randwrite", "--bs=4k", "--size=1g",
+                        "--ioengine=psync", "--fsync=1", "--time_based", "--runtime=" + seconds, "--randrepeat=0");
+                var rd = fio("randread", "--filename=" + mounts.get(v).resolve("data"), "--rw=randread", "--bs=4k", "--size=1g",
+                        "--ioengine=libaio", "--iodepth=32", "--direct=1", "--time_based", "--runtime=" + seconds, "--randrepeat=0");
+                if (snapshot != null) csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(snapshot).build());
+                got.put(v, new double[] {w.writeIops, rd.readIops});
+                write.computeIfAbsent(v, k -> new ArrayList<>()).add(w.writeIops);
+                read.computeIfAbsent(v, k -> new ArrayList<>()).add(rd.readIops);
+                System.out.printf("round %d %s%s: 4k randwrite QD1 fsync %.0f IOPS, 4k randread QD32 direct %.0f IOPS; load %.2f -> %.2f%n",
+                        r + 1, v.equals(rep) ? "replicated " : v.equals(plain) ? "ordinary   " : "snapshotted", cut, w.writeIops, rd.readIops, l0, load());
+            }
+            writeRatio.add(got.get(rep)[0] / got.get(plain)[0]);
+            readRatio.add(got.get(rep)[1] / got.get(plain)[1]);
+            snapRatio.add(got.get(snapped)[0] / got.get(plain)[0]);
+        }
+        double[] wr = writeRatio.stream().mapToDouble(d -> d).toArray(), rr = readRatio.stream().mapToDouble(d -> d).toArray();
+        System.out.printf("randwrite QD1 fsync: ordinary %s IOPS, replicated %s IOPS; replicated/ordinary per round %s: median %s%n",
+                med(write.get(plain)), med(write.get(rep)), fmt(wr), med(wr, "%.3f"));
+        System.out.printf("randread QD32 direct: ordinary %s IOPS, replicated %s IOPS; replicated/ordinary per round %s: median %s%n",
+                med(read.get(plain)), med(read.get(rep)), fmt(rr), med(rr, "%.3f"));
+        System.out.printf("randwrite QD1 fsync on the ordinary volume snapshotted just before: %s IOPS; snapshotted/ordinary per round %s: median %s%n",
+                med(write.get(snapped)), fmt(snapRatio.stream().mapToDouble(d -> d).toArray()), med(snapRatio.stream().mapToDouble(d -> d).toArray(), "%.3f"));
+        System.out.printf("randread QD32 direct on it: %s IOPS%n", med(read.get(snapped)));
+        cleanup(plain, primary, mounts.get(plain));
+        cleanup(snapped, primary, mounts.get(snapped));
+        cleanup(rep, primary, mounts.get(rep));
+    }
+
+    // ---- helpers
+
+    static ControllerGrpc.ControllerBlockingStub csi() {
+        return csiStub.withDeadlineAfter(600, TimeUnit.SECONDS);
+    }
+
+    static final Map<String, NodeGrpc.NodeBlockingStub> NODES = new HashMap<>();
+
+    static NodeGrpc.NodeBlockingStub node(String n) {
+        return NODES.computeIfAbsent(n, k -> NodeGrpc.newBlockingStub(Channels.connect(Endpoint.parse("unix://" + work.resolve(k).resolve("csi.sock")))))
+                .withDeadlineAfter(600, TimeUnit.SECONDS);
+    }
+
+    static final Map<String, NodeAgentGrpc.NodeAgentBlockingStub> AGENT_STUBS = new HashMap<>();
+
+    static NodeAgentGrpc.NodeAgentBlockingStub agent(String n) {
+        return AGENT_STUBS.computeIfAbsent(n, k -> NodeAgentGrpc.newBlockingStub(Channels.builder(AGENTS.get(k),
+                new MutualTls(pki.resolve("controller.pem"), pki.resolve("controller-key.pem"), pki.resolve("ca.pem")), "127.0.0.1").build()))
+                .withDeadlineAfter(600, TimeUnit.SECONDS);
+    }
+
+    static VolumeCapability ext4() {
+        return VolumeCapability.newBuilder().setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4"))
+                .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
+    }
+
+    static String create(String name, long bytes, Map<String, String> params, String onNode) {
+        var b = CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(ext4())
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes)).putAllParameters(params);
+        if (onNode != null) b.setAccessibilityRequirements(TopologyRequirement.newBuilder()
+                .addRequisite(Topology.newBuilder().putSegments(NODE_KEY, onNode)));
+        return csi().createVolume(b.build()).getVolume().getVolumeId();
+    }
+
+    /** The replica nodes a replicated id names, the primary's first (docs/replication.md, "Ids"; plain node tags here). */
+    static String[] replicaNodes(String id) {
+        String tags = id.substring(id.indexOf('-', 4) + 1);
+        return tags.split("__");
+    }
+
+    static void publish(String id, String n) {
+        csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(n).setVolumeCapability(ext4()).build());
+    }
+
+    static Path stage(String id, String n) throws IOException {
+        Path staging = Files.createDirectories(work.resolve("stage-" + n).resolve(id));
+        node(n).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
+                .setVolumeCapability(ext4()).build());
+        return staging;
+    }
+
+    static void cleanup(String id, String n, Path mount) {
+        node(n).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(mount.toString()).build());
+        csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(n).build());
+        csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+    }
+
+    record Synced(long bytes, boolean full, double seconds) {}
+
+    /** One round now: the secondary's agent pulls from the primary's (NodeAgent.SyncReplica), as the scheduler does. */
+    static Synced sync(String secondary, String primary, String id) {
+        var from = PeerAgent.newBuilder().setNodeId(primary).setAddress(AGENTS.get(primary).host() + ":"
+                + AGENTS.get(primary).port()).setAuthority("127.0.0.1").build();
+        long t0 = System.nanoTime();
+        var r = agent(secondary).syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(id).setPrimary(from).build());
+        return new Synced(r.getBytesReceived(), r.getBasePoint().isEmpty(), (System.nanoTime() - t0) / 1e9);
+    }
+
+    static final Pattern HOLDS = Pattern.compile("replica of (\\S+) now holds point \\S+ from node '[^']*': (\\d+) bytes");
+
+    /** The bytes of the last round the node's log records for the volume (the handoff's, once promoted). */
+    static long handoffBytes(String n, String id) throws IOException {
+        long bytes = -1;
+        for (String line : Files.readAllLines(work.resolve(n + ".err"))) {
+            var m = HOLDS.matcher(line);
+            if (m.find() && m.group(1).equals(id)) bytes = Long.parseLong(m.group(2));
+        }
+        return bytes;
+    }
+
+    static Map<String, Double> metrics(String n, String id) throws Exception {
+        String page = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://" + METRICS.get(n) + "/metrics")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        Map<String, Double> m = new HashMap<>();
+        String labels = "{volume=\"" + id + "\",node=\"" + n + "\"} ";
+        for (String l : page.lines().toList()) {
+            int at = l.indexOf(labels);
+            if (l.startsWith("csi4j_replica_") && at > 0) m.put(l.substring(0, at), Double.parseDouble(l.substring(at + labels.length())));
+        }
+        return m;
+    }
+
+    static Optional<Double> metric(String n, String name, String id) throws Exception {
+        return Optional.ofNullable(metrics(n, id).get(name));
+    }
+
+    record Fio(long writeBytes, double writeIops, double readIops) {}
+
+    static final Pattern SECTION = Pattern.compile("\"(read|write)\" : \\{\\s*\"io_bytes\" : (\\d+),[^}]*?\"iops\" : ([0-9.]+)");
+
+    static Fio fio(String name, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("fio", "--name=" + name, "--output-format=json"));
+        cmd.addAll(List.of(args));
+        var p = new ProcessBuilder(cmd).redirectErrorStream(false).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        String err = new String(p.getErrorStream().readAllBytes());
+        if (p.waitFor() != 0) throw new IllegalStateException("fio failed: " + String.join(" ", cmd) + "\n" + err + out);
+        long wb = 0;
+        double wi = 0, ri = 0;
+        var m = SECTION.matcher(out);
+        while (m.find()) {
+            if (m.group(1).equals("write")) { wb = Long.parseLong(m.group(2)); wi = Double.parseDouble(m.group(3)); }
+            else ri = Double.parseDouble(m.group(3));
+        }
+        return new Fio(wb, wi, ri);
+    }
+
+    static long crc(Path file) throws IOException {
+        var c = new java.util.zip.CRC32C();
+        try (var ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocateDirect((int) (4 * MIB));
+            while (ch.read(b) > 0) { b.flip(); c.update(b); b.clear(); }
+        }
+        return c.getValue();
+    }
+
+    /** CPU seconds (user + system) of each agent so far, from CSI4J_BENCH_AGENT_PIDS (in the order of CSI4J_BENCH_AGENTS). */
+    static double[] agentsCpu() throws IOException {
+        String[] each = System.getenv("CSI4J_BENCH_AGENT_PIDS").trim().split(" +");
+        double[] cpu = new double[each.length];
+        for (int i = 0; i < each.length; i++) {
+            String stat = Files.readString(Path.of("/proc/" + each[i] + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            cpu[i] = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;   // utime, stime in USER_HZ
+        }
+        return cpu;
+    }
+
+    static double load() throws IOException {
+        return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
+    }
+
+    static double pct(double[] v, double q) {
+        if (v.length == 0) return Double.NaN;
+        double[] s = v.clone();
+        Arrays.sort(s);
+        return s[(int) Math.min(s.length - 1, Math.floor(q * s.length))];
+    }
+
+    static String med(List<Double> v) {
+        return med(v.stream().mapToDouble(d -> d).toArray(), "%.0f");
+    }
+
+    /** "median (min-max)". */
+    static String med(double[] v, String f) {
+        double[] s = v.clone();
+        Arrays.sort(s);
+        return String.format(f + " (" + f + "-" + f + ")", s[s.length / 2], s[0], s[s.length - 1]);
+    }
+
+    static String fmt(double[] v) {
+        StringBuilder b = new StringBuilder();
+        for (double d : v) b.append(b.isEmpty() ? "" : " ").append(String.format("%.3f", d));
+        return b.toString();
+    }
+}
