@@ -137,9 +137,10 @@ public final class Driver implements AutoCloseable {
         var imports = new VolumeImports(volumes, engine, bandwidth, copies, config.nodeId());
         // storage speaks storage: the agent's services map StorageException to a status as the local ones do
         var services = new ArrayList<>(Services.onAgent(this));
+        var rounds = new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId(), roundLog());
+        rounds.finishCutShort();   // before any round: what a crash left between a round's replica and its point
         services.add(AgentStatus.wrap(new NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies,
-                peers == null ? new Peers(null) : peers, replicaStates,
-                new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId(), roundLog()))));
+                peers == null ? new Peers(null) : peers, replicaStates, rounds)));
         return services;
     }
 
