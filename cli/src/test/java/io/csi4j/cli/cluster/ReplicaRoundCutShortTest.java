@@ -70,46 +70,53 @@ class ReplicaRoundCutShortTest {
                     .setVolumeCapability(ClusterReplicationTest.ext4()).build());
             node.nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
                     .setTargetPath(target.toString()).setVolumeCapability(ClusterReplicationTest.ext4()).build());
-            Path records = target.resolve("records");
-            Path b = tmp.resolve("node-b");
-            Path state = b.resolve("replication").resolve(id + ".json");
-            Path image = b.resolve("pool/volumes").resolve(id + ".img");
-
-            ClusterReplicationTest.writeRecords(records, 0, 500);
-            round(cluster, id);
-            int written = 500;
-            for (boolean imageToo : List.of(false, true)) {
-                String before = point(state);
-                byte[] stateBefore = Files.readAllBytes(state);
-                Path imageBefore = tmp.resolve("image-before.img");
-                PowerCut.run("cp", "--reflink=auto", image.toString(), imageBefore.toString());
-                ClusterReplicationTest.writeRecords(records, written, written + 500);
-                written += 500;
-                String next = round(cluster, id).getPoint();
-                assertNotEquals(before, next);
-
-                // the cut, by hand: node-b stopped, its state (and its image) as the round's commit had not reached the disk
-                var agent = cluster.agent("node-b");
-                agent.child.kill();                       // a crash: the pool stays mounted
-                Files.write(state, stateBefore);
-                if (imageToo) Files.move(imageBefore, image, StandardCopyOption.REPLACE_EXISTING);
-                else Files.delete(imageBefore);
-                String what = imageToo ? "state and image as before the round" : "state as before the round";
-                assertEquals(before, point(state), what);
-                agent.start();
-                cluster.awaitEveryNode();
-
-                assertEquals(next, point(state), what + ": the round is not finished at start-up\n" + agent.child.stderr());
-                Path replica = b.resolve("pool/replicas").resolve(id + "@" + next + ".img");
-                assertTrue(Arrays.equals(digest(replica), digest(image)), what + ": the image is not the point its state names");
-                var resumed = round(cluster, id);
-                assertEquals(next, resumed.getBasePoint(), what + ": the next round is not a delta from the finished point: " + resumed);
+            try {
+                everyWindow(cluster, id, target.resolve("records"));
+            } finally {   // also when a check failed: nothing left mounted
+                node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target.toString()).build());
+                node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString()).build());
+                nodeChannel.shutdownNow();
             }
-            node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target.toString()).build());
-            node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString()).build());
             controller.controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId("node-a").build());
             controller.deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
-            nodeChannel.shutdownNow();
+        }
+    }
+
+    /** Both windows in turn, each from a completed round: the state put back, then the state and the image. */
+    private void everyWindow(ProcessCluster cluster, String id, Path records) throws Exception {
+        Path b = tmp.resolve("node-b");
+        Path state = b.resolve("replication").resolve(id + ".json");
+        Path image = b.resolve("pool/volumes").resolve(id + ".img");
+
+        ClusterReplicationTest.writeRecords(records, 0, 500);
+        round(cluster, id);
+        int written = 500;
+        for (boolean imageToo : List.of(false, true)) {
+            String before = point(state);
+            byte[] stateBefore = Files.readAllBytes(state);
+            Path imageBefore = tmp.resolve("image-before.img");
+            PowerCut.run("cp", "--reflink=auto", image.toString(), imageBefore.toString());
+            ClusterReplicationTest.writeRecords(records, written, written + 500);
+            written += 500;
+            String next = round(cluster, id).getPoint();
+            assertNotEquals(before, next);
+
+            // the cut, by hand: node-b stopped, its state (and its image) as the round's commit had not reached the disk
+            var agent = cluster.agent("node-b");
+            agent.child.kill();                       // a crash: the pool stays mounted
+            Files.write(state, stateBefore);
+            if (imageToo) Files.move(imageBefore, image, StandardCopyOption.REPLACE_EXISTING);
+            else Files.delete(imageBefore);
+            String what = imageToo ? "state and image as before the round" : "state as before the round";
+            assertEquals(before, point(state), what);
+            agent.start();
+            cluster.awaitEveryNode();
+
+            assertEquals(next, point(state), what + ": the round is not finished at start-up\n" + agent.child.stderr());
+            Path replica = b.resolve("pool/replicas").resolve(id + "@" + next + ".img");
+            assertTrue(Arrays.equals(digest(replica), digest(image)), what + ": the image is not the point its state names");
+            var resumed = round(cluster, id);
+            assertEquals(next, resumed.getBasePoint(), what + ": the next round is not a delta from the finished point: " + resumed);
         }
     }
 

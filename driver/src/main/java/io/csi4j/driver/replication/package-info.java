@@ -10,7 +10,8 @@
  *       a secondary holds) and the base of a secondary's pull;</li>
  *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's lock (the primary cuts
  *       an internal point, the secondary pulls the delta and replaces its copy whole), the handoff's demotion and
- *       promotion, a failover's promotion, fencing, and the deletion of a replica that no round can undo.</li>
+ *       promotion, a failover's promotion, fencing, the deletion of a replica that no round can undo, and, at the agent's start, finishing a round a
+ *       crash stopped between keeping its new replica and recording its point ({@code docs/power-cut.md}, finding 5).</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
  *       bytes, duration), in memory, for the agent's metrics.</li>
  * </ul>
