@@ -203,6 +203,44 @@ public final class Rounds {
     }
 
     /**
+     * At start-up, before any round: finishes each round a crash or power cut stopped after its new replica was durable
+     * and before its point was recorded. The commit keeps the new point's replica (dropping the old one), then renames
+     * the new image over the volume's, then records the point; a cut in between leaves the state naming the old point
+     * with only the new one's replica kept, and the image either point (docs/power-cut.md, finding 5). The replica is
+     * complete and synced, so the round is rolled forward: it becomes the image again, whole, and its point is
+     * recorded. Only a secondary's copy (a primary's image has moved on from any replica it keeps) whose one replica
+     * names another point than its state; returns the volumes finished.
+     */
+    public List<String> finishCutShort() {
+        DataMover mover = engine.capability(DataMover.class).orElse(null);
+        if (mover == null) return List.of();
+        List<String> finished = new ArrayList<>();
+        for (ReplicatedVolumeId id : states.ids()) {
+            locked(id, () -> {
+                var s = states.get(id).orElse(null);
+                var row = volumes.byId(id.toString());
+                if (s == null || row.isEmpty() || s.role() != ReplicaState.Role.SECONDARY) return null;
+                var other = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(id.toString()))
+                        .filter(r -> !r.snapshotId().equals(s.point())).toList();
+                if (other.size() != 1) return null;
+                var kept = other.get(0);
+                try {
+                    volumes.replaceImage(id.toString(), row.get().capacityBytes(), kept, kept, target -> { });
+                    states.holding(id, kept.snapshotId());
+                } catch (RuntimeException e) {   // e.g. staged: the agent still starts; the next round is a full copy
+                    LOG.warning(() -> "replica of " + id + ": could not finish a round cut short at point " + kept.snapshotId() + ": " + e);
+                    return null;
+                }
+                LOG.warning(() -> "replica of " + id + ": a round cut short after its replica of point " + kept.snapshotId()
+                        + " was durable (the state still named '" + s.point() + "') is finished: the image is that point again");
+                finished.add(id.toString());
+                return null;
+            });
+        }
+        return finished;
+    }
+
+    /**
      * On a secondary whose primary's node is gone (the controller decided, docs/replication.md "Failover"): its latest
      * complete point, already the volume's image, becomes the primary at {@code epoch}; the note names when, from
      * which point and which node it replaces.

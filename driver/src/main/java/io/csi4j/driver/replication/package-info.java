@@ -14,7 +14,8 @@
  *       engine's {@code WriteFence}, before the answer; again at start-up for every FENCED copy), and the deletion of
  *       a replica that no round can undo; what each replica here is for {@code csi4j cluster status}
  *       ({@code status}), and on a primary the condition of a secondary that stopped getting points for two
- *       intervals ({@code lagCondition}).</li>
+ *       intervals ({@code lagCondition}); and, at the agent's start, finishing a round a crash stopped between
+ *       keeping its new replica and recording its point ({@code docs/power-cut.md}, finding 5).</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
  *       bytes, duration), in memory, for the agent's metrics, {@code csi4j cluster status} and CSI-Addons GetVolumeReplicationInfo.</li>
  *   <li>{@link io.csi4j.driver.replication.VolumeReplication} and {@link io.csi4j.driver.replication.ReplicationRules}:
