@@ -46,6 +46,9 @@ import io.csi4j.proto.cluster.FenceReplicaRequest;
 import io.csi4j.proto.cluster.FenceReplicaResponse;
 import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
+import io.csi4j.proto.cluster.ForgetDeletedRequest;
+import io.csi4j.proto.cluster.ForgetDeletedResponse;
+import io.csi4j.proto.cluster.Tombstone;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -173,6 +176,8 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
             b.addEntries(ReplicaEntry.newBuilder().setVolumeId(e.id().toString()).setRole(e.state().role().name())
                     .setEpoch(e.state().epoch()).setPoint(e.state().point()).setDue(e.due()));
         }
+        replicas.tombstones().forEach((id, at) -> b.addTombstones(Tombstone.newBuilder().setVolumeId(id.toString())
+                .setDeletedAtUnixSeconds(at.getEpochSecond())));
         reply(out, b.build());
     }
 
@@ -202,14 +207,21 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         replicas.get(replicatedId(req.getVolumeId())).ifPresent(s ->
                 b.setPresent(true).setEpoch(s.epoch()).setRole(s.role().name()).setPoint(s.point()).setSuccessor(s.successor())
                         .setFailover(s.failover()));
+        b.setDeleted(replicas.deleted(replicatedId(req.getVolumeId())).isPresent());
         reply(out, b.build());
     }
 
     /** The volume (FAILED_PRECONDITION while published or staged here), then the state: a retry finishes either. */
     @Override
     public void deleteReplica(DeleteReplicaRequest req, StreamObserver<DeleteReplicaResponse> out) {
-        rounds.delete(replicatedId(req.getVolumeId()));
+        rounds.delete(replicatedId(req.getVolumeId()), req.getTombstone());
         reply(out, DeleteReplicaResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void forgetDeleted(ForgetDeletedRequest req, StreamObserver<ForgetDeletedResponse> out) {
+        replicas.forgetDeleted(replicatedId(req.getVolumeId()));
+        reply(out, ForgetDeletedResponse.getDefaultInstance());
     }
 
     private static ReplicatedVolumeId replicatedId(String text) {
