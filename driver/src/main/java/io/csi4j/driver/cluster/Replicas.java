@@ -106,7 +106,7 @@ final class Replicas {
             throw CsiException.unavailable("volume " + id + ": nodes not answering may hold its primary, nothing deleted: "
                     + String.join("; ", answers.silent()));
         }
-        boolean tombstone = !silent.isEmpty() || tombstoned;
+        boolean tombstone = !silent.isEmpty();          // every node answering: nothing is left to sweep
         List<Agent> order = new ArrayList<>(states.keySet());
         primary.ifPresent(p -> {
             order.remove(p);

@@ -91,7 +91,7 @@ final class ReplicationScheduler implements AutoCloseable {
             Thread.ofVirtual().name("csi4j-sweep-" + sweep.volumeId()).start(() -> {
                 try {
                     node.call(a -> a.nodeAgent().deleteReplica(DeleteReplicaRequest.newBuilder().setVolumeId(sweep.volumeId())
-                            .setTombstone(true).build()));
+                            .build()));
                     LOG.info(() -> "replication: swept the leftover of deleted volume " + sweep.volumeId() + " on " + node.nodeId());
                 } catch (RuntimeException failed) {
                     LOG.warning(() -> "replication: sweeping deleted volume " + sweep.volumeId() + " on " + node.nodeId()
