@@ -33,7 +33,7 @@ final class ReplicaFixture implements AutoCloseable {
     final Path tmp;
     final ProcessCluster cluster;
     final Map<String, String> metrics = new HashMap<>();
-    private final Map<String, ManagedChannel> agentChannels = new HashMap<>();
+    private final Map<String, ManagedChannel> agentChannels = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** {@code agentFlags} come after the image engine and a 1 GiB pool. */
     ReplicaFixture(Path tmp, List<String> agentFlags, List<String> controllerFlags) throws Exception {
