@@ -428,34 +428,4 @@ class ClusterReplicationTest {
         csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
         for (String n : NODES) assertEquals(before.get(n), everything(n), "nothing of " + id + " is left on " + n);
     }
-
-    @Test
-    void aDeleteWithAReplicaNodeDownIsUnavailableAndDeletesNothing() throws Exception {
-        Volume v = csi().createVolume(replicated("rep-down", 2).build()).getVolume();
-        String id = v.getVolumeId();
-        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
-        String secondary = parsed.tags().get(1);
-        var agent = cluster.agent(secondary);
-        agent.child.close();
-        try {
-            var down = assertThrows(StatusRuntimeException.class, () -> csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()));
-            assertEquals(Status.Code.UNAVAILABLE, down.getStatus().getCode(), down.getStatus().toString());
-            assertTrue(Files.exists(tmp.resolve(parsed.tags().get(0)).resolve("pool").resolve("volumes").resolve(id + ".img")),
-                    "the primary's volume is not deleted while a replica's node is down");
-        } finally {
-            agent.start();
-            cluster.awaitEveryNode();
-        }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            try {
-                csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
-                break;
-            } catch (StatusRuntimeException e) {
-                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
-                Thread.sleep(500);
-            }
-        }
-        for (String n : NODES) assertEquals(List.of(), files(n, id), "nothing of " + id + " is left on " + n);
-    }
 }

@@ -48,6 +48,9 @@ import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
 import io.csi4j.proto.cluster.LastRound;
 import io.csi4j.proto.cluster.ReplicaRound;
+import io.csi4j.proto.cluster.ForgetDeletedRequest;
+import io.csi4j.proto.cluster.ForgetDeletedResponse;
+import io.csi4j.proto.cluster.Tombstone;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -175,6 +178,8 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
             b.addEntries(ReplicaEntry.newBuilder().setVolumeId(e.id().toString()).setRole(e.state().role().name())
                     .setEpoch(e.state().epoch()).setPoint(e.state().point()).setDue(e.due()));
         }
+        replicas.tombstones().forEach((id, at) -> b.addTombstones(Tombstone.newBuilder().setVolumeId(id.toString())
+                .setDeletedAtUnixSeconds(at.getEpochSecond())));
         reply(out, b.build());
     }
 
@@ -223,18 +228,25 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         rounds.lastRound(replicatedId(req.getVolumeId())).ifPresent(r -> b.setLastRound(LastRound.newBuilder()
                 .setCutUnixNanos(nanos(r.cutAt())).setCompletedUnixNanos(nanos(r.completedAt())).setBytes(r.bytes())
                 .setTookNanos(r.took().toNanos())));
+        b.setDeleted(replicas.deleted(replicatedId(req.getVolumeId())).isPresent());
         reply(out, b.build());
     }
 
     /** The volume (FAILED_PRECONDITION while published or staged here), then the state: a retry finishes either. */
     @Override
     public void deleteReplica(DeleteReplicaRequest req, StreamObserver<DeleteReplicaResponse> out) {
-        rounds.delete(replicatedId(req.getVolumeId()));
+        rounds.delete(replicatedId(req.getVolumeId()), req.getTombstone());
         reply(out, DeleteReplicaResponse.getDefaultInstance());
     }
 
     private static long nanos(java.time.Instant t) {
         return t.getEpochSecond() * 1_000_000_000L + t.getNano();
+    }
+
+    @Override
+    public void forgetDeleted(ForgetDeletedRequest req, StreamObserver<ForgetDeletedResponse> out) {
+        replicas.forgetDeleted(replicatedId(req.getVolumeId()));
+        reply(out, ForgetDeletedResponse.getDefaultInstance());
     }
 
     private static ReplicatedVolumeId replicatedId(String text) {

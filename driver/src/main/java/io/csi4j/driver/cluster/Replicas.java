@@ -87,18 +87,38 @@ final class Replicas {
     }
 
     /**
-     * Every replica's node is asked first: one that does not answer makes the delete UNAVAILABLE naming it with
-     * nothing deleted. Then the primary (FAILED_PRECONDITION while published or staged, nothing deleted), then the rest.
+     * Deletes every replica (docs/replication.md, "Deletion"). Every replica's node is asked first. When all answer:
+     * the primary first (FAILED_PRECONDITION while published or staged, nothing deleted), then the rest. When some do
+     * not, the delete goes on only if the silent ones cannot hold the primary: an answering node is primary at the
+     * highest epoch answered (the evidence routing sends writes on), or an answering node holds a tombstone (an earlier
+     * attempt of this delete got that far); else UNAVAILABLE naming them, nothing deleted. Each answering node then
+     * writes its tombstone before it deletes, and the controller's scheduler sweeps each silent node's leftover when it
+     * answers again ({@link Sweep}).
      */
     void delete(ReplicatedVolumeId id) {
         List<Agent> nodes = nodes(id);
-        Map<Agent, GetReplicaResponse> states = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))).fromAll();
-        Agent first = primaryOf(states).orElse(nodes.getFirst());
-        List<Agent> order = new ArrayList<>(nodes);
-        order.remove(first);
-        order.addFirst(first);
+        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
+        Map<Agent, GetReplicaResponse> states = answers.results();
+        List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
+        boolean tombstoned = states.values().stream().anyMatch(GetReplicaResponse::getDeleted);
+        var primary = primaryOf(states);
+        if (!silent.isEmpty() && primary.isEmpty() && !tombstoned) {
+            throw CsiException.unavailable("volume " + id + ": nodes not answering may hold its primary, nothing deleted: "
+                    + String.join("; ", answers.silent()));
+        }
+        boolean tombstone = !silent.isEmpty();          // every node answering: nothing is left to sweep
+        List<Agent> order = new ArrayList<>(states.keySet());
+        primary.ifPresent(p -> {
+            order.remove(p);
+            order.addFirst(p);
+        });
         for (Agent node : order) {
-            node.call(a -> a.nodeAgent().deleteReplica(DeleteReplicaRequest.newBuilder().setVolumeId(id.toString()).build()));
+            node.call(a -> a.nodeAgent().deleteReplica(DeleteReplicaRequest.newBuilder().setVolumeId(id.toString())
+                    .setTombstone(tombstone).build()));
+        }
+        if (!silent.isEmpty()) {
+            LOG.info(() -> "volume " + id + " deleted; its replica on " + String.join(", ", silent.stream().map(Agent::nodeId).toList())
+                    + " (not answering) is swept when that node answers again");
         }
     }
 
@@ -113,6 +133,7 @@ final class Replicas {
             agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
         }
         var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
+        refuseDeleted(id, answers.results());
         var found = primaryOf(answers.results());
         fenceSuperseded(id, answers.results());
         if (found.isPresent()) return found.get();
@@ -133,6 +154,7 @@ final class Replicas {
     void handoffTo(ReplicatedVolumeId id, Agent target) {
         List<Agent> nodes = nodes(id);
         var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
+        refuseDeleted(id, answers.results());
         if (!answers.silent().isEmpty()) {
             failoverTo(id, target, nodes, answers.results());
             return;
@@ -200,6 +222,16 @@ final class Replicas {
         var done = target.call(a -> a.nodeAgent().failoverReplica(FailoverReplicaRequest.newBuilder().setVolumeId(id.toString())
                 .setEpoch(epoch).setReplacedNodeId(gone.nodeId()).build()));
         LOG.warning(() -> "volume " + id + " failed over to node '" + target.nodeId() + "' at epoch " + epoch + ": " + done.getCondition());
+    }
+
+    /**
+     * A tombstone on any node means the volume was deleted: NOT_FOUND, whatever a leftover copy not yet swept says
+     * (a leftover primary must never be routed to, promoted or handed over).
+     */
+    private static void refuseDeleted(ReplicatedVolumeId id, Map<Agent, GetReplicaResponse> states) {
+        states.forEach((node, s) -> {
+            if (s.getDeleted()) throw CsiException.notFound("volume " + id + " was deleted (tombstone on node '" + node.nodeId() + "')");
+        });
     }
 
     /** Every answering copy that is primary below the highest epoch answered learns it, and fences itself (best effort). */

@@ -1,13 +1,19 @@
 package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.proto.cluster.DeleteReplicaRequest;
 import io.csi4j.proto.cluster.FenceReplicaRequest;
+import io.csi4j.proto.cluster.ForgetDeletedRequest;
 import io.csi4j.proto.cluster.ListReplicasRequest;
+import io.csi4j.proto.cluster.ListReplicasResponse;
 import io.csi4j.proto.cluster.PeerAgent;
 import io.csi4j.proto.cluster.ReplicaEntry;
 import io.csi4j.proto.cluster.SyncReplicaRequest;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,6 +26,8 @@ import java.util.logging.Logger;
  * each due one pull from the current primary (NodeAgent.SyncReplica), one round per volume at a time, each on a
  * virtual thread: a slow copy delays no other volume. A controller restart loses nothing: the agents know what is due.
  * From the same answers it fences a superseded primary ({@link #fenceSuperseded}) within a tick of its answering.
+ * The same answers carry the agents' tombstones: the leftover of a volume deleted while its node was silent is swept
+ * here when that node answers again, and no round starts for a tombstoned id ({@link Sweep}).
  */
 final class ReplicationScheduler implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(ReplicationScheduler.class.getName());
@@ -45,20 +53,70 @@ final class ReplicationScheduler implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            Map<String, Map<Agent, ReplicaEntry>> seen = new HashMap<>();
+            Map<Agent, ListReplicasResponse> listed = new LinkedHashMap<>();
             for (Agent agent : agents.nodes()) {
                 if (!agent.answering()) continue;
                 try {
-                    for (ReplicaEntry e : agent.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS)
-                            .listReplicas(ListReplicasRequest.getDefaultInstance())).getEntriesList()) {
-                        seen.computeIfAbsent(e.getVolumeId(), k -> new HashMap<>()).put(agent, e);
-                        if (e.getDue() && running.add(e.getVolumeId())) start(agent, e.getVolumeId());
-                    }
+                    listed.put(agent, agent.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS)
+                            .listReplicas(ListReplicasRequest.getDefaultInstance())));
                 } catch (RuntimeException silent) {
                     LOG.fine(() -> "replication: " + agent.nodeId() + " did not list its replicas: " + silent.getMessage());
                 }
             }
-            seen.forEach(this::fenceSuperseded);
+            Set<String> deleted = new HashSet<>();
+            listed.values().forEach(l -> l.getTombstonesList().forEach(t -> deleted.add(t.getVolumeId())));
+            Map<String, Map<Agent, ReplicaEntry>> seen = new HashMap<>();
+            listed.forEach((agent, l) -> l.getEntriesList().forEach(e ->
+                    seen.computeIfAbsent(e.getVolumeId(), k -> new HashMap<>()).put(agent, e)));
+            seen.forEach((volumeId, copies) -> {
+                if (!deleted.contains(volumeId)) fenceSuperseded(volumeId, copies);   // a deleted one's copies are swept
+            });
+            listed.forEach((agent, l) -> {
+                for (ReplicaEntry e : l.getEntriesList()) {
+                    if (e.getDue() && !deleted.contains(e.getVolumeId()) && running.add(e.getVolumeId())) start(agent, e.getVolumeId());
+                }
+            });
+            if (!deleted.isEmpty()) sweep(listed);
+        }
+    }
+
+    /** Leftovers of volumes deleted while their node was silent go, then tombstones nothing needs any more ({@link Sweep}). */
+    private void sweep(Map<Agent, ListReplicasResponse> listed) {
+        Map<String, Agent> byNode = new HashMap<>();
+        Map<String, Sweep.Listing> answered = new LinkedHashMap<>();
+        listed.forEach((agent, l) -> {
+            byNode.put(agent.nodeId(), agent);
+            Map<String, Instant> tombstones = new HashMap<>();
+            l.getTombstonesList().forEach(t -> tombstones.put(t.getVolumeId(), Instant.ofEpochSecond(t.getDeletedAtUnixSeconds())));
+            answered.put(agent.nodeId(), new Sweep.Listing(l.getEntriesList().stream().map(ReplicaEntry::getVolumeId)
+                    .collect(java.util.stream.Collectors.toSet()), tombstones));
+        });
+        var plan = Sweep.plan(answered, Instant.now(), Sweep.GRACE);
+        for (var sweep : plan.sweeps()) {
+            Agent node = byNode.get(sweep.nodeId());
+            // the same key as a round: one operation per volume at a time; a failed sweep is tried again next tick
+            if (!running.add(sweep.volumeId())) continue;
+            Thread.ofVirtual().name("csi4j-sweep-" + sweep.volumeId()).start(() -> {
+                try {
+                    node.call(a -> a.nodeAgent().deleteReplica(DeleteReplicaRequest.newBuilder().setVolumeId(sweep.volumeId())
+                            .build()));
+                    LOG.info(() -> "replication: swept the leftover of deleted volume " + sweep.volumeId() + " on " + node.nodeId());
+                } catch (RuntimeException failed) {
+                    LOG.warning(() -> "replication: sweeping deleted volume " + sweep.volumeId() + " on " + node.nodeId()
+                            + " failed (tried again): " + failed.getMessage());
+                } finally {
+                    running.remove(sweep.volumeId());
+                }
+            });
+        }
+        for (var forget : plan.forgets()) {
+            Agent node = byNode.get(forget.nodeId());
+            try {
+                node.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS)
+                        .forgetDeleted(ForgetDeletedRequest.newBuilder().setVolumeId(forget.volumeId()).build()));
+            } catch (RuntimeException failed) {
+                LOG.fine(() -> "replication: " + node.nodeId() + " kept its tombstone of " + forget.volumeId() + ": " + failed.getMessage());
+            }
         }
     }
 

@@ -33,12 +33,18 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>{@link #learnEpoch}: a higher epoch seen from another node fences a copy that is not a secondary of it;</li>
  *   <li>{@link #checkWritable}: what writable stage and publish ask first (PRECONDITION unless primary).</li>
  * </ul>
+ * A <b>tombstone</b>, {@code <id>.deleted} beside the states ({@link #markDeleted}), is this node's durable memory that
+ * the volume was deleted while another replica's node did not answer: the controller sweeps that node's leftover when
+ * it answers again, and routing answers NOT_FOUND for the id meanwhile (docs/replication.md, "Deletion"). A tombstoned
+ * id is never made again here ({@link #create} is ABORTED): ids are random and never reused, so a tombstone can only
+ * name a volume the CO deleted.
  */
 public final class ReplicaStates {
     /** Under the data directory. */
     public static final String DIRECTORY = "replication";
     private static final String SUFFIX = ".json";
     private static final String TMP = ".tmp";
+    private static final String DELETED = ".deleted";
 
     private final Path dir;
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
@@ -89,6 +95,9 @@ public final class ReplicaStates {
 
     public ReplicaState create(ReplicatedVolumeId id, ReplicaState initial) {
         return change(id, current -> {
+            if (deleted(id).isPresent()) {
+                throw DomainException.aborted("volume " + id + " was deleted; its leftovers on other nodes are being swept: retry");
+            }
             if (current.isPresent() && !current.get().equals(initial)) {
                 throw DomainException.exists("replica of " + id + " is already " + current.get());
             }
@@ -188,6 +197,67 @@ public final class ReplicaStates {
         }
     }
 
+    /**
+     * Writes this node's tombstone of {@code id} (when it was deleted), fsynced and renamed into place with the directory
+     * fsynced before it returns; a tombstone already there is kept as it is (its time is the first delete's).
+     */
+    public void markDeleted(ReplicatedVolumeId id, java.time.Instant at) {
+        withLock(id, () -> {
+            if (deleted(id).isEmpty()) writeAtomically(tombstone(id), Json.write(Map.of("deletedAt", String.valueOf(at.getEpochSecond()))) + "\n");
+        });
+    }
+
+    /** When this node deleted {@code id} while a peer did not answer, if it holds that tombstone. */
+    public Optional<java.time.Instant> deleted(ReplicatedVolumeId id) {
+        Path file = tombstone(id);
+        try {
+            return Optional.of(java.time.Instant.ofEpochSecond(Long.parseLong(Json.parseStringMap(
+                    Files.readString(file, StandardCharsets.UTF_8)).get("deletedAt"))));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (RuntimeException damaged) {
+            // a tombstone is only ever written whole (renamed into place): damage means the disk, and the id stays deleted
+            return Optional.of(java.time.Instant.EPOCH);
+        }
+    }
+
+    /** Every tombstone this node holds, and when it was written. */
+    public Map<ReplicatedVolumeId, java.time.Instant> tombstones() {
+        var found = new LinkedHashMap<ReplicatedVolumeId, java.time.Instant>();
+        try (var files = Files.list(dir)) {
+            for (String n : files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(DELETED)).sorted().toList()) {
+                ReplicatedVolumeId.parse(n.substring(0, n.length() - DELETED.length()))
+                        .ifPresent(id -> deleted(id).ifPresent(at -> found.put(id, at)));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return found;
+    }
+
+    /** Drops the tombstone (the controller saw every replica's node hold nothing of the id); OK when there is none. */
+    public void forgetDeleted(ReplicatedVolumeId id) {
+        withLock(id, () -> {
+            try {
+                if (Files.deleteIfExists(tombstone(id))) Durable.fsyncDirectory(dir);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+    }
+
+    private void withLock(ReplicatedVolumeId id, Runnable work) {
+        var lock = locks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
+        lock.lock();
+        try {
+            work.run();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     private interface Transition {
         ReplicaState apply(Optional<ReplicaState> current);
     }
@@ -212,15 +282,24 @@ public final class ReplicaStates {
         m.put("point", state.point());
         m.put("successor", state.successor());
         m.put("failover", state.failover());
-        Path tmp = dir.resolve(id + SUFFIX + TMP);
+        writeAtomically(file(id), Json.write(m) + "\n");
+    }
+
+    /** A temporary file, fsynced, renamed over {@code file} (atomicRename fsyncs the directory). */
+    private void writeAtomically(Path file, String text) {
+        Path tmp = file.resolveSibling(file.getFileName() + TMP);
         try {
-            Files.writeString(tmp, Json.write(m) + "\n", StandardCharsets.UTF_8,
+            Files.writeString(tmp, text, StandardCharsets.UTF_8,
                     StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
             Durable.fsync(tmp);
-            Durable.atomicRename(tmp, file(id));
+            Durable.atomicRename(tmp, file);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    private Path tombstone(ReplicatedVolumeId id) {
+        return dir.resolve(id + DELETED);
     }
 
     private static ReplicaState required(ReplicatedVolumeId id, Optional<ReplicaState> current) {

@@ -63,14 +63,21 @@ public final class Rounds {
     /** One replica of this node, and whether a round of it is due. */
     public record Entry(ReplicatedVolumeId id, ReplicaState state, boolean due) {}
 
-    /** This node's replicas; a secondary is due when its volume's interval has passed since its last round here. */
+    /**
+     * This node's replicas (every state file, also one whose volume row a crash left half made or half deleted: a sweep
+     * must see it); a secondary is due when its volume's row exists and its interval has passed since its last round here.
+     */
     public List<Entry> list() {
         List<Entry> entries = new ArrayList<>();
         long now = System.nanoTime();
         for (ReplicatedVolumeId id : states.ids()) {
             var state = states.get(id);
+            if (state.isEmpty()) continue;                                        // deleted meanwhile
             var row = volumes.byId(id.toString());
-            if (state.isEmpty() || row.isEmpty()) continue;                       // being made or deleted
+            if (row.isEmpty()) {                                                  // being made or deleted: listed (a sweep finds it), never due
+                entries.add(new Entry(id, state.get(), false));
+                continue;
+            }
             long interval = ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval().toNanos();
             long last = lastTry.computeIfAbsent(id.toString(), k -> now);
             boolean due = state.get().role() == ReplicaState.Role.SECONDARY && now - last >= interval;
@@ -308,10 +315,14 @@ public final class Rounds {
     /**
      * This node's replica, whole: the volume (FAILED_PRECONDITION while published or staged, nothing deleted), its
      * points, the replicas of points it pulled, then the state. Under the lock: a round waits, then finds nothing.
+     * With {@code tombstone} (another replica's node did not answer the delete), this node's tombstone is written,
+     * durably, after the one step that may refuse and before anything else goes, so the node that did not answer is
+     * swept when it answers again (docs/replication.md, "Deletion").
      */
-    public void delete(ReplicatedVolumeId id) {
+    public void delete(ReplicatedVolumeId id, boolean tombstone) {
         locked(id, () -> {
             volumes.delete(id.toString());
+            if (tombstone) states.markDeleted(id, java.time.Instant.now());
             for (SnapshotRecord p : points(id)) snapshots.deletePoint(p.id());
             engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
             states.delete(id);

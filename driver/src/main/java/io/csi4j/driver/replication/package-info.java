@@ -5,7 +5,8 @@
  *   <li>{@link io.csi4j.driver.replication.ReplicaState} and {@link io.csi4j.driver.replication.ReplicaStates}: each
  *       replica's epoch, role and held point, durable on its node before any answer that depends on it, with the
  *       transitions that keep one primary per epoch (promote strictly above every epoch the node knows, fail over a
- *       held point with the note the volume condition reports, fence on learning a higher one);</li>
+ *       held point with the note the volume condition reports, fence on learning a higher one), and the tombstones of
+ *       volumes deleted while a peer did not answer (the controller sweeps that peer's leftover: cluster/Sweep);</li>
  *   <li>{@link io.csi4j.driver.replication.PointRetention}: which of the primary's points a round may drop (none that
  *       a secondary holds) and the base of a secondary's pull;</li>
  *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's lock (the primary cuts

@@ -1,0 +1,191 @@
+package io.csi4j.cli.cluster;
+
+import io.csi4j.proto.cluster.NodeAgentGrpc;
+import io.csi4j.proto.cluster.PeerAgent;
+import io.csi4j.proto.cluster.SyncReplicaRequest;
+import io.csi4j.proto.cluster.SyncReplicaResponse;
+import io.csi4j.proto.csi.CapacityRange;
+import io.csi4j.proto.csi.ControllerGrpc;
+import io.csi4j.proto.csi.CreateVolumeRequest;
+import io.csi4j.proto.csi.VolumeCapability;
+import io.csi4j.sdk.server.Channels;
+import io.csi4j.sdk.server.Endpoint;
+import io.grpc.ManagedChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A controller and three image-engine agents as real processes over mutual TLS on loopback, each agent with its own
+ * metrics address, for the replicated-volume fault tests (the set-up of ClusterReplicationTest, as an instance so that
+ * each test class has its own cluster), and what those tests look at on disk and in each agent's catalog.
+ */
+final class ReplicaFixture implements AutoCloseable {
+    static final List<String> NODES = List.of("node-a", "node-b", "node-c");
+    static final long MIB = 1L << 20;
+
+    final Path tmp;
+    final ProcessCluster cluster;
+    final Map<String, String> metrics = new HashMap<>();
+    private final Map<String, ManagedChannel> agentChannels = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** {@code agentFlags} come after the image engine and a 1 GiB pool. */
+    ReplicaFixture(Path tmp, List<String> agentFlags, List<String> controllerFlags) throws Exception {
+        this.tmp = tmp;
+        this.cluster = new ProcessCluster(tmp);
+        try {
+            for (String n : NODES) {
+                String address = "127.0.0.1:" + ProcessCluster.freePort();
+                metrics.put(n, address);
+                var flags = new ArrayList<>(List.of("--engine", "image", "--pool-size", "1G", "--metrics-address", address));
+                flags.addAll(agentFlags);
+                cluster.addAgent(n, n, flags).start();
+            }
+            cluster.startController(controllerFlags);
+            cluster.awaitEveryNode();
+        } catch (Exception | Error e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    ControllerGrpc.ControllerBlockingStub csi() {
+        return ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    static VolumeCapability ext4() {
+        return VolumeCapability.newBuilder().setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4"))
+                .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
+    }
+
+    /** A day's interval: rounds only when a test starts them. */
+    static CreateVolumeRequest replicated(String name, int replicas, long bytes) {
+        return replicated(name, replicas, bytes, "24h");
+    }
+
+    static CreateVolumeRequest replicated(String name, int replicas, long bytes, String interval) {
+        return CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(ext4())
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(bytes))
+                .putParameters("csi4j.io/replicas", Integer.toString(replicas))
+                .putParameters("csi4j.io/replication-interval", interval)
+                .build();
+    }
+
+    /** One replication round now: the secondary's agent pulls from the primary's (NodeAgent.SyncReplica). */
+    SyncReplicaResponse round(String secondary, String primary, String id) {
+        var from = PeerAgent.newBuilder().setNodeId(primary).setAddress(cluster.agent(primary).address()).setAuthority("127.0.0.1").build();
+        return agent(secondary).withDeadlineAfter(120, TimeUnit.SECONDS)
+                .syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(id).setPrimary(from).build());
+    }
+
+    /** The agent link of a node, as the controller dials it (a new channel after the agent restarted is not needed: gRPC reconnects). */
+    NodeAgentGrpc.NodeAgentBlockingStub agent(String node) {
+        var channel = agentChannels.computeIfAbsent(node, n -> Channels.builder(new Endpoint.Tcp("127.0.0.1",
+                cluster.agent(n).port), cluster.controllerTls, "127.0.0.1").build());
+        return NodeAgentGrpc.newBlockingStub(channel);
+    }
+
+    Path dataDir(String node) {
+        return tmp.resolve(node);
+    }
+
+    /** Every file under a node's pool and replication directory (the catalog lives beside them, not inside). */
+    List<String> everything(String node) throws Exception {
+        List<String> found = new ArrayList<>();
+        for (Path dir : List.of(dataDir(node).resolve("pool"), dataDir(node).resolve("replication"))) {
+            if (!Files.isDirectory(dir)) continue;
+            try (Stream<Path> walk = Files.walk(dir)) {
+                walk.filter(Files::isRegularFile).filter(p -> !p.toString().contains("lost+found")).forEach(p -> found.add(p.toString()));
+            }
+        }
+        java.util.Collections.sort(found);
+        return found;
+    }
+
+    /** The files under a node's pool volumes, .tmp and replication directories whose name mentions {@code id}. */
+    List<String> files(String node, String id) throws Exception {
+        List<String> found = new ArrayList<>();
+        for (Path dir : List.of(dataDir(node).resolve("pool").resolve("volumes"), dataDir(node).resolve("pool").resolve(".tmp"),
+                dataDir(node).resolve("replication"))) {
+            if (!Files.isDirectory(dir)) continue;
+            try (Stream<Path> list = Files.list(dir)) {
+                list.filter(p -> p.getFileName().toString().contains(id)).forEach(p -> found.add(p.toString()));
+            }
+        }
+        java.util.Collections.sort(found);
+        return found;
+    }
+
+    /** The files in a node's pool .tmp (a round builds its new image there). */
+    List<String> tmpFiles(String node) throws Exception {
+        Path dir = dataDir(node).resolve("pool").resolve(".tmp");
+        if (!Files.isDirectory(dir)) return List.of();
+        try (Stream<Path> list = Files.list(dir)) {
+            return list.map(Path::toString).sorted().toList();
+        }
+    }
+
+    /** Rows of {@code id} in a node's catalog: the volume's, and its snapshots' (its points). Read-only, beside the agent. */
+    int catalogRows(String node, String id) throws Exception {
+        var config = new org.sqlite.SQLiteConfig();
+        config.setReadOnly(true);
+        config.setBusyTimeout(10_000);
+        try (var db = config.createConnection("jdbc:sqlite:" + dataDir(node).resolve("catalog.db"));
+             var volumes = db.prepareStatement("SELECT (SELECT count(*) FROM volumes WHERE id = ?) + (SELECT count(*) FROM snapshots WHERE source_volume_id = ?)")) {
+            volumes.setString(1, id);
+            volumes.setString(2, id);
+            try (var rs = volumes.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    /** Loop devices whose backing file names {@code id}. */
+    static List<String> loops(String id) throws Exception {
+        var p = new ProcessBuilder("losetup", "-l", "-n", "-O", "NAME,BACK-FILE").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) throw new AssertionError("losetup failed: " + out);
+        return out.lines().filter(l -> l.contains(id)).toList();
+    }
+
+    /** The role in a node's durable state of {@code id}, "none" without one. */
+    String role(String node, String id) throws Exception {
+        Path state = dataDir(node).resolve("replication").resolve(id + ".json");
+        if (!Files.exists(state)) return "none";
+        String text = Files.readString(state);
+        for (String role : List.of("PRIMARY", "SECONDARY", "FENCED")) if (text.contains("\"" + role + "\"")) return role;
+        return text;
+    }
+
+    /** The point a node's copy holds, from its durable state ("" before the first round or without a state). */
+    String point(String node, String id) throws Exception {
+        Path state = dataDir(node).resolve("replication").resolve(id + ".json");
+        if (!Files.exists(state)) return "";
+        var m = java.util.regex.Pattern.compile("\"point\"\\s*:\\s*\"([^\"]*)\"").matcher(Files.readString(state));
+        return m.find() ? m.group(1) : "";
+    }
+
+    /** The value of {@code name{volume,node}} on {@code node}'s agent metrics; empty if the series is absent. */
+    Optional<Double> replicaMetric(String node, String name, String volume) throws Exception {
+        String page;
+        try (var http = java.net.http.HttpClient.newHttpClient()) {
+            page = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + metrics.get(node) + "/metrics"))
+                    .timeout(java.time.Duration.ofSeconds(20)).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        }
+        String prefix = name + "{volume=\"" + volume + "\",node=\"" + node + "\"} ";
+        return page.lines().filter(l -> l.startsWith(prefix)).findFirst().map(l -> Double.parseDouble(l.substring(prefix.length())));
+    }
+
+    @Override
+    public void close() throws Exception {
+        agentChannels.values().forEach(ManagedChannel::shutdownNow);
+        cluster.close();
+    }
+}
