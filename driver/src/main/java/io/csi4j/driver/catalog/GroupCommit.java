@@ -1,7 +1,5 @@
 package io.csi4j.driver.catalog;
 
-import io.csi4j.driver.os.Durable;
-import io.csi4j.driver.os.OsException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -104,15 +102,11 @@ final class GroupCommit {
         }
     }
 
-    /**
-     * The WAL is opened for each sync: if SQLite ever replaced the file, a kept descriptor would sync the old one.
-     * fdatasync, as SQLite syncs its WAL; by downcall ({@link Durable#fdatasync}): FileChannel.force woke a spare
-     * carrier thread at every commit. Only the leader syncs, so at most one carrier waits here.
-     */
+    /** The WAL is opened for each sync: if SQLite ever replaced the file, a kept descriptor would sync the old one. */
     private void sync() {
-        try {
-            Durable.fdatasync(wal);
-        } catch (OsException e) {
+        try (FileChannel channel = FileChannel.open(wal, StandardOpenOption.READ)) {
+            channel.force(false);  // fdatasync, as SQLite syncs its WAL
+        } catch (IOException e) {
             throw new CatalogException("cannot sync the catalog's write-ahead log " + wal + ": " + e.getMessage(), e);
         }
     }

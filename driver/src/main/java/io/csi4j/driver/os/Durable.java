@@ -15,17 +15,6 @@ public final class Durable {
         }
     }
 
-    /**
-     * fdatasync(2) of {@code file}: its data and the metadata needed to read it back (its size), not its times.
-     * A downcall, not {@code FileChannel.force}: on a virtual thread the JDK's force wakes a spare carrier thread
-     * to stand in for the blocked one at every call (docs/control-path.md); the caller's carrier simply waits.
-     */
-    public static void fdatasync(Path file) {
-        try (Fd fd = Fd.open(file, Libc.O_RDONLY)) {
-            Libc.fdatasync(fd.fd(), file);
-        }
-    }
-
     /** Persists the directory entries (creates, renames, deletes) inside {@code dir}. */
     public static void fsyncDirectory(Path dir) {
         fsync(dir);

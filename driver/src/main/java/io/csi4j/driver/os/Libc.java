@@ -71,7 +71,6 @@ final class Libc {
                 FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG)); }
     private static final class Ftruncate { static final MethodHandle HANDLE = capturing("ftruncate", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG)); }
     private static final class Fsync { static final MethodHandle HANDLE = capturing("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
-    private static final class Fdatasync { static final MethodHandle HANDLE = capturing("fdatasync", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
     private static final class Rename { static final MethodHandle HANDLE = capturing("rename", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)); }
     private static final class Mknod { static final MethodHandle HANDLE = capturing("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG)); }
     private static final class Fsetxattr { static final MethodHandle HANDLE = capturing("fsetxattr",
@@ -256,10 +255,6 @@ final class Libc {
 
     static void fsync(int fd, Path path) {
         check("fsync", path, (a, e) -> (int) Fsync.HANDLE.invokeExact(e, fd));
-    }
-
-    static void fdatasync(int fd, Path path) {
-        check("fdatasync", path, (a, e) -> (int) Fdatasync.HANDLE.invokeExact(e, fd));
     }
 
     static void rename(Path from, Path to) {
