@@ -3,7 +3,7 @@
 new, the ratios new/old, and the median ratio with its min-max range; then the median ratios of every other call.
 Throughput ratio < 1 or latency ratio > 1 means new is slower.
   bench-old-vs-new.py OUT_DIR PAIRS"""
-import json, os, statistics, sys
+import json, os, re, statistics, sys
 
 out, pairs = sys.argv[1], int(sys.argv[2])
 scenarios = []
@@ -23,6 +23,15 @@ def med(xs):
     if not xs:
         return 'n/a'
     return f'{statistics.median(xs):.3f} [{min(xs):.3f}-{max(xs):.3f}]'
+
+def server(name, p, b, iterations):
+    """The server's voluntary context switches and CPU ms per iteration, from the run's .txt (None if absent)."""
+    path = os.path.join(out, f'{name}-{p}-{b}.txt')
+    if not os.path.exists(path) or not iterations:
+        return None
+    with open(path) as fh:
+        m = re.search(r'server: (\d+) voluntary context switches, (\d+) ms CPU', fh.read())
+    return (int(m.group(1)) / iterations, int(m.group(2)) / iterations) if m else None
 
 def ratio(a, b):
     return None if a is None or b is None or a == 0 else b / a
@@ -55,6 +64,12 @@ for name in scenarios:
               f'| {o["calls"][main]["p50_ms"]:.3f} | {n["calls"][main]["p50_ms"]:.3f} | {a:.3f} '
               f'| {o["calls"][main]["p99_ms"]:.3f} | {n["calls"][main]["p99_ms"]:.3f} | {z:.3f} '
               f'| {o["failed_iterations"]}/{n["failed_iterations"]} |')
+    waits = [(server(name, p, 'old', o and o['iterations']), server(name, p, 'new', n and n['iterations']))
+             for p, (o, n) in enumerate(runs, 1)]
+    if any(w for pair in waits for w in pair):
+        print('\nserver per iteration (voluntary context switches, CPU ms), old -> new: '
+              + '; '.join(f'pair {p}: {o[0]:.1f}/{o[1]:.2f} -> {n[0]:.1f}/{n[1]:.2f}'
+                          for p, (o, n) in enumerate(waits, 1) if o and n))
     line = f'throughput {med(rt)}; {main} p50 {med(r50)}, p99 {med(r99)}'
     for c, (x50, x99) in others.items():
         line += f'; {c} p50 {med(x50)}, p99 {med(x99)}'

@@ -162,20 +162,20 @@ public final class PluginServer implements AutoCloseable {
                 .workerEventLoopGroup(workers)
                 // Netty sets SO_KEEPALIVE on accepted channels by default; domain sockets have no such option
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null);
-        if (onTransportThread.isEmpty()) {
-            builder.executor(executor);
-        } else {
-            // gRPC looks the method up on the transport thread, then hands the call to the executor chosen here;
-            // null keeps it on the transport thread: no hand-off for a call whose handler never waits
-            builder.directExecutor().callExecutor(new ServerCallExecutorSupplier() {
-                @Override
-                public <ReqT, RespT> Executor getExecutor(ServerCall<ReqT, RespT> call, Metadata headers) {
-                    return onTransportThread.contains(call.getMethodDescriptor().getFullMethodName()) ? null : executor;
-                }
-            });
-        }
+        // The executor is never gRPC's own for a unary call: UnaryHandOff hands a call to it once, with its request
+        // complete (gRPC would hop per stream event); a method named in onTransportThread stays on the transport
+        // thread (null: no hand-off for a call whose handler never waits); a streaming call gets the executor.
+        builder.directExecutor().callExecutor(new ServerCallExecutorSupplier() {
+            @Override
+            public <ReqT, RespT> Executor getExecutor(ServerCall<ReqT, RespT> call, Metadata headers) {
+                var method = call.getMethodDescriptor();
+                return onTransportThread.contains(method.getFullMethodName())
+                        || UnaryHandOff.handedOff(method, onTransportThread) ? null : executor;
+            }
+        });
         for (ServerServiceDefinition service : listener.services()) {
-            builder.addService(MalformedRequests.reject(ServerInterceptors.interceptForward(service, interceptors)));
+            builder.addService(UnaryHandOff.wrap(MalformedRequests.reject(ServerInterceptors.interceptForward(service, interceptors)),
+                    executor, onTransportThread));
         }
         return builder.build();
     }
