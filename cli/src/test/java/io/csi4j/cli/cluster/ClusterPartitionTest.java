@@ -12,21 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.testing.Privileged;
-import io.csi4j.proto.cluster.NodeAgentGrpc;
-import io.csi4j.proto.cluster.PeerAgent;
-import io.csi4j.proto.cluster.SyncReplicaRequest;
-import io.csi4j.proto.cluster.SyncReplicaResponse;
-import io.csi4j.proto.csi.ControllerGrpc;
-import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
-import io.csi4j.proto.csi.NodeGrpc;
-import io.csi4j.proto.csi.NodePublishVolumeRequest;
-import io.csi4j.proto.csi.NodeStageVolumeRequest;
-import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
-import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
-import io.csi4j.sdk.server.Channels;
-import io.csi4j.sdk.server.Endpoint;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
@@ -36,8 +22,6 @@ import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -55,76 +39,25 @@ import org.junit.jupiter.api.io.TempDir;
  * primary again later by a handoff, gets the new primary's data, never its own post-failover writes.
  */
 class ClusterPartitionTest {
-    static final List<String> NODES = List.of("node-a", "node-b");
     static final int FAILOVER_AFTER_S = 8;
     /** Generous: the scheduler ticks every second, but the machine is shared. */
     static final long FENCE_BOUND_S = 45;
 
     @TempDir
     static Path tmp;
+    static FailoverPair fx;
     static ProcessCluster cluster;
-    static final List<ManagedChannel> CHANNELS = new ArrayList<>();
 
     @BeforeAll
     static void start() throws Exception {
         Privileged.requireRoot();
-        cluster = ProcessCluster.start(tmp, NODES, List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M"),
-                List.of("--failover-after", FAILOVER_AFTER_S + "s"));
+        fx = new FailoverPair(tmp, FAILOVER_AFTER_S);
+        cluster = fx.cluster;
     }
 
     @AfterAll
     static void stop() throws Exception {
-        CHANNELS.forEach(ManagedChannel::shutdownNow);
-        if (cluster != null) cluster.close();
-    }
-
-    static ControllerGrpc.ControllerBlockingStub csi() {
-        return ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
-    }
-
-    static NodeGrpc.NodeBlockingStub node(String nodeId) {
-        var channel = Channels.connect(Endpoint.parse("unix://" + tmp.resolve(nodeId).resolve("csi.sock")));
-        CHANNELS.add(channel);
-        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
-    }
-
-    static Path staging(String node, String id) throws Exception {
-        return Files.createDirectories(tmp.resolve("staging-" + node).resolve(id));
-    }
-
-    static Path target(String node, String id) throws Exception {
-        return Files.createDirectories(tmp.resolve("target-" + node)).resolve(id);
-    }
-
-    static Path stageAndPublish(String node, String id) throws Exception {
-        node(node).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(staging(node, id).toString()).setVolumeCapability(ext4()).build());
-        node(node).nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging(node, id).toString())
-                .setTargetPath(target(node, id).toString()).setVolumeCapability(ext4()).build());
-        return target(node, id);
-    }
-
-    static void unpublishAndUnstage(String node, String id) throws Exception {
-        node(node).nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target(node, id).toString()).build());
-        node(node).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging(node, id).toString()).build());
-    }
-
-    static void controllerPublish(String node, String id) {
-        csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node)
-                .setVolumeCapability(ext4()).build());
-    }
-
-    static SyncReplicaResponse round(String secondary, String primary, String id) {
-        var channel = Channels.builder(new Endpoint.Tcp("127.0.0.1", cluster.agent(secondary).port), cluster.controllerTls, "127.0.0.1").build();
-        CHANNELS.add(channel);
-        var from = PeerAgent.newBuilder().setNodeId(primary).setAddress(cluster.agent(primary).address()).setAuthority("127.0.0.1").build();
-        return NodeAgentGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS)
-                .syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(id).setPrimary(from).build());
-    }
-
-    static String state(String node, String id) throws Exception {
-        Path file = tmp.resolve(node).resolve("replication").resolve(id + ".json");
-        return Files.exists(file) ? Files.readString(file) : "";
+        if (fx != null) fx.close();
     }
 
     /**
@@ -172,7 +105,7 @@ class ClusterPartitionTest {
     @Test
     void aPartitionedPrimaryIsFencedReadOnlyAndNoneOfItsLaterWritesReachTheCluster() throws Exception {
         cluster.awaitEveryNode();                           // the other test restarts an agent
-        String id = csi().createVolume(replicated("partition", 2, "24h").build()).getVolume().getVolumeId();
+        String id = fx.csi().createVolume(replicated("partition", 2, "24h").build()).getVolume().getVolumeId();
         var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
         String a = parsed.tags().get(0);
         String b = parsed.tags().get(1);
@@ -183,12 +116,12 @@ class ClusterPartitionTest {
         Pod pod = null;
         Thread podThread = null;
         try {
-            controllerPublish(a, id);
-            Path onA = stageAndPublish(a, id);
+            fx.controllerPublish(a, id);
+            Path onA = fx.stageAndPublish(a, id);
             aMounted = true;
             Path records = onA.resolve("records");
             writeRecords(records, 0, 2000);
-            round(b, a, id);                                    // the last complete point: records 0..1999
+            fx.round(b, a, id);                                    // the last complete point: records 0..1999
             writeRecords(records, 2000, 2500);                  // after it: a failover costs them
 
             agentA.child.signal("STOP");                        // by its pid; the kernel mount keeps taking writes
@@ -201,7 +134,7 @@ class ClusterPartitionTest {
             int unavailable = 0;
             while (true) {
                 try {
-                    controllerPublish(b, id);
+                    fx.controllerPublish(b, id);
                     break;
                 } catch (StatusRuntimeException e) {
                     if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
@@ -211,7 +144,7 @@ class ClusterPartitionTest {
             }
             long failedOverNs = System.nanoTime();
             int firstAfterFailover = pod.next.get();            // every record from here on was written after the failover
-            assertTrue(state(b, id).contains("\"PRIMARY\""), state(b, id));
+            assertTrue(fx.state(b, id).contains("\"PRIMARY\""), fx.state(b, id));
             Thread.sleep(2000);                                 // the partitioned pod goes on writing
             assertTrue(pod.stoppedBy.get() == null, "the pod on " + a + " kept writing while its agent was stopped: " + pod.stoppedBy.get());
             int beforeCont = pod.next.get();
@@ -223,9 +156,9 @@ class ClusterPartitionTest {
             long fencedNs = 0;
             long bound = contNs + TimeUnit.SECONDS.toNanos(FENCE_BOUND_S);
             while (fencedNs == 0 || pod.stoppedBy.get() == null) {
-                if (fencedNs == 0 && state(a, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
+                if (fencedNs == 0 && fx.state(a, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
                 if (System.nanoTime() > bound) {
-                    throw new AssertionError("within " + FENCE_BOUND_S + " s of SIGCONT: state of " + a + " " + state(a, id)
+                    throw new AssertionError("within " + FENCE_BOUND_S + " s of SIGCONT: state of " + a + " " + fx.state(a, id)
                             + ", pod stopped by " + pod.stoppedBy.get());
                 }
                 Thread.sleep(100);
@@ -236,7 +169,7 @@ class ClusterPartitionTest {
             // a new file, on the publish bind and on the staging mount: read-only too
             var viaTarget = assertThrows(FileSystemException.class, () -> Files.writeString(onA.resolve("after-fence"), "x"));
             assertTrue(readOnlyError(viaTarget), viaTarget.toString());
-            var viaStaging = assertThrows(FileSystemException.class, () -> Files.writeString(staging(a, id).resolve("after-fence"), "x"));
+            var viaStaging = assertThrows(FileSystemException.class, () -> Files.writeString(fx.staging(a, id).resolve("after-fence"), "x"));
             assertTrue(readOnlyError(viaStaging), viaStaging.toString());
             int writtenOnA = pod.next.get();
             System.out.printf("partition of %s: failed over to %s %d ms after SIGSTOP (%d UNAVAILABLE first); after SIGCONT %s was"
@@ -245,31 +178,31 @@ class ClusterPartitionTest {
                     (pod.stoppedAt - contNs) / 1_000_000, writtenOnA - firstAfterFailover, a);
 
             // what the cluster serves: exactly the last round's records on B, none written on A after it
-            Path onB = stageAndPublish(b, id);
+            Path onB = fx.stageAndPublish(b, id);
             bMounted = true;
             assertRecords(onB.resolve("records"), 2000);
             writeRecords(onB.resolve("records"), 2000, 2100);  // B's own writes as the primary
 
             // A, later made primary again by a handoff, holds B's point, never its own writes after the failover
-            unpublishAndUnstage(b, id);
+            fx.unpublishAndUnstage(b, id);
             bMounted = false;
-            csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(b).build());
-            unpublishAndUnstage(a, id);                         // the CO's clean-up of the old pod: the read-only mounts go
+            fx.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(b).build());
+            fx.unpublishAndUnstage(a, id);                         // the CO's clean-up of the old pod: the read-only mounts go
             aMounted = false;
             long handoff = System.nanoTime();
-            controllerPublish(a, id);
+            fx.controllerPublish(a, id);
             System.out.printf("handoff back to %s (its fenced image replaced by %s's point): %d ms%n", a, b,
                     (System.nanoTime() - handoff) / 1_000_000);
-            assertTrue(state(a, id).contains("\"PRIMARY\"") && state(a, id).contains("\"3\""), state(a, id));
-            Path back = stageAndPublish(a, id);
+            assertTrue(fx.state(a, id).contains("\"PRIMARY\"") && fx.state(a, id).contains("\"3\""), fx.state(a, id));
+            Path back = fx.stageAndPublish(a, id);
             aMounted = true;
             assertRecords(back.resolve("records"), 2100);       // exactly B's data: nothing A wrote from record 2000 on
         } finally {
             if (pod != null) pod.quit = true;
             if (podThread != null) podThread.join(TimeUnit.SECONDS.toMillis(30));
             if (stopped) agentA.child.signal("CONT");
-            if (aMounted) unpublishAndUnstage(a, id);
-            if (bMounted) unpublishAndUnstage(b, id);
+            if (aMounted) fx.unpublishAndUnstage(a, id);
+            if (bMounted) fx.unpublishAndUnstage(b, id);
         }
     }
 
@@ -279,7 +212,7 @@ class ClusterPartitionTest {
         int unavailable = 0;
         while (true) {
             try {
-                controllerPublish(node, id);
+                fx.controllerPublish(node, id);
                 return unavailable;
             } catch (StatusRuntimeException e) {
                 if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
@@ -299,7 +232,7 @@ class ClusterPartitionTest {
     @Test
     void aReturningOldPrimaryIsFencedAtOnceAndAWritableMountOfAFencedCopyIsFixedAtStartUp() throws Exception {
         cluster.awaitEveryNode();
-        String id = csi().createVolume(replicated("partition-restart", 2, "24h").build()).getVolume().getVolumeId();
+        String id = fx.csi().createVolume(replicated("partition-restart", 2, "24h").build()).getVolume().getVolumeId();
         var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
         String a = parsed.tags().get(0);
         String b = parsed.tags().get(1);
@@ -309,12 +242,12 @@ class ClusterPartitionTest {
         Pod pod = null;
         Thread podThread = null;
         try {
-            controllerPublish(a, id);
-            Path onA = stageAndPublish(a, id);
+            fx.controllerPublish(a, id);
+            Path onA = fx.stageAndPublish(a, id);
             aMounted = true;
             Path records = onA.resolve("records");
             writeRecords(records, 0, 1000);
-            round(b, a, id);
+            fx.round(b, a, id);
             writeRecords(records, 1000, 1200);
 
             agentA.child.signal("KILL");
@@ -332,9 +265,9 @@ class ClusterPartitionTest {
             long fencedNs = 0;
             long bound = restarted + TimeUnit.SECONDS.toNanos(FENCE_BOUND_S);
             while (fencedNs == 0 || pod.stoppedBy.get() == null) {
-                if (fencedNs == 0 && state(a, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
+                if (fencedNs == 0 && fx.state(a, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
                 if (System.nanoTime() > bound) {
-                    throw new AssertionError("within " + FENCE_BOUND_S + " s of the restart: state of " + a + " " + state(a, id)
+                    throw new AssertionError("within " + FENCE_BOUND_S + " s of the restart: state of " + a + " " + fx.state(a, id)
                             + ", pod stopped by " + pod.stoppedBy.get());
                 }
                 Thread.sleep(100);
@@ -348,7 +281,7 @@ class ClusterPartitionTest {
 
             // a FENCED copy found writable at start-up
             agentA.child.signal("KILL");
-            var remount = new ProcessBuilder("mount", "-o", "remount,rw", staging(a, id).toString()).inheritIO().start();
+            var remount = new ProcessBuilder("mount", "-o", "remount,rw", fx.staging(a, id).toString()).inheritIO().start();
             assertTrue(remount.waitFor(30, TimeUnit.SECONDS) && remount.exitValue() == 0, "mount -o remount,rw");
             Files.writeString(onA.resolve("writable-again"), "x");    // the state alone does not stop this
             long again = System.nanoTime();
@@ -358,7 +291,7 @@ class ClusterPartitionTest {
             System.out.printf("a writable mount of the FENCED copy on %s was read-only when its restarted agent served (%d ms"
                     + " after its start)%n", a, (System.nanoTime() - again) / 1_000_000);
 
-            Path onB = stageAndPublish(b, id);
+            Path onB = fx.stageAndPublish(b, id);
             bMounted = true;
             assertRecords(onB.resolve("records"), 1000);
         } finally {
@@ -368,8 +301,8 @@ class ClusterPartitionTest {
                 agentA.start();
                 cluster.awaitEveryNode();
             }
-            if (aMounted) unpublishAndUnstage(a, id);
-            if (bMounted) unpublishAndUnstage(b, id);
+            if (aMounted) fx.unpublishAndUnstage(a, id);
+            if (bMounted) fx.unpublishAndUnstage(b, id);
         }
     }
 }
