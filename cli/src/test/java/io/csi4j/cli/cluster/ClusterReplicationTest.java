@@ -251,12 +251,13 @@ class ClusterReplicationTest {
     void aFailedCreateLeavesNothingOnAnyNode() throws Exception {
         Map<String, List<String>> before = new HashMap<>();
         for (String n : NODES) before.put(n, everything(n));
-        // the secondaries' records are made first; the primary refuses a content source: every record is rolled back
+        // from a content source the primary is made first, on the source's node: a source that does not exist is
+        // refused there after its state record was written, and every record is rolled back
         var source = VolumeContentSource.newBuilder().setVolume(VolumeContentSource.VolumeSource.newBuilder()
                 .setVolumeId("vol-aaaaaaaaaaaaaaaa-node-a")).build();
         var failed = assertThrows(StatusRuntimeException.class, () -> csi().createVolume(replicated("rep-failed", 3)
                 .setVolumeContentSource(source).build()));
-        assertEquals(Status.Code.FAILED_PRECONDITION, failed.getStatus().getCode(), failed.getStatus().toString());
+        assertEquals(Status.Code.NOT_FOUND, failed.getStatus().getCode(), failed.getStatus().toString());
         for (String n : NODES) assertEquals(before.get(n), everything(n), "nothing is left on " + n);
     }
 

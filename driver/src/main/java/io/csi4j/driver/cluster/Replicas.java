@@ -12,6 +12,7 @@ import io.csi4j.proto.cluster.FenceReplicaRequest;
 import io.csi4j.proto.cluster.FindVolumeRequest;
 import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
+import io.csi4j.proto.csi.CapacityRange;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.Topology;
 import io.csi4j.proto.csi.Volume;
@@ -43,12 +44,16 @@ final class Replicas {
     }
 
     /**
-     * The primary goes where an ordinary volume would (a retry by name finds the node that holds it), the
-     * secondaries to the roomiest other nodes. Secondaries' records first, the primary's volume last; any failure
-     * deletes what was made on every node, so a failed create leaves nothing.
+     * The primary goes where an ordinary volume would (a retry by name finds the node that holds it; a content source:
+     * the source's node, {@link #primaryNode}), the secondaries to the roomiest other nodes. Blank: secondaries'
+     * records first, the primary's volume last. From a content source: the primary first (the node's own restore or
+     * clone, with its capacity rules), then the secondaries blank at the primary's size; they get the data at their
+     * first round, started at once ({@link #firstRound}). Any failure deletes what was made on every node, so a failed
+     * create leaves nothing.
      */
     Volume create(CreateVolumeRequest req, int replicas) {
-        Agent primary = placement.forVolume(req).target();
+        boolean sourced = req.getVolumeContentSource().hasSnapshot() || req.getVolumeContentSource().hasVolume();
+        Agent primary = primaryNode(req);
         String existing = primary.call(a -> a.nodeAgent().findVolume(FindVolumeRequest.newBuilder().setName(req.getName()).build())).getVolumeId();
         List<Agent> nodes = new ArrayList<>();
         nodes.add(primary);
@@ -60,17 +65,24 @@ final class Replicas {
             nodes.addAll(placement.secondaries(primary, req, replicas));
             id = ReplicatedVolumeId.generate(nodes.stream().map(Agent::nodeId).toList());
         }
+        List<Agent> secondaries = nodes.subList(1, nodes.size());
         try {
-            for (Agent secondary : nodes.subList(1, nodes.size())) {
-                secondary.call(a -> a.nodeAgent().createReplica(CreateReplicaRequest.newBuilder().setRequest(req)
-                        .setVolumeId(id.toString()).setPrimary(false).build()));
+            Volume made;
+            if (sourced) {
+                made = createOn(primary, req, id, true);
+                // a secondary's image is replaced whole by its first round: blank, but as large as the primary's
+                var blank = req.toBuilder().clearVolumeContentSource()
+                        .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(made.getCapacityBytes())).build();
+                for (Agent secondary : secondaries) createOn(secondary, blank, id, false);
+            } else {
+                for (Agent secondary : secondaries) createOn(secondary, req, id, false);
+                made = createOn(primary, req, id, true);
             }
-            Volume made = primary.call(a -> a.nodeAgent().createReplica(CreateReplicaRequest.newBuilder().setRequest(req)
-                    .setVolumeId(id.toString()).setPrimary(true).build())).getVolume();
             var topology = Volume.newBuilder(made).clearAccessibleTopology();
             for (Agent node : nodes) {
                 topology.addAccessibleTopology(Topology.newBuilder().putSegments(DriverConfig.TOPOLOGY_KEY, node.topologyValue()));
             }
+            if (sourced) firstRound(id, primary, secondaries);
             return topology.build();
         } catch (RuntimeException failure) {
             if (!existing.isEmpty()) throw failure;            // a retry's failure leaves the first attempt as it was
@@ -83,6 +95,51 @@ final class Replicas {
                 }
             }
             throw failure;
+        }
+    }
+
+    private static Volume createOn(Agent node, CreateVolumeRequest req, ReplicatedVolumeId id, boolean primary) {
+        return node.call(a -> a.nodeAgent().createReplica(CreateReplicaRequest.newBuilder().setRequest(req)
+                .setVolumeId(id.toString()).setPrimary(primary).build())).getVolume();
+    }
+
+    /**
+     * Where the primary goes: a replicated source volume's current primary (its data is that copy, routed as every
+     * call); an ordinary snapshot or volume's own node; else as an ordinary volume. The data is made on the source's
+     * node by reflink, never copied between nodes first: a requisite topology excluding that node is RESOURCE_EXHAUSTED.
+     */
+    private Agent primaryNode(CreateVolumeRequest req) {
+        var source = req.getVolumeContentSource();
+        if (source.hasVolume()) {
+            var replicated = ReplicatedVolumeId.parse(source.getVolume().getVolumeId());
+            if (replicated.isPresent()) return primary(replicated.get());
+        }
+        Placement.Route route = placement.forVolume(req);
+        if (route.copyFrom() != null) {
+            throw CsiException.resourceExhausted("a replicated volume from a content source is made on the source's node '"
+                    + route.copyFrom().nodeId() + "', which the requisite topology excludes");
+        }
+        return route.target();
+    }
+
+    /**
+     * A volume made from a content source holds data from its first moment: each secondary's first round (a full copy)
+     * starts now, in the background, instead of one interval later when the scheduler would first find it due. The
+     * answer does not wait for it; a round that fails is retried by the scheduler when due. Until a secondary holds a
+     * point, a failover to it is refused (it holds no complete point), never a blank copy promoted over the data.
+     */
+    private static void firstRound(ReplicatedVolumeId id, Agent primary, List<Agent> secondaries) {
+        var from = PeerAgent.newBuilder().setNodeId(primary.nodeId()).setAddress(primary.address()).setAuthority(primary.authority()).build();
+        for (Agent secondary : List.copyOf(secondaries)) {
+            Thread.ofVirtual().name("csi4j-first-round-" + id).start(() -> {
+                try {
+                    var pulled = secondary.call(a -> a.nodeAgent().syncReplica(SyncReplicaRequest.newBuilder()
+                            .setVolumeId(id.toString()).setPrimary(from).build()));
+                    LOG.info(() -> "volume " + id + ": first round on node '" + secondary.nodeId() + "': " + pulled.getBytesReceived() + " bytes");
+                } catch (RuntimeException failed) {
+                    LOG.info(() -> "volume " + id + ": first round on node '" + secondary.nodeId() + "' failed (the scheduler retries): " + failed.getMessage());
+                }
+            });
         }
     }
 

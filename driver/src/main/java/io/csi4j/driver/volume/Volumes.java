@@ -103,15 +103,12 @@ public final class Volumes {
 
     /**
      * The primary's volume of a replicated volume (docs/replication.md), made under {@code replicatedId}, which the
-     * cluster controller chose and which names this node. Blank only: a replicated volume from a content source is
-     * not in this version (FAILED_PRECONDITION).
+     * cluster controller chose and which names this node: blank, or made from a snapshot or volume of this node with
+     * every rule of an ordinary restore or clone (the controller places the primary on the source's node).
      */
     public VolumeRecord createReplica(NewVolume request, ReplicatedVolumeId replicatedId) {
         if (!replicatedId.heldBy(config.nodeId())) {
             throw DomainException.invalid("volume id " + replicatedId + " names no replica on node '" + config.nodeId() + "'");
-        }
-        if (!(request.source() instanceof ContentSource.None)) {
-            throw DomainException.precondition("a replicated volume from a content source is not supported yet (docs/replication.md)");
         }
         Optional<VolumeRecord> existing = catalog.volumes().byName(request.name());
         if (existing.isPresent() && !existing.get().id().equals(replicatedId.toString())) {
