@@ -2,7 +2,6 @@ package io.csi4j.cli.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
@@ -20,6 +19,7 @@ import io.csi4j.proto.csi.NodeStageVolumeRequest;
 import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
 import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
 import io.csi4j.proto.csi.Topology;
+import io.csi4j.proto.csi.TopologyRequirement;
 import io.csi4j.proto.csi.Volume;
 import io.csi4j.proto.csi.VolumeContentSource;
 import io.csi4j.sdk.server.Channels;
@@ -42,8 +42,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Restore and clone into replicated volumes (issue 28, docs/replication.md "Creation"), with a controller and three
  * agents as real processes: checksummed records written into an ordinary volume through a real mount, snapshotted;
- * a replicated volume restored from the snapshot has its primary on the snapshot's node, its secondary gets the data
- * by the first round the controller starts at once, and after a handoff the secondary serves every record; a clone
+ * a replicated volume restored from the snapshot for a pod on another node (a requisite topology of that node only) has
+ * its primary on the snapshot's node and a secondary on the pod's, which gets the data by the first round the
+ * controller starts at once, and after a handoff the secondary serves every record; a clone
  * of that replicated volume (from its current primary) is a new replicated volume with the same records. A source
  * larger than the limit is OUT_OF_RANGE with nothing left on any node; at the end nothing is left at all.
  */
@@ -93,14 +94,23 @@ class ClusterReplicaSourceTest {
         assertEquals(Status.Code.OUT_OF_RANGE, small.getStatus().getCode(), small.getStatus().toString());
         for (String n : ReplicaFixture.NODES) assertEquals(withSource.get(n), f.everything(n), "nothing of the refused create on " + n);
 
-        // restore: the primary on the snapshot's node, the secondary elsewhere; its first round starts at once
+        // a blank one whose requisite topology names one node (Kubernetes' --strict-topology): its primary is there,
+        // and the other nodes hold its secondaries all the same
+        String pod = ReplicaFixture.NODES.stream().filter(n -> !n.equals(s)).findFirst().orElseThrow();
+        Volume blank = f.csi().createVolume(ReplicaFixture.replicated("rep-blank-strict", 3, 16 * MIB).toBuilder()
+                .setAccessibilityRequirements(onlyOn(pod)).build()).getVolume();
+        assertEquals(pod, nodes(blank).getFirst());
+        assertEquals(3, nodes(blank).size());
+        f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(blank.getVolumeId()).build());
+
+        // restore for a pod on another node than the snapshot's (the requisite topology names that node only): the
+        // primary on the snapshot's node (a reflink there), a secondary on the pod's node; its first round starts at once
         Volume restored = f.csi().createVolume(ReplicaFixture.replicated("rep-restored", 2, 64 * MIB).toBuilder()
-                .setVolumeContentSource(fromSnapshot).build()).getVolume();
+                .setVolumeContentSource(fromSnapshot).setAccessibilityRequirements(onlyOn(pod)).build()).getVolume();
         String id = restored.getVolumeId();
         var tags = ReplicatedVolumeId.parse(id).orElseThrow().tags();
         assertEquals(s, tags.get(0), "the primary is on the snapshot's node");
-        assertEquals(List.of(s, tags.get(1)), nodes(restored));
-        assertNotEquals(s, tags.get(1));
+        assertEquals(List.of(s, pod), nodes(restored), "a secondary on the node the requisite topology names");
         assertEquals(64 * MIB, restored.getCapacityBytes());
         assertEquals(snapshot, restored.getContentSource().getSnapshot().getSnapshotId());
         String b = tags.get(1);
@@ -122,7 +132,6 @@ class ClusterReplicaSourceTest {
         var cloneTags = ReplicatedVolumeId.parse(cloneId).orElseThrow().tags();
         assertEquals(b, cloneTags.get(0), "the clone's primary is on its source's current primary");
         assertEquals(List.of(b, cloneTags.get(1)), nodes(clone));
-        assertNotEquals(cloneId, id);
         awaitPoint(cloneTags.get(1), cloneId);
         // staged on its primary, and then on its secondary after a handoff: the records both times
         controllerPublish(b, cloneId);
@@ -152,6 +161,11 @@ class ClusterReplicaSourceTest {
         }
         assertFalse(f.point(node, id).isEmpty());
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    static TopologyRequirement onlyOn(String node) {
+        var t = Topology.newBuilder().putSegments("topology.csi4j.io/node", node).build();
+        return TopologyRequirement.newBuilder().addRequisite(t).addPreferred(t).build();
     }
 
     static List<String> nodes(Volume v) {

@@ -53,7 +53,8 @@ final class Replicas {
      */
     Volume create(CreateVolumeRequest req, int replicas) {
         boolean sourced = req.getVolumeContentSource().hasSnapshot() || req.getVolumeContentSource().hasVolume();
-        Agent primary = primaryNode(req);
+        Place place = primaryNode(req);
+        Agent primary = place.primary();
         String existing = primary.call(a -> a.nodeAgent().findVolume(FindVolumeRequest.newBuilder().setName(req.getName()).build())).getVolumeId();
         List<Agent> nodes = new ArrayList<>();
         nodes.add(primary);
@@ -62,7 +63,12 @@ final class Replicas {
             id = ReplicatedVolumeId.parse(existing).get();          // a retry: the same replicas, whatever room says now
             for (String tag : id.tags().subList(1, id.tags().size())) nodes.add(node(tag, id));
         } else {
-            nodes.addAll(placement.secondaries(primary, req, replicas));
+            List<Agent> others = new ArrayList<>(placement.secondaries(primary, req, replicas));
+            if (place.alsoOn() != null && !others.contains(place.alsoOn())) {
+                others.removeLast();                          // the requisite topology's node is one of the replicas
+                others.addFirst(place.alsoOn());
+            }
+            nodes.addAll(others);
             id = ReplicatedVolumeId.generate(nodes.stream().map(Agent::nodeId).toList());
         }
         List<Agent> secondaries = nodes.subList(1, nodes.size());
@@ -98,28 +104,42 @@ final class Replicas {
         }
     }
 
+    /**
+     * One node's replica. Without the accessibility requirements: the controller placed the replicas, and the volume is
+     * accessible from every one of them, while a node checking a requisite topology of one node (Kubernetes'
+     * --strict-topology names the pod's node only) would refuse to hold a secondary.
+     */
     private static Volume createOn(Agent node, CreateVolumeRequest req, ReplicatedVolumeId id, boolean primary) {
-        return node.call(a -> a.nodeAgent().createReplica(CreateReplicaRequest.newBuilder().setRequest(req)
+        var placed = req.toBuilder().clearAccessibilityRequirements().build();
+        return node.call(a -> a.nodeAgent().createReplica(CreateReplicaRequest.newBuilder().setRequest(placed)
                 .setVolumeId(id.toString()).setPrimary(primary).build())).getVolume();
     }
+
+    /** The primary's node, and a node the requisite topology asks for that must hold a secondary (or null). */
+    private record Place(Agent primary, Agent alsoOn) {}
 
     /**
      * Where the primary goes: a replicated source volume's current primary (its data is that copy, routed as every
      * call); an ordinary snapshot or volume's own node; else as an ordinary volume. The data is made on the source's
-     * node by reflink, never copied between nodes first: a requisite topology excluding that node is RESOURCE_EXHAUSTED.
+     * node by reflink, never copied between nodes at create. A requisite topology that excludes that node (Kubernetes'
+     * WaitForFirstConsumer with --strict-topology names the pod's node only) gets its node as a secondary instead: the
+     * volume is accessible there (its first round starts at once, and ControllerPublishVolume there hands over), so the
+     * spec's "accessible from at least one of the requisite topologies" holds.
      */
-    private Agent primaryNode(CreateVolumeRequest req) {
+    private Place primaryNode(CreateVolumeRequest req) {
         var source = req.getVolumeContentSource();
         if (source.hasVolume()) {
             var replicated = ReplicatedVolumeId.parse(source.getVolume().getVolumeId());
-            if (replicated.isPresent()) return primary(replicated.get());
+            if (replicated.isPresent()) {
+                Agent current = primary(replicated.get());
+                List<String> requisite = req.getAccessibilityRequirements().getRequisiteList().stream()
+                        .map(t -> t.getSegmentsMap().get(DriverConfig.TOPOLOGY_KEY)).filter(java.util.Objects::nonNull).toList();
+                if (requisite.isEmpty() || requisite.contains(current.topologyValue())) return new Place(current, null);
+                return new Place(current, placement.forVolume(req.toBuilder().clearVolumeContentSource().build()).target());
+            }
         }
         Placement.Route route = placement.forVolume(req);
-        if (route.copyFrom() != null) {
-            throw CsiException.resourceExhausted("a replicated volume from a content source is made on the source's node '"
-                    + route.copyFrom().nodeId() + "', which the requisite topology excludes");
-        }
-        return route.target();
+        return route.copyFrom() == null ? new Place(route.target(), null) : new Place(route.copyFrom(), route.target());
     }
 
     /**
