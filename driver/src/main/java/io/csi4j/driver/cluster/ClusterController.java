@@ -43,7 +43,7 @@ public final class ClusterController implements AutoCloseable {
         this.config = config;
         this.agents = new Agents(config.agents(), config.tls(), config.callTimeout(), config.refreshEvery());
         this.tokens = config.pageTokenKey() == null ? ClusterPageToken.withRandomKey() : new ClusterPageToken(config.pageTokenKey());
-        this.replication = new ReplicationScheduler(agents);
+        this.replication = new ReplicationScheduler(agents, config.failoverAfter());
     }
 
     /** The event loops the controller's server must run on ({@code PluginServer.Builder.eventLoops}). */

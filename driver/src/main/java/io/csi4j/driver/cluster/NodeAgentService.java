@@ -173,10 +173,14 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
 
     @Override
     public void listReplicas(ListReplicasRequest req, StreamObserver<ListReplicasResponse> out) {
+        var confirmations = replicas.confirmations();
+        confirmations.heard();                    // a gap first: a resumed agent lists its primaries unconfirmed
+        confirmations.failoverAfter(Duration.ofMillis(req.getFailoverAfterMillis()));
         var b = ListReplicasResponse.newBuilder();
         for (var e : rounds.list()) {
+            boolean unconfirmed = e.state().writable() && !confirmations.confirmed(e.id(), e.state().epoch());
             b.addEntries(ReplicaEntry.newBuilder().setVolumeId(e.id().toString()).setRole(e.state().role().name())
-                    .setEpoch(e.state().epoch()).setPoint(e.state().point()).setDue(e.due()));
+                    .setEpoch(e.state().epoch()).setPoint(e.state().point()).setDue(e.due()).setUnconfirmed(unconfirmed));
         }
         replicas.tombstones().forEach((id, at) -> b.addTombstones(Tombstone.newBuilder().setVolumeId(id.toString())
                 .setDeletedAtUnixSeconds(at.getEpochSecond())));
@@ -247,6 +251,12 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     public void forgetDeleted(ForgetDeletedRequest req, StreamObserver<ForgetDeletedResponse> out) {
         replicas.forgetDeleted(replicatedId(req.getVolumeId()));
         reply(out, ForgetDeletedResponse.getDefaultInstance());
+    }
+
+    @Override
+    public void confirmPrimary(ConfirmPrimaryRequest req, StreamObserver<ConfirmPrimaryResponse> out) {
+        boolean confirmed = rounds.confirm(replicatedId(req.getVolumeId()), req.getEpoch());
+        reply(out, ConfirmPrimaryResponse.newBuilder().setConfirmed(confirmed).build());
     }
 
     private static ReplicatedVolumeId replicatedId(String text) {

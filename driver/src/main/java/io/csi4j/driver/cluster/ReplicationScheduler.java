@@ -1,6 +1,7 @@
 package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.proto.cluster.ConfirmPrimaryRequest;
 import io.csi4j.proto.cluster.DeleteReplicaRequest;
 import io.csi4j.proto.cluster.FenceReplicaRequest;
 import io.csi4j.proto.cluster.ForgetDeletedRequest;
@@ -39,9 +40,12 @@ final class ReplicationScheduler implements AutoCloseable {
     private final Replicas replicas;
     private final Set<String> running = ConcurrentHashMap.newKeySet();
     private final Thread loop;
+    /** Told to every agent at each listing: its silence from the controller this long unconfirms its primaries. */
+    private final ListReplicasRequest listing;
 
-    ReplicationScheduler(Agents agents) {
+    ReplicationScheduler(Agents agents, Duration failoverAfter) {
         this.agents = agents;
+        this.listing = ListReplicasRequest.newBuilder().setFailoverAfterMillis(failoverAfter.toMillis()).build();
         this.replicas = new Replicas(agents, new Placement(agents), Replicas.FAILOVER_AFTER);   // it never fails over
         this.loop = Thread.ofVirtual().name("csi4j-replication").start(this::run);
     }
@@ -58,7 +62,7 @@ final class ReplicationScheduler implements AutoCloseable {
                 if (!agent.answering()) continue;
                 try {
                     listed.put(agent, agent.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS)
-                            .listReplicas(ListReplicasRequest.getDefaultInstance())));
+                            .listReplicas(listing)));
                 } catch (RuntimeException silent) {
                     LOG.fine(() -> "replication: " + agent.nodeId() + " did not list its replicas: " + silent.getMessage());
                 }
@@ -71,6 +75,9 @@ final class ReplicationScheduler implements AutoCloseable {
             seen.forEach((volumeId, copies) -> {
                 if (!deleted.contains(volumeId)) fenceSuperseded(volumeId, copies);   // a deleted one's copies are swept
             });
+            Set<String> answered = new HashSet<>();
+            listed.keySet().forEach(a -> answered.add(a.nodeId()));
+            seen.forEach((volumeId, copies) -> confirm(volumeId, copies, answered, deleted.contains(volumeId)));
             listed.forEach((agent, l) -> {
                 for (ReplicaEntry e : l.getEntriesList()) {
                     if (e.getDue() && !deleted.contains(e.getVolumeId()) && running.add(e.getVolumeId())) start(agent, e.getVolumeId());
@@ -138,6 +145,30 @@ final class ReplicationScheduler implements AutoCloseable {
             } catch (RuntimeException failed) {
                 LOG.warning(() -> "replication: fencing the copy of " + volumeId + " on node '" + node.nodeId() + "' failed (next tick"
                         + " retries): " + failed.getMessage());
+            }
+        });
+    }
+
+    /** An unconfirmed primary is confirmed when every node of its volume answered this tick ({@link Confirm}). */
+    private void confirm(String volumeId, Map<Agent, ReplicaEntry> copies, Set<String> answered, boolean tombstoned) {
+        var id = ReplicatedVolumeId.parse(volumeId);
+        if (id.isEmpty()) return;
+        Map<String, Agent> byNode = new HashMap<>();
+        var listed = copies.entrySet().stream().map(c -> {
+            byNode.put(c.getKey().nodeId(), c.getKey());
+            var e = c.getValue();
+            return new Confirm.Copy(c.getKey().nodeId(), e.getRole(), e.getEpoch(), e.getUnconfirmed());
+        }).toList();
+        Confirm.which(id.get(), answered, listed, tombstoned).ifPresent(copy -> {
+            Agent node = byNode.get(copy.nodeId());
+            try {
+                var done = node.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS)
+                        .confirmPrimary(ConfirmPrimaryRequest.newBuilder().setVolumeId(volumeId).setEpoch(copy.epoch()).build()));
+                LOG.info(() -> "replication: the primary of " + volumeId + " on node '" + copy.nodeId() + "' at epoch " + copy.epoch()
+                        + (done.getConfirmed() ? " confirmed" : " changed since the listing: not confirmed"));
+            } catch (RuntimeException failed) {
+                LOG.info(() -> "replication: confirming " + volumeId + " on node '" + copy.nodeId() + "' failed (next tick retries): "
+                        + failed.getMessage());
             }
         });
     }

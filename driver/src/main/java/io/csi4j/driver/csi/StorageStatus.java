@@ -25,6 +25,7 @@ public final class StorageStatus {
             case EXHAUSTED -> Status.Code.RESOURCE_EXHAUSTED;
             case PRECONDITION -> Status.Code.FAILED_PRECONDITION;
             case ABORTED -> Status.Code.ABORTED;
+            case UNAVAILABLE -> Status.Code.UNAVAILABLE;
             case FAILED -> Status.Code.INTERNAL;
         };
     }

@@ -26,6 +26,8 @@ public final class DomainException extends RuntimeException {
         PRECONDITION,
         /** Stopped by a concurrent change or a broken transfer; the same call may succeed when retried. */
         ABORTED,
+        /** Cannot be decided while something outside this node does not answer; the same call may succeed later. */
+        UNAVAILABLE,
         /** A rule one side must keep was broken (a peer's stream that makes no sense): a bug, said with its facts. */
         FAILED
     }
@@ -53,5 +55,6 @@ public final class DomainException extends RuntimeException {
     public static DomainException exhausted(String message) { return new DomainException(Kind.EXHAUSTED, message); }
     public static DomainException precondition(String message) { return new DomainException(Kind.PRECONDITION, message); }
     public static DomainException aborted(String message) { return new DomainException(Kind.ABORTED, message); }
+    public static DomainException unavailable(String message) { return new DomainException(Kind.UNAVAILABLE, message); }
     public static DomainException failed(String message) { return new DomainException(Kind.FAILED, message); }
 }

@@ -135,7 +135,9 @@ public final class Driver implements AutoCloseable {
         var sender = new SourceSender(catalog, engine, volumes, bandwidth, copies);
         var imports = new VolumeImports(volumes, engine, bandwidth, copies, config.nodeId());
         // storage speaks storage: the agent's services map StorageException to a status as the local ones do
-        var services = new ArrayList<>(Services.onAgent(this));
+        // the controller's heartbeats tell the agent it was not away (a gap unconfirms its primaries)
+        var services = new ArrayList<>(io.csi4j.driver.cluster.ProbeHeard.wrap(Services.onAgent(this),
+                replicaStates.confirmations()::heard));
         var rounds = new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId(), roundLog());
         // on an agent a primary also reports a secondary left behind (its points stopped), after its failover note
         volumes.replicaCondition(id -> failoverCondition(id).or(() -> rounds.lagCondition(id)));

@@ -31,7 +31,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *       primary, noting why (the volume's condition);</li>
  *   <li>{@link #demote}: secondary of a higher epoch, naming the node handed to (an old primary in a handoff);</li>
  *   <li>{@link #learnEpoch}: a higher epoch seen from another node fences a copy that is not a secondary of it;</li>
- *   <li>{@link #checkWritable}: what writable stage and publish ask first (PRECONDITION unless primary).</li>
+ *   <li>{@link #checkWritable}: what writable stage and publish ask first (PRECONDITION unless primary,
+ *       UNAVAILABLE while the primary is unconfirmed: {@link PrimaryConfirmations}).</li>
  * </ul>
  * A <b>tombstone</b>, {@code <id>.deleted} beside the states ({@link #markDeleted}), is this node's durable memory that
  * the volume was deleted while another replica's node did not answer: the controller sweeps that node's leftover when
@@ -48,6 +49,8 @@ public final class ReplicaStates {
 
     private final Path dir;
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+    /** In memory: this process's primaries start unconfirmed (docs/replication.md, "Confirmation"). */
+    private final PrimaryConfirmations confirmations = new PrimaryConfirmations();
 
     /** Opens (creating) the directory and removes temporary files a crash left. */
     public ReplicaStates(Path dir) {
@@ -60,6 +63,16 @@ public final class ReplicaStates {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    public PrimaryConfirmations confirmations() {
+        return confirmations;
+    }
+
+    /** The controller's own act made it primary at its epoch: confirmed (it told this node the epoch just now). */
+    private ReplicaState confirmedBy(ReplicatedVolumeId id, ReplicaState s) {
+        if (s.role() == ReplicaState.Role.PRIMARY) confirmations.confirm(id, s.epoch());
+        return s;
     }
 
     public Optional<ReplicaState> get(ReplicatedVolumeId id) {
@@ -94,7 +107,7 @@ public final class ReplicaStates {
     }
 
     public ReplicaState create(ReplicatedVolumeId id, ReplicaState initial) {
-        return change(id, current -> {
+        return confirmedBy(id, change(id, current -> {
             if (deleted(id).isPresent()) {
                 throw DomainException.aborted("volume " + id + " was deleted; its leftovers on other nodes are being swept: retry");
             }
@@ -102,11 +115,11 @@ public final class ReplicaStates {
                 throw DomainException.exists("replica of " + id + " is already " + current.get());
             }
             return initial;
-        });
+        }));
     }
 
     public ReplicaState promote(ReplicatedVolumeId id, long epoch) {
-        return change(id, current -> {
+        return confirmedBy(id, change(id, current -> {
             var s = required(id, current);
             if (epoch == s.epoch() && s.writable()) return s;                  // a retried promotion
             // Strictly higher: a node that already knows epoch E never becomes E's primary, so each epoch has one.
@@ -115,7 +128,7 @@ public final class ReplicaStates {
                         + "; it cannot become primary at epoch " + epoch);
             }
             return new ReplicaState(epoch, ReplicaState.Role.PRIMARY, s.point(), "");
-        });
+        }));
     }
 
     /**
@@ -124,7 +137,7 @@ public final class ReplicaStates {
      * same epoch is a no-op; a copy holding no point yet has nothing to promote (PRECONDITION).
      */
     public ReplicaState failover(ReplicatedVolumeId id, long epoch, String note) {
-        return change(id, current -> {
+        return confirmedBy(id, change(id, current -> {
             var s = required(id, current);
             if (epoch == s.epoch() && s.writable()) return s;
             if (s.role() != ReplicaState.Role.SECONDARY || epoch <= s.epoch()) {
@@ -135,7 +148,7 @@ public final class ReplicaStates {
                 throw DomainException.precondition("replica of " + id + " holds no complete point yet: nothing to fail over to");
             }
             return new ReplicaState(epoch, ReplicaState.Role.PRIMARY, s.point(), "", note);
-        });
+        }));
     }
 
     /**
@@ -173,7 +186,10 @@ public final class ReplicaStates {
         return change(id, current -> required(id, current).holding(point));
     }
 
-    /** PRECONDITION (FAILED_PRECONDITION at the edge) unless this copy is the primary; an unreplicated id passes. */
+    /**
+     * PRECONDITION (FAILED_PRECONDITION at the edge) unless this copy is the primary; UNAVAILABLE while the primary is
+     * unconfirmed ({@link PrimaryConfirmations}); an unreplicated id passes.
+     */
     public void checkWritable(String volumeId) {
         var id = ReplicatedVolumeId.parse(volumeId);
         if (id.isEmpty()) return;
@@ -183,6 +199,7 @@ public final class ReplicaStates {
             throw DomainException.precondition("replica of " + volumeId + " on this node is " + s.get().role()
                     + " at epoch " + s.get().epoch() + ": only the primary of the highest epoch is writable");
         }
+        confirmations.checkConfirmed(id.get(), s.get().epoch());
     }
 
     public void delete(ReplicatedVolumeId id) {

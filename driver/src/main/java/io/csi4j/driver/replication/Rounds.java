@@ -278,6 +278,20 @@ public final class Rounds {
     }
 
     /**
+     * The controller saw every node of the volume answer in one tick with this copy primary at {@code epoch}, the
+     * highest: it is confirmed, unless it is no longer PRIMARY at that epoch (a fence or handoff since the listing).
+     */
+    public boolean confirm(ReplicatedVolumeId id, long epoch) {
+        return locked(id, () -> {
+            var s = states.get(id);
+            if (s.isEmpty() || s.get().role() != ReplicaState.Role.PRIMARY || s.get().epoch() != epoch) return false;
+            states.confirmations().confirm(id, epoch);
+            LOG.info(() -> "replica of " + id + " on node '" + nodeId + "' confirmed primary at epoch " + epoch);
+            return true;
+        });
+    }
+
+    /**
      * At the agent's start-up, before it serves: every FENCED copy's mounts are made read-only again (a crash after the
      * state was written and before the remount, or a remount lost with a reboot's fresh mount). Failures are logged:
      * the state still refuses writable stage and publish, and the next fence retries.
