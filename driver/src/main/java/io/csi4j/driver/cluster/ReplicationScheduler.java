@@ -33,7 +33,7 @@ import java.util.logging.Logger;
 final class ReplicationScheduler implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(ReplicationScheduler.class.getName());
     /** Well under the shortest interval (5 s), so a round starts at most this late. */
-    static final Duration TICK = Duration.ofSeconds(1);
+    static final Duration TICK = io.csi4j.driver.replication.RoundDeadline.TICK;
     private static final Duration ASK = Duration.ofSeconds(10);
 
     private final Agents agents;

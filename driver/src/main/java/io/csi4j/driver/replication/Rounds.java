@@ -65,7 +65,8 @@ public final class Rounds {
 
     /**
      * This node's replicas (every state file, also one whose volume row a crash left half made or half deleted: a sweep
-     * must see it); a secondary is due when its volume's row exists and its interval has passed since its last round here.
+     * must see it); a secondary is due when its volume's row exists and its next round must start for the point it holds to stay
+     * within the interval ({@link RoundDeadline}).
      */
     public List<Entry> list() {
         List<Entry> entries = new ArrayList<>();
@@ -78,9 +79,10 @@ public final class Rounds {
                 entries.add(new Entry(id, state.get(), false));
                 continue;
             }
-            long interval = ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval().toNanos();
+            var interval = ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval();
             long last = lastTry.computeIfAbsent(id.toString(), k -> now);
-            boolean due = state.get().role() == ReplicaState.Role.SECONDARY && now - last >= interval;
+            long wait = RoundDeadline.waitAfterStart(interval, log.last(id.toString()).map(RoundLog.Round::took)).toNanos();
+            boolean due = state.get().role() == ReplicaState.Role.SECONDARY && now - last >= wait;
             entries.add(new Entry(id, state.get(), due));
         }
         return entries;

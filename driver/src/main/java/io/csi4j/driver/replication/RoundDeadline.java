@@ -1,0 +1,29 @@
+package io.csi4j.driver.replication;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * When a secondary's next round is due, so that the point it holds is never older than the volume's interval (the
+ * interval is what a node loss may cost, the number a StorageClass promises). The age of the point held peaks just
+ * before the next round completes: the wait until that round starts, plus the scheduler's tick (it asks each agent
+ * once a second), plus the round itself. So a round is due once {@code interval - (last round's duration + tick)} has
+ * passed since the last round started; never sooner than half the interval, so that a round as long as the interval
+ * (a slow link, a big delta) does not turn into back-to-back rounds that each freeze the primary. Before any round
+ * here (a new volume, an agent restart) the whole interval is waited, as before.
+ */
+public final class RoundDeadline {
+    /** The controller's scheduler asks every agent this often (cluster/ReplicationScheduler.TICK). */
+    public static final Duration TICK = Duration.ofSeconds(1);
+
+    private RoundDeadline() {}
+
+    /** How long after the last round's start the next one is due. */
+    public static Duration waitAfterStart(Duration interval, Optional<Duration> lastRoundTook) {
+        if (lastRoundTook.isEmpty()) return interval;
+        Duration lead = lastRoundTook.get().plus(TICK);
+        Duration wait = interval.minus(lead);
+        Duration floor = interval.dividedBy(2);
+        return wait.compareTo(floor) < 0 ? floor : wait;
+    }
+}
