@@ -32,6 +32,7 @@ class EdgeStatusTest {
             DomainException.Kind.EXHAUSTED, Code.RESOURCE_EXHAUSTED,
             DomainException.Kind.PRECONDITION, Code.FAILED_PRECONDITION,
             DomainException.Kind.ABORTED, Code.ABORTED,
+            DomainException.Kind.UNAVAILABLE, Code.UNAVAILABLE,
             DomainException.Kind.FAILED, Code.INTERNAL);
 
     record Edge(String name, UnaryOperator<RuntimeException> map) {
