@@ -120,6 +120,12 @@ public final class ServeCommand implements Callable<Integer> {
                     + "between nodes through this agent, sent and received together; 0 is no limit. Default: ${DEFAULT-VALUE}")
     String copyBandwidth;
 
+    @Option(names = "--topology", paramLabel = "KEY=VALUE",
+            description = "An extra topology segment of this node (repeatable), e.g. topology.kubernetes.io/zone=zone-a: reported in "
+                    + "NodeGetInfo besides topology.csi4j.io/node, and to the cluster controller, which spreads a replicated volume's "
+                    + "replicas over the values of the StorageClass's csi4j.io/replica-spread-key")
+    java.util.List<String> topology = new java.util.ArrayList<>();
+
     @Option(names = "--tls-cert", paramLabel = "PEM", description = "This process's certificate chain for the agent link")
     Path tlsCert;
 
@@ -269,7 +275,24 @@ public final class ServeCommand implements Callable<Integer> {
         };
         return new DriverConfig(data.dataDir, data.nodeIdOrHostName(), data.engine, poolBytes,
                 mode, maxVolumesPerNode, defaultVolumeSize, overcommitRatio, policy, !severalGroups, maxGroupMembers,
-                poolReserve());
+                poolReserve(), topology());
+    }
+
+    /** --topology KEY=VALUE, each key once; the values are checked by {@link DriverConfig}. */
+    java.util.Map<String, String> topology() {
+        var segments = new java.util.TreeMap<String, String>();
+        for (String pair : topology) {
+            int eq = pair.indexOf('=');
+            if (eq <= 0 || segments.put(pair.substring(0, eq), pair.substring(eq + 1)) != null) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "--topology must be KEY=VALUE, each key once, not '" + pair + "'");
+            }
+        }
+        try {
+            DriverConfig.checkTopology(segments);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--topology: " + e.getMessage());
+        }
+        return segments;
     }
 
     /** --pool-reserve: N% of the backing filesystem, or a size. */

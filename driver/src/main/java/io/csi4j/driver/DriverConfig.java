@@ -6,6 +6,8 @@ import io.csi4j.driver.storage.DataDir;
 import java.nio.file.Path;
 import java.util.OptionalLong;
 import io.csi4j.driver.id.ObjectId;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 /**
@@ -24,7 +26,9 @@ public record DriverConfig(
         GroupDeletePolicy groupDeletePolicy,
         boolean oneGroupPerVolume,
         int maxGroupMembers,
-        PoolReserve poolReserve) {
+        PoolReserve poolReserve,
+        /* Extra topology segments of this node ({@code --topology}, e.g. a zone), besides {@link #TOPOLOGY_KEY}. */
+        Map<String, String> topology) {
 
     /** Which CSI services this process serves: a unified plugin, or the controller / node half. */
     public enum Mode { ALL, CONTROLLER, NODE;
@@ -37,6 +41,8 @@ public record DriverConfig(
 
     public static final String PLUGIN_NAME = "local.csi4j.io";
     public static final String TOPOLOGY_KEY = "topology.csi4j.io/node";
+    /** GetPluginInfo manifest entries naming the node's extra topology segments: this prefix, then the key. */
+    public static final String TOPOLOGY_MANIFEST_PREFIX = "topology:";
 
     public DriverConfig {
         dataDir = dataDir.toAbsolutePath().normalize();
@@ -45,6 +51,28 @@ public record DriverConfig(
         if (maxVolumesPerNode < 0) throw new IllegalArgumentException("max volumes per node must be >= 0");
         if (maxGroupMembers < 1) throw new IllegalArgumentException("max group members must be >= 1");
         if (poolReserve == null) throw new IllegalArgumentException("pool reserve must be given");
+        topology = Map.copyOf(new TreeMap<>(topology));
+        checkTopology(topology);
+    }
+
+    /** Extra topology segments: valid keys and values, and never the node's own key. IllegalArgumentException otherwise. */
+    public static void checkTopology(Map<String, String> topology) {
+        if (topology.containsKey(TOPOLOGY_KEY)) throw new IllegalArgumentException(TOPOLOGY_KEY + " is the node's own segment; it cannot be given");
+        topology.forEach((key, value) -> {
+            if (!topologyKey(key)) throw new IllegalArgumentException("topology key '" + key + "' is not a name such as topology.kubernetes.io/zone");
+            if (!TOPOLOGY_VALUE.matcher(value).matches()) {
+                throw new IllegalArgumentException("topology value '" + value + "' of " + key + " is not 1 to 63 letters, digits, '-', '_' or '.' (alphanumeric at both ends)");
+            }
+        });
+    }
+
+    /** Without extra topology segments. */
+    public DriverConfig(Path dataDir, String nodeId, EngineKind engine, OptionalLong poolSizeBytes, Mode mode,
+                        int maxVolumesPerNode, long defaultVolumeBytes, double overcommitRatio,
+                        GroupDeletePolicy groupDeletePolicy, boolean oneGroupPerVolume, int maxGroupMembers,
+                        PoolReserve poolReserve) {
+        this(dataDir, nodeId, engine, poolSizeBytes, mode, maxVolumesPerNode, defaultVolumeBytes, overcommitRatio,
+                groupDeletePolicy, oneGroupPerVolume, maxGroupMembers, poolReserve, Map.of());
     }
 
     /** With the default pool reserve ({@link PoolReserve#DEFAULT}). */
@@ -57,6 +85,18 @@ public record DriverConfig(
 
     private static final Pattern TOPOLOGY_VALUE =
             Pattern.compile("[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?");
+
+    private static final Pattern TOPOLOGY_PREFIX = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+
+    /** A key CSI and Kubernetes accept: an optional DNS-subdomain prefix (253 characters) and '/', then a 63-character name. */
+    public static boolean topologyKey(String key) {
+        int slash = key.lastIndexOf('/');
+        String name = key.substring(slash + 1);
+        if (!TOPOLOGY_VALUE.matcher(name).matches()) return false;
+        if (slash < 0) return true;
+        String prefix = key.substring(0, slash);
+        return prefix.length() <= 253 && TOPOLOGY_PREFIX.matcher(prefix).matches();
+    }
 
     /**
      * The node's value under {@link #TOPOLOGY_KEY}: the node id when it is a valid topology value
@@ -84,11 +124,11 @@ public record DriverConfig(
 
     public DriverConfig withEngine(EngineKind kind) {
         return new DriverConfig(dataDir, nodeId, kind, poolSizeBytes, mode, maxVolumesPerNode, defaultVolumeBytes,
-                overcommitRatio, groupDeletePolicy, oneGroupPerVolume, maxGroupMembers, poolReserve);
+                overcommitRatio, groupDeletePolicy, oneGroupPerVolume, maxGroupMembers, poolReserve, topology);
     }
 
     public DriverConfig withGroupDeletePolicy(GroupDeletePolicy policy) {
         return new DriverConfig(dataDir, nodeId, engine, poolSizeBytes, mode, maxVolumesPerNode, defaultVolumeBytes,
-                overcommitRatio, policy, oneGroupPerVolume, maxGroupMembers, poolReserve);
+                overcommitRatio, policy, oneGroupPerVolume, maxGroupMembers, poolReserve, topology);
     }
 }

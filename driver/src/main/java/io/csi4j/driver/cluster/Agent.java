@@ -53,6 +53,8 @@ public final class Agent implements AutoCloseable {
     private volatile String nodeId;
     private volatile String problem = "not asked yet";
     private volatile String version = "";
+    /** Its extra topology segments (a zone...), as its manifest said: what replicas spread over. */
+    private volatile java.util.Map<String, String> segments = java.util.Map.of();
     /** When it last answered anything (epoch ms), 0 for never. */
     private volatile long lastAnswerMillis;
     /** When it last answered, on the monotonic clock: what a call's wait and a failover count from ({@link Liveness}). */
@@ -92,6 +94,9 @@ public final class Agent implements AutoCloseable {
     public String nodeId() { return nodeId; }
 
     public String topologyValue() { return DriverConfig.topologyValue(nodeId); }
+
+    /** The node's extra topology segments ({@code csi4j serve --topology}), empty before it answered or without any. */
+    public java.util.Map<String, String> segments() { return segments; }
 
     /** Why the agent is not identified (when {@link #nodeId()} is null), or why its last identification failed; null when it answered. */
     String problem() { return problem; }
@@ -156,6 +161,7 @@ public final class Agent implements AutoCloseable {
             if (!node.equals(nodeId)) claimedSince = System.nanoTime();
             nodeId = node;
             version = info.getVendorVersion();
+            segments = segments(info.getManifestMap());
             snapshotMetadata = IdentityGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
                     .getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance()).getCapabilitiesList()
                     .stream().anyMatch(c -> c.getService().getType() == PluginCapability.Service.Type.SNAPSHOT_METADATA_SERVICE);
@@ -169,6 +175,14 @@ public final class Agent implements AutoCloseable {
             channels.resetConnectBackoff();  // so the next call tries at once, not after gRPC's backoff
             return false;
         }
+    }
+
+    /** The manifest's extra topology segments (entries named by {@link DriverConfig#TOPOLOGY_MANIFEST_PREFIX}). */
+    static java.util.Map<String, String> segments(java.util.Map<String, String> manifest) {
+        var found = new java.util.TreeMap<String, String>();
+        String prefix = DriverConfig.TOPOLOGY_MANIFEST_PREFIX;
+        manifest.forEach((key, value) -> { if (key.startsWith(prefix)) found.put(key.substring(prefix.length()), value); });
+        return java.util.Map.copyOf(found);
     }
 
     /**

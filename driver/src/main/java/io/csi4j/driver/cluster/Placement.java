@@ -40,6 +40,11 @@ final class Placement {
      * requirements, the node that already has a volume of that name, else the one with the most free capacity.
      */
     Route forVolume(CreateVolumeRequest req) {
+        return forVolume(req, Spread.NONE);
+    }
+
+    /** As {@link #forVolume(CreateVolumeRequest)}, on the nodes {@code spread} allows only (a node with a value of its key). */
+    Route forVolume(CreateVolumeRequest req, Spread spread) {
         Optional<Agent> source = source(req);
         List<String> preferred = nodeValues(req.getAccessibilityRequirements().getPreferredList());
         List<String> requisite = nodeValues(req.getAccessibilityRequirements().getRequisiteList());
@@ -50,15 +55,37 @@ final class Placement {
         preferred.stream().filter(v -> requisite.isEmpty() || requisite.contains(v)).forEach(candidates::add);
         candidates.addAll(requisite);
         for (String value : candidates) {
-            Optional<Agent> node = agents.byTopologyValue(value);
+            Optional<Agent> node = agents.byTopologyValue(value).filter(spread::allows);
             if (node.isPresent()) return new Route(node.get(), source.orElse(null));
         }
         if (!requisite.isEmpty()) {
             throw CsiException.resourceExhausted("no node of this cluster is in the requisite topology " + requisite
-                    + " (nodes: " + agents.nodes().stream().map(Agent::topologyValue).toList() + ")");
+                    + spread.describe() + " (nodes: " + agents.nodes().stream().map(Agent::topologyValue).toList() + ")");
         }
         return new Route(withName(req.getName()).orElseGet(() -> mostFreeCapacity(req.getVolumeCapabilitiesList(),
-                req.getParametersMap())), null);
+                req.getParametersMap(), spread)), null);
+    }
+
+    /**
+     * A replicated volume's spread rule ({@code csi4j.io/replica-spread-key}): every replica on a node with a different
+     * value of {@code key}, a node without the key holding none. {@link #NONE}: any node, each node its own value.
+     */
+    record Spread(String key) {
+        static final Spread NONE = new Spread(null);
+
+        /** The node's value of the key (its node value for {@link DriverConfig#TOPOLOGY_KEY}); null when it lacks it. */
+        String valueOf(Agent node) {
+            if (key == null) return node.nodeId();
+            return key.equals(DriverConfig.TOPOLOGY_KEY) ? node.topologyValue() : node.segments().get(key);
+        }
+
+        boolean allows(Agent node) {
+            return valueOf(node) != null;
+        }
+
+        String describe() {
+            return key == null ? "" : " with a value of " + key;
+        }
     }
 
     /**
@@ -74,16 +101,39 @@ final class Placement {
 
     /** The answering node with the most available capacity; ties go to the first node id. */
     Agent mostFreeCapacity(List<VolumeCapability> capabilities, Map<String, String> parameters) {
+        return mostFreeCapacity(capabilities, parameters, Spread.NONE);
+    }
+
+    private Agent mostFreeCapacity(List<VolumeCapability> capabilities, Map<String, String> parameters, Spread spread) {
         Map<String, Agent> agentOf = new HashMap<>();
-        Map<String, Long> byNode = available(capabilities, parameters, agentOf);
+        Map<String, Long> byNode = available(capabilities, withoutReplication(parameters), agentOf);
+        byNode.keySet().removeIf(node -> !spread.allows(agentOf.get(node)));
+        if (byNode.isEmpty()) {
+            throw CsiException.resourceExhausted("no answering node has a value of " + spread.key() + " (nodes and their values: "
+                    + valuesOf(agentOf.values(), spread) + ")");
+        }
         return agentOf.get(roomiest(byNode));
     }
 
-    /** A replicated volume's secondaries (agents), besides {@code primary}: {@link #secondaries} on what the nodes answer. */
-    List<Agent> secondaries(Agent primary, CreateVolumeRequest req, int replicas) {
+    /**
+     * A replicated volume's secondaries (agents), besides {@code primary}, {@code alsoOn} (a node that must hold one, or
+     * null) first: {@link #secondaries(String, String, Map, Map, Spread, int)} on what the nodes answer.
+     */
+    List<Agent> secondaries(Agent primary, Agent alsoOn, CreateVolumeRequest req, int replicas, Spread spread) {
         Map<String, Agent> agentOf = new HashMap<>();
         Map<String, Long> byNode = available(req.getVolumeCapabilitiesList(), withoutReplication(req.getParametersMap()), agentOf);
-        return secondaries(primary.nodeId(), byNode, replicas).stream().map(agentOf::get).toList();
+        agentOf.put(primary.nodeId(), primary);
+        if (alsoOn != null) agentOf.put(alsoOn.nodeId(), alsoOn);
+        Map<String, String> values = new TreeMap<>();
+        agentOf.forEach((node, agent) -> { String v = spread.valueOf(agent); if (v != null) values.put(node, v); });
+        return secondaries(primary.nodeId(), alsoOn == null ? null : alsoOn.nodeId(), byNode, values, spread, replicas)
+                .stream().map(agentOf::get).toList();
+    }
+
+    private static Map<String, String> valuesOf(java.util.Collection<Agent> nodes, Spread spread) {
+        Map<String, String> values = new TreeMap<>();
+        nodes.forEach(a -> values.put(a.nodeId(), String.valueOf(spread.valueOf(a))));
+        return values;
     }
 
     /** Capacity is asked as for an ordinary volume: a lone node refuses replicas (RESOURCE_EXHAUSTED) by design. */
@@ -91,6 +141,7 @@ final class Placement {
         Map<String, String> plain = new HashMap<>(parameters);
         plain.remove(io.csi4j.driver.volume.ReplicationParameters.REPLICAS);
         plain.remove(io.csi4j.driver.volume.ReplicationParameters.INTERVAL);
+        plain.remove(io.csi4j.driver.volume.ReplicationParameters.SPREAD_KEY);
         return plain;
     }
 
@@ -126,17 +177,59 @@ final class Placement {
      * at creation, so a volume is never made with fewer replicas than its StorageClass says.
      */
     static List<String> secondaries(String primary, Map<String, Long> availableByNode, int replicas) {
-        Map<String, Long> left = new TreeMap<>(availableByNode);
-        left.remove(primary);
-        if (left.size() < replicas - 1) {
-            throw CsiException.resourceExhausted(replicas + " replicas need " + replicas + " answering nodes; besides "
-                    + primary + " only " + left.keySet() + " answered");
-        }
+        Map<String, String> own = new TreeMap<>();
+        availableByNode.keySet().forEach(n -> own.put(n, n));
+        own.put(primary, primary);
+        return secondaries(primary, null, availableByNode, own, Spread.NONE, replicas);
+    }
+
+    /**
+     * As {@link #secondaries(String, Map, int)}, with {@code alsoOn} (a node the requisite topology asks for, or null)
+     * the first secondary, and every replica's node a different value in {@code valueByNode} (a node absent there lacks
+     * the spread key and holds none): the roomiest node of each value not taken yet. RESOURCE_EXHAUSTED, the code CSI
+     * gives "unable to provision in accessible_topology", when the primary's or {@code alsoOn}'s node lacks the key,
+     * they share a value, or fewer distinct values answer than replicas are asked. Nothing is made before this answers.
+     */
+    static List<String> secondaries(String primary, String alsoOn, Map<String, Long> availableByNode,
+                                    Map<String, String> valueByNode, Spread spread, int replicas) {
+        String rule = spread.key() == null ? "" : " on nodes with distinct values of " + spread.key();
+        java.util.Set<String> taken = new java.util.HashSet<>();
         List<String> chosen = new ArrayList<>();
+        String primaryValue = valueByNode.get(primary);
+        if (primaryValue == null) {
+            throw CsiException.resourceExhausted(replicas + " replicas" + rule + ": node " + primary
+                    + ", where the primary goes, has no value of " + spread.key());
+        }
+        taken.add(primaryValue);
+        if (alsoOn != null && !alsoOn.equals(primary)) {
+            String value = valueByNode.get(alsoOn);
+            if (value == null || !taken.add(value)) {
+                throw CsiException.resourceExhausted(replicas + " replicas" + rule + ": node " + alsoOn + ", which the requisite"
+                        + " topology names, has " + (value == null ? "no value of " + spread.key() : "the value " + value
+                        + " of the primary's node " + primary));
+            }
+            chosen.add(alsoOn);
+        }
+        Map<String, Long> left = new TreeMap<>(availableByNode);
+        left.keySet().removeIf(n -> n.equals(primary) || n.equals(alsoOn) || !valueByNode.containsKey(n) || taken.contains(valueByNode.get(n)));
         while (chosen.size() < replicas - 1) {
+            if (left.isEmpty()) {
+                if (spread.key() == null) {
+                    Map<String, Long> others = new TreeMap<>(availableByNode);
+                    others.remove(primary);
+                    throw CsiException.resourceExhausted(replicas + " replicas need " + replicas + " answering nodes; besides "
+                            + primary + " only " + others.keySet() + " answered");
+                }
+                Map<String, String> known = new TreeMap<>(valueByNode);
+                known.keySet().removeIf(n -> !availableByNode.containsKey(n) && !n.equals(primary) && !n.equals(alsoOn));
+                throw CsiException.resourceExhausted(replicas + " replicas need " + replicas + " distinct values of "
+                        + spread.key() + " among the answering nodes; they have " + new java.util.TreeSet<>(known.values())
+                        + " (node: value " + known + "; nodes without the key hold no replica)");
+            }
             String next = roomiest(left);
             chosen.add(next);
-            left.remove(next);
+            String value = valueByNode.get(next);
+            left.keySet().removeIf(n -> valueByNode.get(n).equals(value));
         }
         return chosen;
     }

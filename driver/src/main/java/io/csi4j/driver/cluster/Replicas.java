@@ -53,7 +53,8 @@ final class Replicas {
      */
     Volume create(CreateVolumeRequest req, int replicas) {
         boolean sourced = req.getVolumeContentSource().hasSnapshot() || req.getVolumeContentSource().hasVolume();
-        Place place = primaryNode(req);
+        var spread = new Placement.Spread(spreadKey(req));
+        Place place = primaryNode(req, spread);
         Agent primary = place.primary();
         String existing = primary.call(a -> a.nodeAgent().findVolume(FindVolumeRequest.newBuilder().setName(req.getName()).build())).getVolumeId();
         List<Agent> nodes = new ArrayList<>();
@@ -63,12 +64,8 @@ final class Replicas {
             id = ReplicatedVolumeId.parse(existing).get();          // a retry: the same replicas, whatever room says now
             for (String tag : id.tags().subList(1, id.tags().size())) nodes.add(node(tag, id));
         } else {
-            List<Agent> others = new ArrayList<>(placement.secondaries(primary, req, replicas));
-            if (place.alsoOn() != null && !others.contains(place.alsoOn())) {
-                others.removeLast();                          // the requisite topology's node is one of the replicas
-                others.addFirst(place.alsoOn());
-            }
-            nodes.addAll(others);
+            // the requisite topology's node (alsoOn) is one of the replicas; all on distinct values of the spread key
+            nodes.addAll(placement.secondaries(primary, place.alsoOn(), req, replicas, spread));
             id = ReplicatedVolumeId.generate(nodes.stream().map(Agent::nodeId).toList());
         }
         List<Agent> secondaries = nodes.subList(1, nodes.size());
@@ -126,7 +123,12 @@ final class Replicas {
      * volume is accessible there (its first round starts at once, and ControllerPublishVolume there hands over), so the
      * spec's "accessible from at least one of the requisite topologies" holds.
      */
-    private Place primaryNode(CreateVolumeRequest req) {
+    /** The StorageClass's spread key (already checked by the router), or null. */
+    private static String spreadKey(CreateVolumeRequest req) {
+        return io.csi4j.driver.volume.ReplicationParameters.spreadKey(req.getParametersMap()).orElse(null);
+    }
+
+    private Place primaryNode(CreateVolumeRequest req, Placement.Spread spread) {
         var source = req.getVolumeContentSource();
         if (source.hasVolume()) {
             var replicated = ReplicatedVolumeId.parse(source.getVolume().getVolumeId());
@@ -135,10 +137,10 @@ final class Replicas {
                 List<String> requisite = req.getAccessibilityRequirements().getRequisiteList().stream()
                         .map(t -> t.getSegmentsMap().get(DriverConfig.TOPOLOGY_KEY)).filter(java.util.Objects::nonNull).toList();
                 if (requisite.isEmpty() || requisite.contains(current.topologyValue())) return new Place(current, null);
-                return new Place(current, placement.forVolume(req.toBuilder().clearVolumeContentSource().build()).target());
+                return new Place(current, placement.forVolume(req.toBuilder().clearVolumeContentSource().build(), spread).target());
             }
         }
-        Placement.Route route = placement.forVolume(req);
+        Placement.Route route = placement.forVolume(req, spread);
         return route.copyFrom() == null ? new Place(route.target(), null) : new Place(route.copyFrom(), route.target());
     }
 

@@ -21,11 +21,14 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     private final NodeVolumes node;
     private final String nodeId;
     private final int maxVolumesPerNode;
+    /** The node's own segment and its extra ones ({@code --topology}, e.g. a zone: what replicas spread over). */
+    private final io.csi4j.proto.csi.Topology topology;
 
-    public NodeService(NodeVolumes node, String nodeId, int maxVolumesPerNode) {
+    public NodeService(NodeVolumes node, String nodeId, int maxVolumesPerNode, java.util.Map<String, String> extraTopology) {
         this.node = node;
         this.nodeId = nodeId;
         this.maxVolumesPerNode = maxVolumesPerNode;
+        this.topology = WireMapping.topology(nodeId).toBuilder().putAllSegments(extraTopology).build();
     }
 
     @Override
@@ -89,7 +92,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         reply(out, NodeGetInfoResponse.newBuilder()
                 .setNodeId(nodeId)
                 .setMaxVolumesPerNode(maxVolumesPerNode)
-                .setAccessibleTopology(WireMapping.topology(nodeId))
+                .setAccessibleTopology(topology)
                 .build());
     }
 

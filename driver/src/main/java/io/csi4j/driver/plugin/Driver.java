@@ -154,6 +154,8 @@ public final class Driver implements AutoCloseable {
         manifest.put("pool-filesystem", engine.pool().filesystem());
         manifest.put("reflink", engine.pool().reflink() ? "yes" : "no");
         manifest.put("node", config.nodeId());
+        // the extra topology segments, so the cluster controller can spread replicas over them (it reads no NodeGetInfo)
+        config.topology().forEach((key, value) -> manifest.put(DriverConfig.TOPOLOGY_MANIFEST_PREFIX + key, value));
         return manifest;
     }
 

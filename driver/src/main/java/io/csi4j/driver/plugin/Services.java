@@ -137,7 +137,7 @@ public final class Services {
             service(CsiProto.getDescriptor(), "GroupController", CSI, CONTROLLER, d -> new GroupControllerService(d.groupSnapshots()))
                     .onAgent().routedBy(c -> new GroupControllerRouter(c.agents()), true),
             service(CsiProto.getDescriptor(), "Node", CSI, NODE,
-                    d -> new NodeService(d.node(), d.config().nodeId(), d.config().maxVolumesPerNode())),
+                    d -> new NodeService(d.node(), d.config().nodeId(), d.config().maxVolumesPerNode(), d.config().topology())),
             service(ClusterStatusProto.getDescriptor(), "ClusterStatus", CSI, CONTROLLER, null)
                     .routedBy(c -> new ClusterStatusService(c.agents()), false),
             service(IdentityProto.getDescriptor(), "Identity", ADDONS, ANY, Services::addonsIdentity)

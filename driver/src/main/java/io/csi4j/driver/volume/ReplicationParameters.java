@@ -9,11 +9,14 @@ import java.util.regex.Pattern;
  * The StorageClass parameters of a replicated volume: {@code csi4j.io/replicas} (1, 2 or 3; 1, the default, is an
  * ordinary volume) and {@code csi4j.io/replication-interval} (how often the primary cuts a point for its secondaries:
  * {@code 5s} to {@code 24h}, default {@code 30s}; a duration of whole hours, minutes and seconds such as {@code 90s}
- * or {@code 1h30m}; only with more than one replica). Anything else is INVALID (INVALID_ARGUMENT at the edge).
+ * or {@code 1h30m}; only with more than one replica) and {@code csi4j.io/replica-spread-key} (a topology key whose values
+ * the replicas' nodes must all differ in, {@link #spreadKey}; only with more than one replica). Anything else is INVALID (INVALID_ARGUMENT at the edge).
  */
 public record ReplicationParameters(int replicas, Duration interval) {
     public static final String REPLICAS = "csi4j.io/replicas";
     public static final String INTERVAL = "csi4j.io/replication-interval";
+    /** A topology key (e.g. {@code topology.kubernetes.io/zone}) whose values every replica's node must differ in: {@link #spreadKey}. */
+    public static final String SPREAD_KEY = "csi4j.io/replica-spread-key";
     public static final int MAX_REPLICAS = 3;
     public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(30);
     public static final Duration MIN_INTERVAL = Duration.ofSeconds(5);
@@ -27,6 +30,7 @@ public record ReplicationParameters(int replicas, Duration interval) {
         String replicasText = parameters.get(REPLICAS);
         String intervalText = parameters.get(INTERVAL);
         int replicas = replicasText == null ? 1 : replicas(replicasText);
+        spreadKey(parameters, replicas);
         if (intervalText == null) return new ReplicationParameters(replicas, DEFAULT_INTERVAL);
         if (replicas == 1) {
             throw DomainException.invalid(INTERVAL + " applies only with " + REPLICAS + " of 2 or 3 (asked: "
@@ -62,6 +66,26 @@ public record ReplicationParameters(int replicas, Duration interval) {
             throw DomainException.invalid(INTERVAL + " applies only to a volume created with " + REPLICAS + " of 2 or 3");
         }
         interval(changed);
+    }
+
+    /**
+     * The topology key the replicas must spread over ({@link #SPREAD_KEY}): each replica on a node with a different value
+     * of it, a node without it holding none. Empty when not given. INVALID for a key that is not a topology key, or given
+     * with one replica (as the interval).
+     */
+    public static java.util.Optional<String> spreadKey(Map<String, String> parameters) {
+        String replicasText = parameters.get(REPLICAS);
+        return spreadKey(parameters, replicasText == null ? 1 : replicas(replicasText));
+    }
+
+    private static java.util.Optional<String> spreadKey(Map<String, String> parameters, int replicas) {
+        String key = parameters.get(SPREAD_KEY);
+        if (key == null) return java.util.Optional.empty();
+        if (replicas == 1) throw DomainException.invalid(SPREAD_KEY + " applies only with " + REPLICAS + " of 2 or 3");
+        if (!io.csi4j.driver.DriverConfig.topologyKey(key)) {
+            throw DomainException.invalid(SPREAD_KEY + " must be a topology key such as topology.kubernetes.io/zone, not '" + key + "'");
+        }
+        return java.util.Optional.of(key);
     }
 
     public boolean replicated() {

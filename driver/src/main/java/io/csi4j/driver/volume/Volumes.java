@@ -66,7 +66,7 @@ public final class Volumes {
     /** Keys the Kubernetes provisioner adds with --extra-create-metadata; accepted and kept. */
     public static final String KUBERNETES_PREFIX = "csi.storage.k8s.io/";
     private static final Set<String> KNOWN_PARAMETERS = Set.of(PARAM_VOLUME_GROUP, Provisioning.PARAMETER,
-            ReplicationParameters.REPLICAS, ReplicationParameters.INTERVAL);
+            ReplicationParameters.REPLICAS, ReplicationParameters.INTERVAL, ReplicationParameters.SPREAD_KEY);
 
     private final Catalog catalog;
     private final PoolStorage engine;
