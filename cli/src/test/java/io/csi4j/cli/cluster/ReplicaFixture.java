@@ -37,6 +37,11 @@ final class ReplicaFixture implements AutoCloseable {
 
     /** {@code agentFlags} come after the image engine and a 1 GiB pool. */
     ReplicaFixture(Path tmp, List<String> agentFlags, List<String> controllerFlags) throws Exception {
+        this(tmp, node -> agentFlags, controllerFlags);
+    }
+
+    /** {@code agentFlags} of each node (e.g. its --topology) come after the image engine and a 1 GiB pool. */
+    ReplicaFixture(Path tmp, java.util.function.Function<String, List<String>> agentFlagsOf, List<String> controllerFlags) throws Exception {
         this.tmp = tmp;
         this.cluster = new ProcessCluster(tmp);
         try {
@@ -44,7 +49,7 @@ final class ReplicaFixture implements AutoCloseable {
                 String address = "127.0.0.1:" + ProcessCluster.freePort();
                 metrics.put(n, address);
                 var flags = new ArrayList<>(List.of("--engine", "image", "--pool-size", "1G", "--metrics-address", address));
-                flags.addAll(agentFlags);
+                flags.addAll(agentFlagsOf.apply(n));
                 cluster.addAgent(n, n, flags).start();
             }
             cluster.startController(controllerFlags);

@@ -44,6 +44,8 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
             ReplicationParameters replication;
             try {
                 replication = ReplicationParameters.of(req.getParametersMap());
+                // before any node is asked: the interval of a VolumeAttributesClass named at creation, not the count
+                ReplicationParameters.checkCreate(req.getParametersMap(), req.getMutableParametersMap());
             } catch (io.csi4j.driver.domain.DomainException bad) {          // only ever a bad value
                 throw CsiException.invalidArgument(bad.getMessage());
             }

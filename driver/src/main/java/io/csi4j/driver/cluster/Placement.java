@@ -234,12 +234,20 @@ final class Placement {
         return chosen;
     }
 
-    /** The node of the content source; NOT_FOUND for an id of ours naming no node; empty without a source. */
+    /**
+     * The node of the content source (a replicated volume's: its current primary's); NOT_FOUND for an id of ours naming
+     * no node; empty without a source.
+     */
     private Optional<Agent> source(CreateVolumeRequest req) {
         if (!req.hasVolumeContentSource()) return Optional.empty();
         var source = req.getVolumeContentSource();
         if (source.hasSnapshot()) return owner(ObjectId.Kind.SNAPSHOT, source.getSnapshot().getSnapshotId(), "snapshot");
-        if (source.hasVolume()) return owner(ObjectId.Kind.VOLUME, source.getVolume().getVolumeId(), "volume");
+        if (source.hasVolume()) {
+            var replicated = io.csi4j.driver.id.ReplicatedVolumeId.parse(source.getVolume().getVolumeId());
+            // a replicated volume's data is its current primary's copy, found as every call to it is routed
+            if (replicated.isPresent()) return Optional.of(new Replicas(agents, this, Replicas.FAILOVER_AFTER).primary(replicated.get()));
+            return owner(ObjectId.Kind.VOLUME, source.getVolume().getVolumeId(), "volume");
+        }
         return Optional.empty();
     }
 

@@ -88,6 +88,30 @@ public record ReplicationParameters(int replicas, Duration interval) {
         return java.util.Optional.of(key);
     }
 
+    /**
+     * Checks CreateVolume's {@code mutable_parameters} (a VolumeAttributesClass named at creation) against its
+     * {@code parameters}, and returns the keys that are not this class's (the engine's). The interval of a replicated
+     * volume may be given there and takes precedence over the StorageClass's (the spec: "values specified in
+     * mutable_parameters MUST take precedence over the values from parameters"; {@link #of(Map, Map)} reads it so), as
+     * ControllerModifyVolume may change it later; the replica count may not (INVALID, as in {@link #checkModify}).
+     */
+    public static Map<String, String> checkCreate(Map<String, String> parameters, Map<String, String> mutableParameters) {
+        if (mutableParameters.containsKey(REPLICAS)) {
+            throw DomainException.invalid(REPLICAS + " is not a mutable parameter: a volume's replica set is fixed at creation"
+                    + " (its node affinity names every replica's node and is immutable); give it in the StorageClass parameters");
+        }
+        checkModify(parameters, mutableParameters);
+        return engineKeys(mutableParameters);
+    }
+
+    /** The mutable parameters without the interval: what the engine checks and applies. */
+    public static Map<String, String> engineKeys(Map<String, String> mutableParameters) {
+        if (!mutableParameters.containsKey(INTERVAL)) return mutableParameters;
+        var rest = new java.util.HashMap<>(mutableParameters);
+        rest.remove(INTERVAL);
+        return Map.copyOf(rest);
+    }
+
     public boolean replicated() {
         return replicas > 1;
     }

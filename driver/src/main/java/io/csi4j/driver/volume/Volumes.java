@@ -166,7 +166,8 @@ public final class Volumes {
         return Lifecycle.effectThenCommit(() -> {
             long actual = effect.getAsLong();
             checkLimit(request, shape, row.capacityBytes(), actual);
-            if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
+            var engineKeys = ReplicationParameters.engineKeys(request.mutableParameters());   // the interval is the row's
+            if (!engineKeys.isEmpty()) engine.modifyVolume(row.id(), engineKeys);
             return actual;
         }, () -> finishDelete(row.id()), actual -> commitCreated(row.id(), row.capacityBytes(), actual, groupId));
     }
@@ -181,8 +182,10 @@ public final class Volumes {
     private VolumeRecord intendedRow(NewVolume request, VolumeShape shape, long size, String groupId, String givenId) {
         checkSpace(size);
         if (!request.mutableParameters().isEmpty()) {
-            MutableParameters.validate(request.mutableParameters());
-            engine.checkMutableParameters(request.mutableParameters());     // not after the effect: nothing to roll back
+            // a replicated volume's interval is kept in the row (it overrides the parameters'); the rest is the engine's
+            var engineKeys = ReplicationParameters.checkCreate(request.parameters(), request.mutableParameters());
+            MutableParameters.validate(engineKeys);
+            engine.checkMutableParameters(engineKeys);     // not after the effect: nothing to roll back
         }
         if (groupId != null) readyGroupWithRoom(groupId);
         var now = clock.instant();
@@ -301,7 +304,8 @@ public final class Volumes {
         long actual = engine.createVolume(intended.id(), intended.capacityBytes(), shape.access(), label);   // effect
         VolumeRecord row = intended.withCapacity(actual).withState(State.READY);
         try {
-            if (!request.mutableParameters().isEmpty()) engine.modifyVolume(row.id(), request.mutableParameters());
+            var engineKeys = ReplicationParameters.engineKeys(request.mutableParameters());   // the interval is the row's
+            if (!engineKeys.isEmpty()) engine.modifyVolume(row.id(), engineKeys);
             catalog.inTransaction(tx -> {                                                              // commit
                 tx.volumes().insert(row);
                 if (groupId != null) tx.volumeGroups().addMember(groupId, row.id());
@@ -595,8 +599,9 @@ public final class Volumes {
         try {
             validateParameters(parameters);
             if (!mutableParameters.isEmpty()) {
-                MutableParameters.validate(mutableParameters);
-                engine.checkMutableParameters(mutableParameters);   // what CreateVolume would refuse is not confirmed
+                var engineKeys = ReplicationParameters.checkCreate(parameters, mutableParameters);
+                MutableParameters.validate(engineKeys);
+                engine.checkMutableParameters(engineKeys);   // what CreateVolume would refuse is not confirmed
             }
             return Optional.empty();
         } catch (DomainException | StorageException e) {
