@@ -152,6 +152,7 @@ public final class ServeCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PluginLogging.install(level(logLevel));
         poolReserve();   // a bad --pool-reserve is refused before anything is made
+        topology();      // and a bad --topology
         // the controller is stateless: no pool, so the pool choice is not made for it
         if (agents != null) return new ClusterServe(this, config(OptionalLong.empty())).serveController();
         PoolChoice.Choice pool = poolChoice();
