@@ -176,6 +176,16 @@ class ClusterReplicaCreationTest {
         ClusterReplicationTest.assertRecords(publish(second, clone.getVolumeId(), stage(second, clone.getVolumeId())).resolve("records"), RECORDS);
         unpublishAndUnstage(second, clone.getVolumeId());
 
+        // for a pod on a node that holds no replica (a requisite topology of that node): copied there from the primary
+        String third = ReplicaFixture.NODES.stream().filter(n -> !tags.contains(n)).findFirst().orElseThrow();
+        Volume copied = f.csi().createVolume(CreateVolumeRequest.newBuilder().setName("plain-clone-there").addVolumeCapabilities(ReplicaFixture.ext4())
+                .setCapacityRange(io.csi4j.proto.csi.CapacityRange.newBuilder().setRequiredBytes(64 * MIB))
+                .setAccessibilityRequirements(onlyOn(third)).setVolumeContentSource(fromVolume).build()).getVolume();
+        assertEquals(List.of(third), nodes(copied));
+        controllerPublish(third, copied.getVolumeId());
+        ClusterReplicationTest.assertRecords(publish(third, copied.getVolumeId(), stage(third, copied.getVolumeId())).resolve("records"), RECORDS);
+        unpublishAndUnstage(third, copied.getVolumeId());
+
         // a snapshot of the replicated volume, restored into an ordinary volume: the same records
         String snapshot = f.csi().createSnapshot(CreateSnapshotRequest.newBuilder().setName("rep-src-snap").setSourceVolumeId(id).build())
                 .getSnapshot().getSnapshotId();
@@ -188,7 +198,7 @@ class ClusterReplicaCreationTest {
         ClusterReplicationTest.assertRecords(publish(second, restored.getVolumeId(), stage(second, restored.getVolumeId())).resolve("records"), RECORDS);
         unpublishAndUnstage(second, restored.getVolumeId());
 
-        for (String v : List.of(clone.getVolumeId(), restored.getVolumeId())) f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v).build());
+        for (String v : List.of(clone.getVolumeId(), copied.getVolumeId(), restored.getVolumeId())) f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v).build());
         f.csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(snapshot).build());
         f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
         assertEquals(before, everything(), "nothing is left on any node");
