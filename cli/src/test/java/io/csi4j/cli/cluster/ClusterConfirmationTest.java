@@ -77,22 +77,6 @@ class ClusterConfirmationTest {
         }
     }
 
-    /** ControllerPublishVolume on {@code node}, retried while UNAVAILABLE (the failover delay); returns the retries. */
-    static int publishRetryingWhileUnavailable(String node, String id) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        int unavailable = 0;
-        while (true) {
-            try {
-                fx.controllerPublish(node, id);
-                return unavailable;
-            } catch (StatusRuntimeException e) {
-                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
-                unavailable++;
-                Thread.sleep(1000);
-            }
-        }
-    }
-
     @Test
     void aReturningOldPrimaryWhoseSuccessorIsSilentRefusesANewWritableStage() throws Exception {
         cluster.awaitEveryNode();
@@ -112,11 +96,8 @@ class ClusterConfirmationTest {
             fx.round(b, a, id);                                    // B holds records 0..499
             fx.unpublishAndUnstage(a, id);
 
-            agentA.child.signal("STOP");
+            var failover = fx.stopAgentUntilFailover(a, b, id);   // failover after the delay
             aStopped = true;
-            long stoppedAt = System.nanoTime();
-            int retries = publishRetryingWhileUnavailable(b, id);   // failover after the delay
-            long failover = System.nanoTime();
             assertTrue(fx.state(b, id).contains("\"PRIMARY\"") && fx.state(b, id).contains("\"2\""), fx.state(b, id));
             Path onB = fx.stageAndPublish(b, id);                  // the failover confirmed it: at once
             bMounted = true;
@@ -158,7 +139,7 @@ class ClusterConfirmationTest {
             assertTrue(fx.state(a, id).contains("\"PRIMARY\"") && fx.state(a, id).contains("\"1\""), fx.state(a, id));
             System.out.printf("hole on %s: failed over to %s %d ms after SIGSTOP (%d UNAVAILABLE first); with %s stopped and %s back,"
                             + " ControllerPublishVolume to %s answered %s and %d writable stages there were refused UNAVAILABLE over %d ms%n",
-                    id, b, (failover - stoppedAt) / 1_000_000, retries, b, a, a, controllerPublish, refused,
+                    id, b, failover.millis(), failover.unavailable(), b, a, a, controllerPublish, refused,
                     (System.nanoTime() - contA) / 1_000_000);
             assertEquals("OK", controllerPublish, "routing takes A's PRIMARY@1 for the primary (what the stage refusal is for)");
 
@@ -175,7 +156,7 @@ class ClusterConfirmationTest {
             assertEquals(Status.Code.FAILED_PRECONDITION, onA2.getStatus().getCode(), onA2.getStatus().toString());
 
             fx.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(a).build());
-            publishRetryingWhileUnavailable(b, id);
+            fx.publishRetryingWhileUnavailable(b, id);
             int stageRetries = stageRetryingWhileUnavailable(b, id);       // B was stopped past the delay: confirmed first
             long staged = System.nanoTime();
             bMounted = true;

@@ -16,7 +16,6 @@ import io.csi4j.proto.csi.NodeStageVolumeRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -73,19 +72,7 @@ class ClusterFailoverTest {
             assertTrue(early.getStatus().getDescription().contains("failover after " + FAILOVER_AFTER_S + "s"), early.getStatus().toString());
             assertTrue(early.getStatus().getDescription().contains(a), early.getStatus().toString());
 
-            // the CO retries: a generous bound, no tight timing
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-            int unavailable = 1;
-            while (true) {
-                try {
-                    fx.controllerPublish(b, id);
-                    break;
-                } catch (StatusRuntimeException e) {
-                    if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
-                    unavailable++;
-                    Thread.sleep(1000);
-                }
-            }
+            int unavailable = 1 + fx.publishRetryingWhileUnavailable(b, id);   // the CO retries: a generous bound, no tight timing
             long waited = (System.nanoTime() - killed) / 1_000_000;
             System.out.printf("failover of %s from %s to %s: published %d ms after the kill, %d UNAVAILABLE answers first%n",
                     id, a, b, waited, unavailable);
