@@ -2,13 +2,11 @@ package io.csi4j.cli.cluster;
 
 import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
-import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.NodeStageVolumeRequest;
@@ -80,10 +78,8 @@ class ClusterConfirmationTest {
     @Test
     void aReturningOldPrimaryWhoseSuccessorIsSilentRefusesANewWritableStage() throws Exception {
         cluster.awaitEveryNode();
-        String id = fx.csi().createVolume(replicated("hole", 2, "24h").build()).getVolume().getVolumeId();
-        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
-        String a = parsed.tags().get(0);
-        String b = parsed.tags().get(1);
+        var volume = fx.createReplicated("hole");
+        String id = volume.id(), a = volume.primary(), b = volume.secondary();
         var agentA = cluster.agent(a);
         var agentB = cluster.agent(b);
         boolean aStopped = false;
@@ -186,8 +182,8 @@ class ClusterConfirmationTest {
     @Test
     void aRestartedPrimaryWithItsSecondaryAliveIsConfirmedWithinSeconds() throws Exception {
         cluster.awaitEveryNode();
-        String id = fx.csi().createVolume(replicated("restart", 2, "24h").build()).getVolume().getVolumeId();
-        String a = ReplicatedVolumeId.parse(id).orElseThrow().tags().get(0);
+        var volume = fx.createReplicated("restart");
+        String id = volume.id(), a = volume.primary();
         var agentA = cluster.agent(a);
         boolean aStaged = false;
         try {

@@ -2,13 +2,11 @@ package io.csi4j.cli.cluster;
 
 import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
-import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerGetVolumeRequest;
 import io.csi4j.proto.csi.NodeGetVolumeStatsRequest;
@@ -50,10 +48,8 @@ class ClusterFailoverTest {
     @Test
     void aSilentPrimaryIsFailedOverAfterTheDelayAndFencedWhenItReturns() throws Exception {
         // a day's interval: only the round this test starts is the last complete point
-        String id = fx.csi().createVolume(replicated("fo-loss", 2, "24h").build()).getVolume().getVolumeId();
-        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
-        String a = parsed.tags().get(0);
-        String b = parsed.tags().get(1);
+        var volume = fx.createReplicated("fo-loss");
+        String id = volume.id(), a = volume.primary(), b = volume.secondary();
         var agentA = cluster.agent(a);
         boolean aMounted = false;
         boolean bMounted = false;

@@ -4,13 +4,11 @@ import static io.csi4j.cli.cluster.ClusterReplicationTest.RECORD;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.record;
-import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import java.io.IOException;
@@ -103,10 +101,8 @@ class ClusterPartitionTest {
     @Test
     void aPartitionedPrimaryIsFencedReadOnlyAndNoneOfItsLaterWritesReachTheCluster() throws Exception {
         cluster.awaitEveryNode();                           // the other test restarts an agent
-        String id = fx.csi().createVolume(replicated("partition", 2, "24h").build()).getVolume().getVolumeId();
-        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
-        String a = parsed.tags().get(0);
-        String b = parsed.tags().get(1);
+        var volume = fx.createReplicated("partition");
+        String id = volume.id(), a = volume.primary(), b = volume.secondary();
         var agentA = cluster.agent(a);
         boolean aMounted = false;
         boolean bMounted = false;
@@ -208,10 +204,8 @@ class ClusterPartitionTest {
     @Test
     void aReturningOldPrimaryIsFencedAtOnceAndAWritableMountOfAFencedCopyIsFixedAtStartUp() throws Exception {
         cluster.awaitEveryNode();
-        String id = fx.csi().createVolume(replicated("partition-restart", 2, "24h").build()).getVolume().getVolumeId();
-        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
-        String a = parsed.tags().get(0);
-        String b = parsed.tags().get(1);
+        var volume = fx.createReplicated("partition-restart");
+        String id = volume.id(), a = volume.primary(), b = volume.secondary();
         var agentA = cluster.agent(a);
         boolean aMounted = false;
         boolean bMounted = false;

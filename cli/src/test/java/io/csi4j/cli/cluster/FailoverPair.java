@@ -1,7 +1,9 @@
 package io.csi4j.cli.cluster;
 
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
 
+import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.proto.cluster.NodeAgentGrpc;
 import io.csi4j.proto.cluster.PeerAgent;
 import io.csi4j.proto.cluster.SyncReplicaRequest;
@@ -42,6 +44,16 @@ final class FailoverPair implements AutoCloseable {
         this.tmp = tmp;
         this.cluster = ProcessCluster.start(tmp, NODES, List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M"),
                 List.of("--failover-after", failoverAfterSeconds + "s"));
+    }
+
+    /** A volume of two replicas as the controller placed it: its id, its primary's node and its secondary's. */
+    record Replicated(String id, String primary, String secondary) {}
+
+    /** CreateVolume of two replicas with a day's interval: only the rounds the test starts run. */
+    Replicated createReplicated(String name) {
+        String id = csi().createVolume(replicated(name, 2, "24h").build()).getVolume().getVolumeId();
+        var tags = ReplicatedVolumeId.parse(id).orElseThrow().tags();
+        return new Replicated(id, tags.get(0), tags.get(1));
     }
 
     ControllerGrpc.ControllerBlockingStub csi() {
