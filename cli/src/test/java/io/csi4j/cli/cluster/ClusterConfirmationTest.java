@@ -2,13 +2,11 @@ package io.csi4j.cli.cluster;
 
 import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
-import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.NodeStageVolumeRequest;
@@ -77,29 +75,11 @@ class ClusterConfirmationTest {
         }
     }
 
-    /** ControllerPublishVolume on {@code node}, retried while UNAVAILABLE (the failover delay); returns the retries. */
-    static int publishRetryingWhileUnavailable(String node, String id) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        int unavailable = 0;
-        while (true) {
-            try {
-                fx.controllerPublish(node, id);
-                return unavailable;
-            } catch (StatusRuntimeException e) {
-                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
-                unavailable++;
-                Thread.sleep(1000);
-            }
-        }
-    }
-
     @Test
     void aReturningOldPrimaryWhoseSuccessorIsSilentRefusesANewWritableStage() throws Exception {
         cluster.awaitEveryNode();
-        String id = fx.csi().createVolume(replicated("hole", 2, "24h").build()).getVolume().getVolumeId();
-        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
-        String a = parsed.tags().get(0);
-        String b = parsed.tags().get(1);
+        var volume = fx.createReplicated("hole");
+        String id = volume.id(), a = volume.primary(), b = volume.secondary();
         var agentA = cluster.agent(a);
         var agentB = cluster.agent(b);
         boolean aStopped = false;
@@ -112,11 +92,8 @@ class ClusterConfirmationTest {
             fx.round(b, a, id);                                    // B holds records 0..499
             fx.unpublishAndUnstage(a, id);
 
-            agentA.child.signal("STOP");
+            var failover = fx.stopAgentUntilFailover(a, b, id);   // failover after the delay
             aStopped = true;
-            long stoppedAt = System.nanoTime();
-            int retries = publishRetryingWhileUnavailable(b, id);   // failover after the delay
-            long failover = System.nanoTime();
             assertTrue(fx.state(b, id).contains("\"PRIMARY\"") && fx.state(b, id).contains("\"2\""), fx.state(b, id));
             Path onB = fx.stageAndPublish(b, id);                  // the failover confirmed it: at once
             bMounted = true;
@@ -158,7 +135,7 @@ class ClusterConfirmationTest {
             assertTrue(fx.state(a, id).contains("\"PRIMARY\"") && fx.state(a, id).contains("\"1\""), fx.state(a, id));
             System.out.printf("hole on %s: failed over to %s %d ms after SIGSTOP (%d UNAVAILABLE first); with %s stopped and %s back,"
                             + " ControllerPublishVolume to %s answered %s and %d writable stages there were refused UNAVAILABLE over %d ms%n",
-                    id, b, (failover - stoppedAt) / 1_000_000, retries, b, a, a, controllerPublish, refused,
+                    id, b, failover.millis(), failover.unavailable(), b, a, a, controllerPublish, refused,
                     (System.nanoTime() - contA) / 1_000_000);
             assertEquals("OK", controllerPublish, "routing takes A's PRIMARY@1 for the primary (what the stage refusal is for)");
 
@@ -175,7 +152,7 @@ class ClusterConfirmationTest {
             assertEquals(Status.Code.FAILED_PRECONDITION, onA2.getStatus().getCode(), onA2.getStatus().toString());
 
             fx.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(a).build());
-            publishRetryingWhileUnavailable(b, id);
+            fx.publishRetryingWhileUnavailable(b, id);
             int stageRetries = stageRetryingWhileUnavailable(b, id);       // B was stopped past the delay: confirmed first
             long staged = System.nanoTime();
             bMounted = true;
@@ -205,8 +182,8 @@ class ClusterConfirmationTest {
     @Test
     void aRestartedPrimaryWithItsSecondaryAliveIsConfirmedWithinSeconds() throws Exception {
         cluster.awaitEveryNode();
-        String id = fx.csi().createVolume(replicated("restart", 2, "24h").build()).getVolume().getVolumeId();
-        String a = ReplicatedVolumeId.parse(id).orElseThrow().tags().get(0);
+        var volume = fx.createReplicated("restart");
+        String id = volume.id(), a = volume.primary();
         var agentA = cluster.agent(a);
         boolean aStaged = false;
         try {

@@ -2,13 +2,11 @@ package io.csi4j.cli.cluster;
 
 import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
-import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerGetVolumeRequest;
 import io.csi4j.proto.csi.NodeGetVolumeStatsRequest;
@@ -16,7 +14,6 @@ import io.csi4j.proto.csi.NodeStageVolumeRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -51,10 +48,8 @@ class ClusterFailoverTest {
     @Test
     void aSilentPrimaryIsFailedOverAfterTheDelayAndFencedWhenItReturns() throws Exception {
         // a day's interval: only the round this test starts is the last complete point
-        String id = fx.csi().createVolume(replicated("fo-loss", 2, "24h").build()).getVolume().getVolumeId();
-        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
-        String a = parsed.tags().get(0);
-        String b = parsed.tags().get(1);
+        var volume = fx.createReplicated("fo-loss");
+        String id = volume.id(), a = volume.primary(), b = volume.secondary();
         var agentA = cluster.agent(a);
         boolean aMounted = false;
         boolean bMounted = false;
@@ -73,19 +68,7 @@ class ClusterFailoverTest {
             assertTrue(early.getStatus().getDescription().contains("failover after " + FAILOVER_AFTER_S + "s"), early.getStatus().toString());
             assertTrue(early.getStatus().getDescription().contains(a), early.getStatus().toString());
 
-            // the CO retries: a generous bound, no tight timing
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-            int unavailable = 1;
-            while (true) {
-                try {
-                    fx.controllerPublish(b, id);
-                    break;
-                } catch (StatusRuntimeException e) {
-                    if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
-                    unavailable++;
-                    Thread.sleep(1000);
-                }
-            }
+            int unavailable = 1 + fx.publishRetryingWhileUnavailable(b, id);   // the CO retries: a generous bound, no tight timing
             long waited = (System.nanoTime() - killed) / 1_000_000;
             System.out.printf("failover of %s from %s to %s: published %d ms after the kill, %d UNAVAILABLE answers first%n",
                     id, a, b, waited, unavailable);

@@ -4,17 +4,13 @@ import static io.csi4j.cli.cluster.ClusterReplicationTest.RECORD;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.record;
-import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -105,10 +101,8 @@ class ClusterPartitionTest {
     @Test
     void aPartitionedPrimaryIsFencedReadOnlyAndNoneOfItsLaterWritesReachTheCluster() throws Exception {
         cluster.awaitEveryNode();                           // the other test restarts an agent
-        String id = fx.csi().createVolume(replicated("partition", 2, "24h").build()).getVolume().getVolumeId();
-        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
-        String a = parsed.tags().get(0);
-        String b = parsed.tags().get(1);
+        var volume = fx.createReplicated("partition");
+        String id = volume.id(), a = volume.primary(), b = volume.secondary();
         var agentA = cluster.agent(a);
         boolean aMounted = false;
         boolean bMounted = false;
@@ -124,25 +118,10 @@ class ClusterPartitionTest {
             fx.round(b, a, id);                                    // the last complete point: records 0..1999
             writeRecords(records, 2000, 2500);                  // after it: a failover costs them
 
-            agentA.child.signal("STOP");                        // by its pid; the kernel mount keeps taking writes
-            stopped = true;
-            long stoppedAtNs = System.nanoTime();
-            pod = new Pod(records, 2500);
+            pod = new Pod(records, 2500);                       // writes on through the kernel mount while A's agent is stopped
             podThread = Thread.ofPlatform().name("pod-on-" + a).start(pod);
-
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            int unavailable = 0;
-            while (true) {
-                try {
-                    fx.controllerPublish(b, id);
-                    break;
-                } catch (StatusRuntimeException e) {
-                    if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
-                    unavailable++;
-                    Thread.sleep(1000);
-                }
-            }
-            long failedOverNs = System.nanoTime();
+            var failover = fx.stopAgentUntilFailover(a, b, id);
+            stopped = true;
             int firstAfterFailover = pod.next.get();            // every record from here on was written after the failover
             assertTrue(fx.state(b, id).contains("\"PRIMARY\""), fx.state(b, id));
             Thread.sleep(2000);                                 // the partitioned pod goes on writing
@@ -153,16 +132,7 @@ class ClusterPartitionTest {
             agentA.child.signal("CONT");
             stopped = false;
             long contNs = System.nanoTime();
-            long fencedNs = 0;
-            long bound = contNs + TimeUnit.SECONDS.toNanos(FENCE_BOUND_S);
-            while (fencedNs == 0 || pod.stoppedBy.get() == null) {
-                if (fencedNs == 0 && fx.state(a, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
-                if (System.nanoTime() > bound) {
-                    throw new AssertionError("within " + FENCE_BOUND_S + " s of SIGCONT: state of " + a + " " + fx.state(a, id)
-                            + ", pod stopped by " + pod.stoppedBy.get());
-                }
-                Thread.sleep(100);
-            }
+            long fencedNs = awaitFencedAndPodStopped(a, id, pod, contNs, "SIGCONT");
             podThread.join(TimeUnit.SECONDS.toMillis(30));
             var error = pod.stoppedBy.get();
             assertTrue(readOnlyError(error), "the pod's write failed with EROFS: " + error);
@@ -174,7 +144,7 @@ class ClusterPartitionTest {
             int writtenOnA = pod.next.get();
             System.out.printf("partition of %s: failed over to %s %d ms after SIGSTOP (%d UNAVAILABLE first); after SIGCONT %s was"
                             + " FENCED in %d ms and its pod's writes failed (EROFS) in %d ms; %d records written on %s after the failover%n",
-                    id, b, (failedOverNs - stoppedAtNs) / 1_000_000, unavailable, a, (fencedNs - contNs) / 1_000_000,
+                    id, b, failover.millis(), failover.unavailable(), a, (fencedNs - contNs) / 1_000_000,
                     (pod.stoppedAt - contNs) / 1_000_000, writtenOnA - firstAfterFailover, a);
 
             // what the cluster serves: exactly the last round's records on B, none written on A after it
@@ -206,20 +176,22 @@ class ClusterPartitionTest {
         }
     }
 
-    /** ControllerPublishVolume on {@code node}, retried while UNAVAILABLE (the failover delay); returns the retries. */
-    static int publishRetryingWhileUnavailable(String node, String id) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        int unavailable = 0;
-        while (true) {
-            try {
-                fx.controllerPublish(node, id);
-                return unavailable;
-            } catch (StatusRuntimeException e) {
-                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
-                unavailable++;
-                Thread.sleep(1000);
+    /**
+     * Waits (bounded by {@link #FENCE_BOUND_S} from {@code since}) until {@code node}'s copy is FENCED and the pod's
+     * writes have failed; returns when the FENCED state was first seen.
+     */
+    static long awaitFencedAndPodStopped(String node, String id, Pod pod, long since, String what) throws Exception {
+        long fencedNs = 0;
+        long bound = since + TimeUnit.SECONDS.toNanos(FENCE_BOUND_S);
+        while (fencedNs == 0 || pod.stoppedBy.get() == null) {
+            if (fencedNs == 0 && fx.state(node, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
+            if (System.nanoTime() > bound) {
+                throw new AssertionError("within " + FENCE_BOUND_S + " s of " + what + ": state of " + node + " " + fx.state(node, id)
+                        + ", pod stopped by " + pod.stoppedBy.get());
             }
+            Thread.sleep(100);
         }
+        return fencedNs;
     }
 
     /**
@@ -232,10 +204,8 @@ class ClusterPartitionTest {
     @Test
     void aReturningOldPrimaryIsFencedAtOnceAndAWritableMountOfAFencedCopyIsFixedAtStartUp() throws Exception {
         cluster.awaitEveryNode();
-        String id = fx.csi().createVolume(replicated("partition-restart", 2, "24h").build()).getVolume().getVolumeId();
-        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
-        String a = parsed.tags().get(0);
-        String b = parsed.tags().get(1);
+        var volume = fx.createReplicated("partition-restart");
+        String id = volume.id(), a = volume.primary(), b = volume.secondary();
         var agentA = cluster.agent(a);
         boolean aMounted = false;
         boolean bMounted = false;
@@ -253,7 +223,7 @@ class ClusterPartitionTest {
             agentA.child.signal("KILL");
             pod = new Pod(records, 1200);
             podThread = Thread.ofPlatform().name("pod-on-" + a).start(pod);
-            publishRetryingWhileUnavailable(b, id);
+            fx.publishRetryingWhileUnavailable(b, id);
             int firstAfterFailover = pod.next.get();
             Thread.sleep(1500);
             assertTrue(pod.stoppedBy.get() == null && pod.next.get() > firstAfterFailover, "the pod on " + a + " kept writing: "
@@ -262,16 +232,7 @@ class ClusterPartitionTest {
             long restarted = System.nanoTime();
             agentA.start();                                     // PRIMARY at epoch 1 on its disk; returns once it serves
             long serving = System.nanoTime();
-            long fencedNs = 0;
-            long bound = restarted + TimeUnit.SECONDS.toNanos(FENCE_BOUND_S);
-            while (fencedNs == 0 || pod.stoppedBy.get() == null) {
-                if (fencedNs == 0 && fx.state(a, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
-                if (System.nanoTime() > bound) {
-                    throw new AssertionError("within " + FENCE_BOUND_S + " s of the restart: state of " + a + " " + fx.state(a, id)
-                            + ", pod stopped by " + pod.stoppedBy.get());
-                }
-                Thread.sleep(100);
-            }
+            long fencedNs = awaitFencedAndPodStopped(a, id, pod, restarted, "the restart");
             podThread.join(TimeUnit.SECONDS.toMillis(30));
             assertTrue(readOnlyError(pod.stoppedBy.get()), "the pod's write failed with EROFS: " + pod.stoppedBy.get());
             System.out.printf("restart of %s's agent after a failover to %s (serving %d ms after its start): FENCED %d ms and its"

@@ -1,7 +1,9 @@
 package io.csi4j.cli.cluster;
 
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
 
+import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.proto.cluster.NodeAgentGrpc;
 import io.csi4j.proto.cluster.PeerAgent;
 import io.csi4j.proto.cluster.SyncReplicaRequest;
@@ -16,6 +18,8 @@ import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
 import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -26,7 +30,8 @@ import java.util.concurrent.TimeUnit;
  * Two image-engine agents (node-a, node-b) and a controller started with {@code --failover-after}, as real processes
  * over mutual TLS on loopback: the failover and partition tests' cluster, with "kubelet" on each node (stage and
  * publish through the node's own socket, with the staging and target paths under the test's directory), the CO's
- * ControllerPublishVolume, a round started at once, and each node's replication state file as it is on disk.
+ * ControllerPublishVolume (also retried through the failover delay, as a CO does), a round started at once, a primary's
+ * agent stopped until its volume fails over, and each node's replication state file as it is on disk.
  */
 final class FailoverPair implements AutoCloseable {
     static final List<String> NODES = List.of("node-a", "node-b");
@@ -39,6 +44,16 @@ final class FailoverPair implements AutoCloseable {
         this.tmp = tmp;
         this.cluster = ProcessCluster.start(tmp, NODES, List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M"),
                 List.of("--failover-after", failoverAfterSeconds + "s"));
+    }
+
+    /** A volume of two replicas as the controller placed it: its id, its primary's node and its secondary's. */
+    record Replicated(String id, String primary, String secondary) {}
+
+    /** CreateVolume of two replicas with a day's interval: only the rounds the test starts run. */
+    Replicated createReplicated(String name) {
+        String id = csi().createVolume(replicated(name, 2, "24h").build()).getVolume().getVolumeId();
+        var tags = ReplicatedVolumeId.parse(id).orElseThrow().tags();
+        return new Replicated(id, tags.get(0), tags.get(1));
     }
 
     ControllerGrpc.ControllerBlockingStub csi() {
@@ -76,6 +91,46 @@ final class FailoverPair implements AutoCloseable {
     void controllerPublish(String node, String id) {
         csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node)
                 .setVolumeCapability(ext4()).build());
+    }
+
+    /**
+     * ControllerPublishVolume on {@code node}, retried each second while UNAVAILABLE (the failover delay) for 120 s at
+     * most, as a CO retries; returns how many UNAVAILABLE answers came first.
+     */
+    int publishRetryingWhileUnavailable(String node, String id) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        int unavailable = 0;
+        while (true) {
+            try {
+                controllerPublish(node, id);
+                return unavailable;
+            } catch (StatusRuntimeException e) {
+                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
+                unavailable++;
+                Thread.sleep(1000);
+            }
+        }
+    }
+
+    /** A failover as the CO saw it: how long after the primary's agent was stopped the publish succeeded, and the UNAVAILABLE answers first. */
+    record Failover(long millis, int unavailable) {}
+
+    /**
+     * The partition: {@code primary}'s agent SIGSTOPped (by its pid; its kernel mounts keep taking writes), then
+     * ControllerPublishVolume on {@code secondary} retried until the volume fails over to it. The agent stays stopped:
+     * the caller continues it (SIGCONT), also in its clean-up; if the failover never comes it is continued here.
+     */
+    Failover stopAgentUntilFailover(String primary, String secondary, String id) throws Exception {
+        var agent = cluster.agent(primary);
+        agent.child.signal("STOP");
+        long stopped = System.nanoTime();
+        try {
+            int unavailable = publishRetryingWhileUnavailable(secondary, id);
+            return new Failover((System.nanoTime() - stopped) / 1_000_000, unavailable);
+        } catch (Exception | Error e) {
+            agent.child.signal("CONT");
+            throw e;
+        }
     }
 
     /** A round now: the secondary pulls from the primary (NodeAgent.SyncReplica on the secondary's agent). */

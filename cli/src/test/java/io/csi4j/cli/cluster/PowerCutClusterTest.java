@@ -3,14 +3,10 @@ package io.csi4j.cli.cluster;
 import static io.csi4j.cli.cluster.ClusterMobilityTest.digest;
 import static io.csi4j.cli.cluster.ClusterMobilityTest.fromSnapshot;
 import static io.csi4j.cli.cluster.ClusterMobilityTest.request;
+import static io.csi4j.cli.cluster.PowerCutPair.nothingLeftIn;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.cli.reliability.PowerCut;
-import io.csi4j.driver.testing.Privileged;
-import io.csi4j.proto.cluster.AgentStatus;
-import io.csi4j.proto.cluster.ClusterStatusGrpc;
-import io.csi4j.proto.cluster.GetClusterStatusRequest;
-import io.csi4j.proto.csi.ControllerGrpc;
 import io.csi4j.proto.csi.CreateSnapshotRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.ListVolumesRequest;
@@ -23,18 +19,14 @@ import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
 import io.csi4j.proto.csi.Volume;
 import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
-import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -62,7 +54,7 @@ class PowerCutClusterTest {
     static final int DATA_MIB = 96;
     static final String BANDWIDTH = "32M";
 
-    private final List<String> report = new ArrayList<>();
+    private PowerCutPair pc;
     private ProcessCluster cluster;
     private PowerCut disk;
     private long seed;
@@ -70,41 +62,23 @@ class PowerCutClusterTest {
 
     @Test
     void aCutOfTheTargetMidCopyLeavesNoVolumeOrTheWholeOne() throws Exception {
-        Privileged.requireRoot();
-        int cuts = Integer.getInteger("csi4j.powercut.cluster.cuts", 3);
-        seed = Long.getLong("csi4j.powercut.seed", System.nanoTime());
-        System.out.println("power cut (cluster): seed " + seed + " (-Dcsi4j.powercut.seed=" + seed + " replays the choices), " + cuts + " cuts");
-        Random random = new Random(seed);
-        Path dir = Path.of(System.getProperty("csi4j.powercut.dir", "target/powercut")).toAbsolutePath().resolve("cluster");
-        long started = System.nanoTime();
-        PowerCut.cleanUp(dir);   // what a killed earlier run left
-        try {
-            disk = PowerCut.create(dir.resolve("node-b-power"), 2L << 30);
-            cluster = new ProcessCluster(dir);
-            cluster.addAgent("node-a", "node-a", List.of("--engine", "image", "--pool-size", "1G", "--overcommit-ratio", "4")).start();
-            // node-b's data directory is the power-cut disk's filesystem (dir/node-b-power/data), the pool in it
-            cluster.addAgent(dir.relativize(disk.data).toString(), "node-b",
-                    List.of("--engine", "image", "--pool-size", "0", "--overcommit-ratio", "4", "--copy-bandwidth", BANDWIDTH)).start();
-            cluster.startController(List.of());
-            cluster.awaitEveryNode();
-
-            String source = controller().createVolume(request("pc-source", "node-a", VOLUME_BYTES, null).build()).getVolume().getVolumeId();
-            Path sourceImage = dir.resolve("node-a/pool/volumes").resolve(source + ".img");
+        try (var machine = new PowerCutPair("cluster", List.of("--copy-bandwidth", BANDWIDTH))) {
+            pc = machine;
+            cluster = pc.cluster;
+            disk = pc.disk;
+            seed = pc.seed;
+            String source = pc.controller().createVolume(request("pc-source", "node-a", VOLUME_BYTES, null).build()).getVolume().getVolumeId();
+            Path sourceImage = pc.dir.resolve("node-a/pool/volumes").resolve(source + ".img");
             pattern = new BlockPattern(seed, DATA_MIB);
             pattern.write(sourceImage);
             byte[] expected = digest(sourceImage);
-            String snapshot = controller().createSnapshot(CreateSnapshotRequest.newBuilder().setName("pc-snap").setSourceVolumeId(source)
+            String snapshot = pc.controller().createSnapshot(CreateSnapshotRequest.newBuilder().setName("pc-snap").setSourceVolumeId(source)
                     .build()).getSnapshot().getSnapshotId();
-            for (int cut = 0; cut < cuts; cut++) {
-                double fraction = (cut + random.nextDouble()) / cuts * 1.1;   // above 1: after the last byte (the commit)
-                cutDuringRestore(cut + 1, fraction, random.nextInt(60), snapshot, expected);
+            for (int cut = 0; cut < pc.cuts; cut++) {
+                double fraction = (cut + pc.random.nextDouble()) / pc.cuts * 1.1;   // above 1: after the last byte (the commit)
+                cutDuringRestore(cut + 1, fraction, pc.random.nextInt(60), snapshot, expected);
             }
-            nothingLeftIn(dir.resolve("node-a/pool/.tmp"), "node-a");
-        } finally {
-            report.forEach(System.out::println);
-            System.out.printf("power cut (cluster): seed %d, %d cuts reported, %.0f s%n", seed, report.size(), (System.nanoTime() - started) / 1e9);
-            if (cluster != null) cluster.close();   // every process by its pid (a frozen one is continued first)
-            PowerCut.cleanUp(dir);                  // node-b's disk, node-a's pool, every file
+            nothingLeftIn(pc.dir.resolve("node-a/pool/.tmp"), "node-a");
         }
     }
 
@@ -114,39 +88,16 @@ class PowerCutClusterTest {
         CreateVolumeRequest create = request(name, "node-b", VOLUME_BYTES, fromSnapshot(snapshot)).build();
         forgetReplicas();   // else the restore reflinks the last one's replica and copies nothing
         Set<String> before = volumesOnNodeB();
-        var attempt = CompletableFuture.supplyAsync(() -> controller().createVolume(create).getVolume());
-        String instant = awaitInstant(name, fraction, commitDelayMillis, attempt);
+        var attempt = CompletableFuture.supplyAsync(() -> pc.controller().createVolume(create).getVolume());
+        String instant = pc.awaitInstant(name, fraction, commitDelayMillis, attempt, "copied");
         // not a test that quietly stops testing: an early instant must find the copy running (a copy made too fast,
         // e.g. from a replica left behind or without the bandwidth limit, would only ever be cut after its answer)
         assertTrue(fraction >= 0.9 || instant.startsWith("at "), () -> "seed " + seed + ", cut " + cut + ": missed the copy, " + instant);
 
-        // the cut: node-b frozen first, so whatever it answered was sent before the clone
-        var target = cluster.agent(dir(disk.data));
-        List<ProcessHandle> processes = new ArrayList<>(ProcessHandle.of(target.child.pid()).orElseThrow().descendants().toList());
-        target.child.signal("STOP");
-        Path copy = disk.cut();
-        processes.addAll(ProcessHandle.of(target.child.pid()).map(p -> p.descendants().toList()).orElse(List.of()));
-        target.child.kill();
-        processes.forEach(ProcessHandle::destroyForcibly);
-        String answered;
-        String acknowledged = null;
-        try {
-            acknowledged = attempt.get(120, TimeUnit.SECONDS).getVolumeId();
-            answered = "answered OK (" + acknowledged + ")";
-        } catch (ExecutionException e) {
-            assertTrue(e.getCause() instanceof StatusRuntimeException, e.toString());
-            answered = "unanswered (" + ((StatusRuntimeException) e.getCause()).getStatus().getCode() + ")";
-        }
-        disk.powerOff();
-        disk.powerOn(copy);
-
-        // the boot: node-b starts by itself on the clone
-        target.start();
-        cluster.awaitEveryNode();
-        String stderr = target.child.stderr();
-        String context = "seed " + seed + ", cut " + cut + " " + instant + ", CreateVolume " + answered;
-        assertTrue(!stderr.contains("orphans:"), () -> context + ": node-b found orphans at start:\n" + stderr);
-        String reconciled = stderr.lines().filter(l -> l.contains("reconciled:")).findFirst().orElse("nothing to reconcile");
+        // the cut, and the boot: node-b starts by itself on the clone
+        var boot = pc.cutAndBoot(cut, instant, "CreateVolume", attempt, Volume::getVolumeId);
+        String acknowledged = boot.answer() == null ? null : boot.answer().getVolumeId();
+        String context = boot.context();
         Set<String> after = volumesOnNodeB();
         assertTrue(after.containsAll(before), () -> context + ": lost volumes " + before + " -> " + after);
         Set<String> added = new TreeSet<>(after);
@@ -163,7 +114,7 @@ class PowerCutClusterTest {
 
         // the CO's retry completes it, with the snapshot's bytes
         long t0 = System.nanoTime();
-        Volume retried = controller().createVolume(create).getVolume();
+        Volume retried = pc.controller().createVolume(create).getVolume();
         double retrySeconds = (System.nanoTime() - t0) / 1e9;
         if (!added.isEmpty()) assertTrue(added.contains(retried.getVolumeId()), context + ": the retry made another volume " + retried);
         Path image = volumeImage(retried.getVolumeId());
@@ -174,7 +125,7 @@ class PowerCutClusterTest {
         assertTrue(!Files.readString(Path.of("/proc/self/mountinfo")).contains(disk.root.resolve("kubelet").toString()),
                 context + ": a mount left after the unpublish and unstage");
         assertTrue(PowerCut.run("losetup", "-a").lines().noneMatch(l -> l.contains(disk.data.toString())), context + ": a loop device left");
-        report.add("power cut (cluster): " + context + "; after the boot: " + found + " [" + reconciled.replaceAll(".*reconciled: ", "")
+        pc.report.add("power cut (cluster): " + context + "; after the boot: " + found + " [" + boot.reconciled()
                 + "]; retry: complete in %.1f s, its image and its published block device byte-identical".formatted(retrySeconds));
     }
 
@@ -197,33 +148,6 @@ class PowerCutClusterTest {
         } finally {
             channel.shutdownNow();
         }
-    }
-
-    /** Waits for the cut's instant: {@code fraction} of the copy's bytes received, or after the last one (+ a delay). */
-    private String awaitInstant(String name, double fraction, int commitDelayMillis, CompletableFuture<Volume> attempt) throws Exception {
-        var status = ClusterStatusGrpc.newBlockingStub(cluster.controllerChannel());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        long seenDone = -1, seenTotal = -1;
-        while (System.nanoTime() < deadline) {
-            if (attempt.isDone()) return "after the answer (copy seen at " + mib(seenDone) + " of " + mib(seenTotal) + ")";
-            boolean running = false;
-            for (AgentStatus a : status.withDeadlineAfter(10, TimeUnit.SECONDS).getClusterStatus(GetClusterStatusRequest.getDefaultInstance())
-                    .getAgentsList()) {
-                for (var c : a.getCopiesList()) {
-                    if (!a.getNodeId().equals("node-b") || !c.getIncoming() || !c.getName().equals(name) || c.getBytesTotal() == 0) continue;
-                    running = true;
-                    seenDone = c.getBytesDone();
-                    seenTotal = c.getBytesTotal();
-                    if (fraction < 1 && seenDone >= fraction * seenTotal) return "at " + mib(seenDone) + " of " + mib(seenTotal) + " copied";
-                }
-            }
-            if (fraction >= 1 && seenTotal > 0 && (!running || seenDone >= seenTotal)) {
-                Thread.sleep(commitDelayMillis);
-                return (attempt.isDone() ? "after the answer" : "after the last byte (+" + commitDelayMillis + " ms, the commit)");
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("seed " + seed + ": no copy of " + name + " seen running on node-b");
     }
 
     /**
@@ -255,13 +179,6 @@ class PowerCutClusterTest {
         assertTrue(PowerCut.run("losetup", "-a").lines().noneMatch(l -> l.contains(pool.toString())), context + ": a loop device on node-b's pool");
     }
 
-    private static void nothingLeftIn(Path dir, String what) throws IOException {
-        try (Stream<Path> left = Files.list(dir)) {
-            List<Path> files = left.toList();
-            assertTrue(files.isEmpty(), () -> what + ": leaked " + files);
-        }
-    }
-
     /** Replicas are a cache (docs/mobility.md): dropping them makes the next restore a full copy. */
     private void forgetReplicas() throws IOException {
         Path replicas = disk.data.resolve("pool/replicas");
@@ -275,26 +192,14 @@ class PowerCutClusterTest {
         Set<String> listed = new TreeSet<>();
         String token = "";
         do {
-            ListVolumesResponse page = controller().listVolumes(ListVolumesRequest.newBuilder().setStartingToken(token).build());
+            ListVolumesResponse page = pc.controller().listVolumes(ListVolumesRequest.newBuilder().setStartingToken(token).build());
             page.getEntriesList().stream().map(e -> e.getVolume().getVolumeId()).filter(id -> id.endsWith("-node-b")).forEach(listed::add);
             token = page.getNextToken();
         } while (!token.isEmpty());
         return listed;
     }
 
-    private ControllerGrpc.ControllerBlockingStub controller() {
-        return ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
-    }
-
     private Path volumeImage(String id) {
         return disk.data.resolve("pool/volumes").resolve(id + ".img");
-    }
-
-    private String dir(Path dataDir) {
-        return cluster.dir.relativize(dataDir).toString();
-    }
-
-    private static String mib(long bytes) {
-        return bytes < 0 ? "?" : "%.1f MiB".formatted(bytes / (double) MIB);
     }
 }

@@ -3,21 +3,19 @@ package io.csi4j.cli.cluster;
 import static io.csi4j.cli.cluster.ClusterMobilityTest.digest;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.RECORD;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.record;
+import static io.csi4j.cli.cluster.PowerCutPair.list;
+import static io.csi4j.cli.cluster.PowerCutPair.mib;
+import static io.csi4j.cli.cluster.PowerCutPair.nothingLeftIn;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.cli.reliability.PowerCut;
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.testing.Privileged;
-import io.csi4j.proto.cluster.AgentStatus;
-import io.csi4j.proto.cluster.ClusterStatusGrpc;
-import io.csi4j.proto.cluster.GetClusterStatusRequest;
 import io.csi4j.proto.cluster.NodeAgentGrpc;
 import io.csi4j.proto.cluster.PeerAgent;
 import io.csi4j.proto.cluster.SyncReplicaRequest;
 import io.csi4j.proto.cluster.SyncReplicaResponse;
 import io.csi4j.proto.csi.CapacityRange;
-import io.csi4j.proto.csi.ControllerGrpc;
 import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
@@ -31,7 +29,6 @@ import io.csi4j.proto.csi.TopologyRequirement;
 import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.grpc.ManagedChannel;
-import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -45,10 +42,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -72,13 +67,13 @@ import org.junit.jupiter.api.Test;
  * -Dcsi4j.powercut.seed=} replays the choices (not the timing).
  */
 class PowerCutReplicationTest {
-    static final long MIB = 1L << 20;
+    static final long MIB = PowerCutPair.MIB;
     static final String BANDWIDTH = "8M";
     /** Rewritten before each round: what makes a delta take seconds at {@value #BANDWIDTH}/s. */
     static final int BALLAST_MIB = 16;
     static final int RECORDS_PER_ROUND = 400;
 
-    private final List<String> report = new ArrayList<>();
+    private PowerCutPair pc;
     private final Map<String, Integer> recordsAt = new HashMap<>();   // point -> records it holds
     private ProcessCluster cluster;
     private PowerCut disk;
@@ -91,26 +86,16 @@ class PowerCutReplicationTest {
 
     @Test
     void aCutOfTheSecondaryMidRoundLeavesThePreviousOrTheNewPoint() throws Exception {
-        Privileged.requireRoot();
-        int cuts = Integer.getInteger("csi4j.powercut.replication.cuts", 3);
-        seed = Long.getLong("csi4j.powercut.seed", System.nanoTime());
-        System.out.println("power cut (replication): seed " + seed + " (-Dcsi4j.powercut.seed=" + seed + " replays the choices), " + cuts + " cuts");
-        Random random = new Random(seed);
-        dir = Path.of(System.getProperty("csi4j.powercut.dir", "target/powercut")).toAbsolutePath().resolve("replication");
-        long started = System.nanoTime();
-        PowerCut.cleanUp(dir);
-        try {
-            disk = PowerCut.create(dir.resolve("node-b-power"), 2L << 30);
-            cluster = new ProcessCluster(dir);
-            cluster.addAgent("node-a", "node-a", List.of("--engine", "image", "--pool-size", "1G", "--overcommit-ratio", "4")).start();
-            metrics = "127.0.0.1:" + ProcessCluster.freePort();
-            cluster.addAgent(dir.relativize(disk.data).toString(), "node-b", List.of("--engine", "image", "--pool-size", "0",
-                    "--overcommit-ratio", "4", "--copy-bandwidth", BANDWIDTH, "--metrics-address", metrics)).start();
-            cluster.startController(List.of());
-            cluster.awaitEveryNode();
-
+        metrics = "127.0.0.1:" + ProcessCluster.freePort();
+        try (var machine = new PowerCutPair("replication", List.of("--copy-bandwidth", BANDWIDTH, "--metrics-address", metrics))) {
+            pc = machine;
+            cluster = pc.cluster;
+            disk = pc.disk;
+            dir = pc.dir;
+            seed = pc.seed;
+            Random random = pc.random;
             // a day's interval: only the rounds this test starts run
-            id = controller().createVolume(ClusterReplicationTest.replicated("pc-replicated", 2, "24h")
+            id = pc.controller().createVolume(ClusterReplicationTest.replicated("pc-replicated", 2, "24h")
                     .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(256 * MIB))
                     .setAccessibilityRequirements(TopologyRequirement.newBuilder().addPreferred(ClusterRoutingTest.on("node-a")))
                     .build()).getVolume().getVolumeId();
@@ -122,19 +107,15 @@ class PowerCutReplicationTest {
             var first = round().get(120, TimeUnit.SECONDS);
             recordsAt.put(first.getPoint(), written);
             assertEquals(first.getPoint(), point(), "the first round's point is recorded");
-            for (int cut = 1; cut <= cuts; cut++) {
+            for (int cut = 1; cut <= pc.cuts; cut++) {
                 writeRound(records, random);
                 // below 0: before the pull starts; 0..1: that fraction of the ranges; above 1: after the last byte
-                double fraction = (cut - 1 + random.nextDouble()) / cuts * 1.3 - 0.15;
+                double fraction = (cut - 1 + random.nextDouble()) / pc.cuts * 1.3 - 0.15;
                 cutDuringRound(cut, fraction, random.nextInt(80));
             }
             handOffToNodeB(records);
         } finally {
-            report.forEach(System.out::println);
-            System.out.printf("power cut (replication): seed %d, %d cuts reported, %.0f s%n", seed, report.size(), (System.nanoTime() - started) / 1e9);
             if (agentChannel != null) agentChannel.shutdownNow();
-            if (cluster != null) cluster.close();
-            PowerCut.cleanUp(dir);
         }
     }
 
@@ -142,38 +123,17 @@ class PowerCutReplicationTest {
         String previous = point();
         int expectedNew = written;
         var attempt = round();
-        String instant = awaitInstant(fraction, commitDelayMillis, attempt);
+        String instant = fraction < 0 ? beforeThePull(commitDelayMillis)
+                : pc.awaitInstant("replica " + id, fraction, commitDelayMillis, attempt, "pulled");
         assertTrue(fraction >= 0.9 || !instant.startsWith("after the answer"), () -> "seed " + seed + ", cut " + cut + ": missed the round, " + instant);
 
-        var target = cluster.agent(cluster.dir.relativize(disk.data).toString());
-        List<ProcessHandle> processes = new ArrayList<>(ProcessHandle.of(target.child.pid()).orElseThrow().descendants().toList());
-        target.child.signal("STOP");
-        Path copy = disk.cut();
-        processes.addAll(ProcessHandle.of(target.child.pid()).map(p -> p.descendants().toList()).orElse(List.of()));
-        target.child.kill();
-        processes.forEach(ProcessHandle::destroyForcibly);
-        String answered;
-        String acknowledged = null;
-        try {
-            acknowledged = attempt.get(120, TimeUnit.SECONDS).getPoint();
-            answered = "answered OK";
-        } catch (ExecutionException e) {
-            assertTrue(e.getCause() instanceof StatusRuntimeException, e.toString());
-            answered = "unanswered (" + ((StatusRuntimeException) e.getCause()).getStatus().getCode() + ")";
-        }
-        if (agentChannel != null) agentChannel.shutdownNow();
+        // the cut, and the boot: node-b starts by itself on the clone, finishing or forgetting the round the cut stopped
+        var boot = pc.cutAndBoot(cut, instant, "the round", attempt, SyncReplicaResponse::getPoint);
+        if (agentChannel != null) agentChannel.shutdownNow();   // to the killed process
         agentChannel = null;
-        disk.powerOff();
-        disk.powerOn(copy);
-        String context = "seed " + seed + ", cut " + cut + " " + instant + ", the round " + answered;
-
-        // the boot: node-b starts by itself on the clone, finishing or forgetting the round the cut stopped
-        target.start();
-        cluster.awaitEveryNode();
-        String stderr = target.child.stderr();
-        assertTrue(!stderr.contains("orphans:"), () -> context + ": node-b found orphans at start:\n" + stderr);
-        String reconciled = stderr.lines().filter(l -> l.contains("reconciled:")).findFirst().orElse("nothing to reconcile")
-                .replaceAll(".*reconciled: ", "") + (stderr.contains("a round cut short") ? "; the round cut short finished at start-up" : "");
+        String acknowledged = boot.answer() == null ? null : boot.answer().getPoint();
+        String context = boot.context();
+        String reconciled = boot.reconciled() + (boot.stderr().contains("a round cut short") ? "; the round cut short finished at start-up" : "");
         nothingTemporary(context);
 
         // its state names the previous or the new point, its image is that point's replica and holds that point's records
@@ -200,7 +160,7 @@ class PowerCutReplicationTest {
         long bytes = roundBytesMetric().orElseThrow().longValue();
         assertEquals(next.getBytesReceived(), bytes, context + ": csi4j_replica_last_round_bytes");
         nothingTemporary(context + ", after the next round");
-        report.add("power cut (replication): " + context + "; after the boot: the " + (isNew ? "new" : "previous") + " point (" + found
+        pc.report.add("power cut (replication): " + context + "; after the boot: the " + (isNew ? "new" : "previous") + " point (" + found
                 + " records) [" + reconciled + "]; next round " + (next.getBasePoint().isEmpty() ? "full" : "incremental")
                 + ", " + mib(bytes));
     }
@@ -268,19 +228,19 @@ class PowerCutReplicationTest {
         Path kubelet = dir.resolve("kubelet-a");
         node.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(kubelet.resolve("target").toString()).build());
         node.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(kubelet.resolve("staging").toString()).build());
-        controller().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId("node-a").build());
+        pc.controller().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId("node-a").build());
         long t0 = System.nanoTime();
         controllerPublish("node-b");
         Path kubeletB = disk.root.resolve("kubelet-b");
         Path moved = stageAndPublish("node-b", kubeletB).resolve("records");
         int count = recordsIn(moved, "seed " + seed + ", the handoff");
         assertEquals(written, count, "seed " + seed + ": the handoff to node-b shows " + count + " of " + written + " records");
-        report.add("power cut (replication): handoff to node-b in %.1f s: all %d records byte-identical".formatted((System.nanoTime() - t0) / 1e9, count));
+        pc.report.add("power cut (replication): handoff to node-b in %.1f s: all %d records byte-identical".formatted((System.nanoTime() - t0) / 1e9, count));
         var b = nodeStub("node-b", disk.data);
         b.nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(kubeletB.resolve("target").toString()).build());
         b.nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(kubeletB.resolve("staging").toString()).build());
-        controller().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId("node-b").build());
-        controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        pc.controller().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId("node-b").build());
+        pc.controller().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
         nothingLeftIn(disk.data.resolve("pool/volumes"), "node-b after the delete");
         nothingLeftIn(dir.resolve("node-a/pool/volumes"), "node-a after the delete");
     }
@@ -322,7 +282,7 @@ class PowerCutReplicationTest {
     /** One round now, on node-b from node-a, answered on another thread. */
     private CompletableFuture<SyncReplicaResponse> round() {
         if (agentChannel == null) {
-            agentChannel = Channels.builder(new Endpoint.Tcp("127.0.0.1", cluster.agent(cluster.dir.relativize(disk.data).toString()).port),
+            agentChannel = Channels.builder(new Endpoint.Tcp("127.0.0.1", pc.nodeB().port),
                     cluster.controllerTls, "127.0.0.1").build();
         }
         var stub = NodeAgentGrpc.newBlockingStub(agentChannel);
@@ -331,36 +291,10 @@ class PowerCutReplicationTest {
                 .syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(id).setPrimary(from).build()));
     }
 
-    /** Waits for the cut's instant: a delay before the pull, a fraction of the ranges, or after the last one (+ a delay). */
-    private String awaitInstant(double fraction, int commitDelayMillis, CompletableFuture<SyncReplicaResponse> attempt) throws Exception {
-        if (fraction < 0) {
-            Thread.sleep(commitDelayMillis);
-            return "before the pull (+" + commitDelayMillis + " ms)";
-        }
-        var status = ClusterStatusGrpc.newBlockingStub(cluster.controllerChannel());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        long seenDone = -1, seenTotal = -1;
-        String name = "replica " + id;
-        while (System.nanoTime() < deadline) {
-            if (attempt.isDone()) return "after the answer (ranges seen at " + mib(seenDone) + " of " + mib(seenTotal) + ")";
-            boolean running = false;
-            for (AgentStatus a : status.withDeadlineAfter(10, TimeUnit.SECONDS).getClusterStatus(GetClusterStatusRequest.getDefaultInstance())
-                    .getAgentsList()) {
-                for (var c : a.getCopiesList()) {
-                    if (!a.getNodeId().equals("node-b") || !c.getIncoming() || !c.getName().equals(name) || c.getBytesTotal() == 0) continue;
-                    running = true;
-                    seenDone = c.getBytesDone();
-                    seenTotal = c.getBytesTotal();
-                    if (fraction < 1 && seenDone >= fraction * seenTotal) return "at " + mib(seenDone) + " of " + mib(seenTotal) + " pulled";
-                }
-            }
-            if (fraction >= 1 && seenTotal > 0 && (!running || seenDone >= seenTotal)) {
-                Thread.sleep(commitDelayMillis);
-                return attempt.isDone() ? "after the answer" : "after the last byte (+" + commitDelayMillis + " ms, the commit)";
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("seed " + seed + ": no round of " + id + " seen running on node-b");
+    /** The cut's instant below 0: right after the call, before the pull (+ a delay). */
+    private static String beforeThePull(int delayMillis) throws InterruptedException {
+        Thread.sleep(delayMillis);
+        return "before the pull (+" + delayMillis + " ms)";
     }
 
     /** The point node-b's state file names ("" before its first round). */
@@ -370,22 +304,8 @@ class PowerCutReplicationTest {
         return m.find() ? m.group(1) : "";
     }
 
-    private static List<Path> list(Path dir) {
-        if (!Files.isDirectory(dir)) return List.of();
-        try (Stream<Path> files = Files.list(dir)) {
-            return files.toList();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
-    }
-
-    private static void nothingLeftIn(Path dir, String what) throws IOException {
-        List<Path> files = list(dir);
-        assertTrue(files.isEmpty(), () -> what + ": leaked " + files);
-    }
-
     private void controllerPublish(String nodeId) {
-        controller().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(nodeId)
+        pc.controller().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(nodeId)
                 .setVolumeCapability(ClusterReplicationTest.ext4()).build());
     }
 
@@ -395,13 +315,5 @@ class PowerCutReplicationTest {
                 java.net.URI.create("http://" + metrics + "/metrics")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
         String prefix = "csi4j_replica_last_round_bytes{volume=\"" + id + "\",node=\"node-b\"} ";
         return page.lines().filter(l -> l.startsWith(prefix)).findFirst().map(l -> Double.parseDouble(l.substring(prefix.length())));
-    }
-
-    private ControllerGrpc.ControllerBlockingStub controller() {
-        return ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
-    }
-
-    private static String mib(long bytes) {
-        return bytes < 0 ? "?" : "%.1f MiB".formatted(bytes / (double) MIB);
     }
 }
