@@ -18,6 +18,12 @@
 //       ROUNDS rounds alternating which goes first; before each run on the replicated one a round cuts a fresh point
 //       (so the run is "between syncs", after a cut: its first write to each block is a copy-on-write);
 //       4k randwrite QD1 with fsync after each write, then 4k randread QD32 direct (libaio), SECONDS each.
+//   between CONTROLLER_SOCKET WORK PKI ROUNDS SECONDS INTERVAL
+//       what the target says literally: fio for SECONDS (several intervals) on a replicated volume whose controller
+//       runs rounds every INTERVAL meanwhile, vs an ordinary volume on the same node, both 2 GiB ext4 with a laid-out
+//       1 GiB file, each workload alternated (which goes first flips every round), ROUNDS rounds: 4k randwrite QD1
+//       uniform with fsync after each write and O_DIRECT without fsync, the same with fsync over a zipf:1.2 hot set,
+//       4k randread QD32 direct, 1 MiB sequential write QD1 direct; the rounds that completed during each run counted.
 // CSI4J_BENCH_AGENT_PIDS="pid1 pid2", CSI4J_BENCH_AGENTS="node-1=host:port,node-2=host:port",
 // CSI4J_BENCH_METRICS="node-1=host:port,node-2=host:port" come from the script.
 // Usage: java -cp "cli/target/csi4j.jar:cli/target/lib/*" scripts/ReplicationBench.java MODE ...
@@ -58,6 +64,7 @@ public class ReplicationBench {
             case "move" -> move(Integer.parseInt(a[4]));
             case "steady" -> steady(Integer.parseInt(a[4]), a[5], a[6], a[7], Double.parseDouble(a[8]));
             case "fio" -> fioCompare(Integer.parseInt(a[4]), Integer.parseInt(a[5]));
+            case "between" -> between(Integer.parseInt(a[4]), Integer.parseInt(a[5]), a[6]);
             default -> throw new IllegalArgumentException(a[0]);
         }
         System.exit(0);
@@ -307,6 +314,70 @@ public class ReplicationBench {
         System.out.printf("randread QD32 direct on it: %s IOPS%n", med(read.get(snapped)));
         cleanup(plain, primary, mounts.get(plain));
         cleanup(snapped, primary, mounts.get(snapped));
+        cleanup(rep, primary, mounts.get(rep));
+    }
+
+    // ---- 4. fio over a steady stretch between rounds, replication running
+
+    static void between(int rounds, int seconds, String interval) throws Exception {
+        String rep = create("bench-between-replicated", 2 * GIB, Map.of("csi4j.io/replicas", "2", "csi4j.io/replication-interval", interval), null);
+        String[] nodes = replicaNodes(rep);
+        String primary = nodes[0], secondary = nodes[1];
+        String plain = create("bench-between-plain", 2 * GIB, Map.of(), primary);
+        Map<String, Path> mounts = new LinkedHashMap<>();
+        for (String v : List.of(plain, rep)) {
+            publish(v, primary);
+            mounts.put(v, stage(v, primary));
+            fio("layout", "--filename=" + mounts.get(v).resolve("data"), "--rw=write", "--bs=1M", "--size=1g", "--direct=1", "--end_fsync=1");
+        }
+        var scraper = new Scraper(secondary, rep);
+        Thread.ofPlatform().daemon().start(scraper);
+        scraper.awaitRounds(2, 180);   // the layout replicated: what follows is the workloads' alone
+        System.out.printf("replicated %s (primary %s, secondary %s, interval %s by the controller's scheduler) and ordinary %s,"
+                + " 2 GiB ext4 each on %s, a 1 GiB file in each; fio %d s per run%n", rep, primary, secondary, interval, plain, primary, seconds);
+        String[] common = {"--size=1g", "--time_based", "--runtime=" + seconds, "--randrepeat=0"};
+        Map<String, String[]> jobs = new LinkedHashMap<>();
+        jobs.put("4k randwrite QD1 fsync, uniform", new String[] {"--rw=randwrite", "--bs=4k", "--ioengine=psync", "--fsync=1"});
+        jobs.put("4k randwrite QD1 direct, no fsync, uniform", new String[] {"--rw=randwrite", "--bs=4k", "--ioengine=psync", "--direct=1"});
+        jobs.put("4k randwrite QD1 fsync, zipf:1.2", new String[] {"--rw=randwrite", "--bs=4k", "--ioengine=psync", "--fsync=1", "--random_distribution=zipf:1.2"});
+        jobs.put("4k randread QD32 direct", new String[] {"--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=32", "--direct=1"});
+        jobs.put("1M write (sequential) QD1 direct", new String[] {"--rw=write", "--bs=1M", "--ioengine=psync", "--direct=1"});
+        Map<String, List<Double>> ratios = new LinkedHashMap<>(), repIops = new HashMap<>(), plainIops = new HashMap<>();
+        for (int r = 0; r < rounds; r++) {
+            int j = 0;
+            for (var job : jobs.entrySet()) {
+                List<String> order = (r + j++) % 2 == 0 ? List.of(plain, rep) : List.of(rep, plain);   // each job flips every round
+                Map<String, Double> got = new HashMap<>();
+                for (String v : order) {
+                    List<String> args = new ArrayList<>(List.of("--filename=" + mounts.get(v).resolve("data")));
+                    args.addAll(List.of(job.getValue()));
+                    args.addAll(List.of(common));
+                    double l0 = load(), t0 = System.currentTimeMillis() / 1e3;
+                    var f = fio("between", args.toArray(String[]::new));
+                    double iops = job.getKey().contains("read") ? f.readIops : f.writeIops;
+                    got.put(v, iops);
+                    String during = "";
+                    if (v.equals(rep)) {
+                        List<Round> in;
+                        synchronized (scraper.rounds) { in = scraper.rounds.stream().filter(x -> x.syncAt > t0).toList(); }
+                        during = String.format(", %d rounds completed during it (%s MiB)", in.size(),
+                                in.stream().map(x -> String.format("%.1f", x.bytes / MIB)).toList());
+                    }
+                    System.out.printf("round %d %-44s %s %.0f IOPS%s; load %.2f -> %.2f%n", r + 1, job.getKey(),
+                            v.equals(rep) ? "replicated" : "ordinary  ", iops, during, l0, load());
+                }
+                ratios.computeIfAbsent(job.getKey(), k -> new ArrayList<>()).add(got.get(rep) / got.get(plain));
+                repIops.computeIfAbsent(job.getKey(), k -> new ArrayList<>()).add(got.get(rep));
+                plainIops.computeIfAbsent(job.getKey(), k -> new ArrayList<>()).add(got.get(plain));
+            }
+        }
+        System.out.println("replicated/ordinary, per round and median (min-max):");
+        for (String k : jobs.keySet()) {
+            double[] q = ratios.get(k).stream().mapToDouble(d -> d).toArray();
+            System.out.printf("  %-44s ordinary %s IOPS, replicated %s IOPS; ratios %s: median %s%n", k, med(plainIops.get(k)), med(repIops.get(k)), fmt(q), med(q, "%.3f"));
+        }
+        scraper.stop = true;
+        cleanup(plain, primary, mounts.get(plain));
         cleanup(rep, primary, mounts.get(rep));
     }
 
