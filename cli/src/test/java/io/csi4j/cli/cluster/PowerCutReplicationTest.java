@@ -68,7 +68,7 @@ import org.junit.jupiter.api.Test;
  */
 class PowerCutReplicationTest {
     static final long MIB = PowerCutPair.MIB;
-    static final String BANDWIDTH = "8M";
+    static final String BANDWIDTH = "4M";   // 8M missed the round once at load 27: a status poll outlasted a 2 s round
     /** Rewritten before each round: what makes a delta take seconds at {@value #BANDWIDTH}/s. */
     static final int BALLAST_MIB = 16;
     static final int RECORDS_PER_ROUND = 400;
