@@ -189,7 +189,7 @@ public final class Driver implements AutoCloseable {
     }
 
     private synchronized RoundLog roundLog() {
-        if (roundLog == null) roundLog = new RoundLog(config.nodeId());
+        if (roundLog == null) roundLog = new RoundLog(config.nodeId(), config.dataDir().resolve(ReplicaStates.DIRECTORY));
         return roundLog;
     }
 
