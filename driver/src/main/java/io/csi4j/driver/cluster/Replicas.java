@@ -203,7 +203,9 @@ final class Replicas {
 
     /**
      * The node whose replica is primary at the highest epoch any replica's node answers. NOT_FOUND when no node holds
-     * a replica; UNAVAILABLE when the primary may be behind a node that does not answer.
+     * a replica; UNAVAILABLE when the primary may be behind a node that does not answer, and while a handoff runs (the
+     * old primary stepped down, its successor not yet promoted: CreateSnapshot and the like are retried, never sent to
+     * a copy that is not the primary of the highest epoch).
      */
     Agent primary(ReplicatedVolumeId id) {
         List<Agent> nodes = new ArrayList<>();
@@ -216,11 +218,22 @@ final class Replicas {
         var found = primaryOf(answers.results());
         fenceSuperseded(id, answers.results());
         if (found.isPresent()) return found.get();
+        handingOver(answers.results()).ifPresent(successor -> {
+            throw CsiException.unavailable("volume " + id + " is being handed over to node '" + successor
+                    + "' (no primary until its final pull is done); retry");
+        });
         if (!answers.silent().isEmpty() || (!missing.isEmpty() && !agents.unidentified().isEmpty())) {
             throw CsiException.unavailable("volume " + id + ": no answering node holds its primary; not answering: "
                     + String.join("; ", answers.silent()) + (missing.isEmpty() ? "" : " unknown nodes: " + missing));
         }
         throw CsiException.notFound("volume " + id + " does not exist");
+    }
+
+    /** The successor a copy at the highest epoch names, when there is no primary there: a handoff in progress. */
+    private static java.util.Optional<String> handingOver(Map<Agent, GetReplicaResponse> states) {
+        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
+        return states.values().stream().filter(s -> s.getPresent() && s.getEpoch() == top && !s.getSuccessor().isEmpty())
+                .map(GetReplicaResponse::getSuccessor).findFirst();
     }
 
     /**

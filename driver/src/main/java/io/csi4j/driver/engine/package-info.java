@@ -13,7 +13,7 @@
  *   <li>{@link io.csi4j.driver.engine.DataMover}: send and import volumes between nodes, replicas (image);</li>
  *   <li>{@link io.csi4j.driver.engine.SpaceReclaimer}: give free space back, tell what a volume takes (image);</li>
  *   <li>{@link io.csi4j.driver.engine.WriteFence}: stop every write to a volume's mounts at once, for a fenced
- *       replica (image: its filesystem remounted read-only, or shut down);</li>
+ *       replica (image: its filesystem remounted read-only, or shut down; a block volume's loop device read-only, BLKROSET);</li>
  *   <li>{@link io.csi4j.driver.engine.Preallocation}: thick volumes, allocated and written up front (image; the
  *       dir engine's absence of it is why {@code csi4j.io/provisioning: thick} is INVALID_ARGUMENT there).</li>
  * </ul>

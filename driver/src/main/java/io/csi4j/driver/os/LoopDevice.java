@@ -103,6 +103,9 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
             MemorySegment.copy(name, 0, config, JAVA_BYTE, 8 + 56, Math.min(name.length, 63));
             writer.ioctl(LOOP_CONFIGURE, config, "ioctl(LOOP_CONFIGURE)");
             try {
+                // a fence's BLKROSET outlives the detach of the device's last user: never inherit it (a read-only
+                // attachment stays read-only through LO_FLAGS_READ_ONLY, the disk's own flag)
+                BlockDevice.setReadOnly(writer, false);
                 return Fd.open(node, Libc.O_RDONLY);
             } catch (RuntimeException e) {
                 try {
@@ -286,7 +289,32 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
         } catch (OsException e) {
             if (!e.is(Errno.ENXIO)) throw e; // ENXIO: already unbound
         }
-        return find(number).map(now -> !sameBinding(now)).orElse(true);
+        Optional<LoopDevice> now = find(number);
+        if (now.isEmpty()) clearReadOnlyWhileFree(number);
+        return now.map(n -> !sameBinding(n)).orElse(true);
+    }
+
+    /**
+     * Refuses every later write(2) through the device node (BLKROSET, see {@link BlockDevice#setReadOnly}): a fenced
+     * block volume's publication answers EPERM to its writer, an open descriptor included. Returns false when our
+     * binding is gone. Cleared by the next attach of this loop number, and by {@link #detach} when the device is free
+     * at once (not when the kernel detaches it later, at its last close: it stays read-only until reused by us).
+     */
+    public boolean refuseWrites() {
+        try (Fd fd = openIfStillOurs()) {
+            if (fd == null) return false;
+            BlockDevice.setReadOnly(fd, true);
+            return true;
+        }
+    }
+
+    /** A free device left read-only by a fence is made writable again, for whoever attaches it next (not only us). */
+    private static void clearReadOnlyWhileFree(int number) {
+        try (Fd fd = Fd.open(ensureNode(number), Libc.O_RDONLY)) {
+            if (find(number).isEmpty()) BlockDevice.setReadOnly(fd, false);   // not bound by anyone meanwhile
+        } catch (RuntimeException e) {
+            // best effort: our own attach clears it anyway
+        }
     }
 
     /**

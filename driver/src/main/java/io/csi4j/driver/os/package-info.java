@@ -9,7 +9,8 @@
  *       sizes and tunes block devices.</li>
  *   <li>{@link io.csi4j.driver.os.Reflink}, {@link io.csi4j.driver.os.SparseCopy},
  *       {@link io.csi4j.driver.os.Freeze} make snapshots; {@link io.csi4j.driver.os.WriteStop} makes a mounted
- *       filesystem read-only at once (or shuts it down) for a fenced replica; {@link io.csi4j.driver.os.Fallocate} and
+ *       filesystem read-only at once (or shuts it down) for a fenced replica, {@code LoopDevice.refuseWrites} a block
+ *       volume's loop device (BLKROSET, cleared at every attach); {@link io.csi4j.driver.os.Fallocate} and
  *       {@link io.csi4j.driver.os.FileStat} manage sparse space, {@link io.csi4j.driver.os.ZeroFill} makes a
  *       file thick (no holes, unwritten or shared extents) and marks a fresh fill; {@link io.csi4j.driver.os.Durable}
  *       makes effects crash-safe.</li>

@@ -86,11 +86,11 @@ public final class Driver implements AutoCloseable {
         InstantSource clock = InstantSource.system();
         this.poolBacking = PoolBacking.of(config.layout(), config.poolReserve());
         this.volumes = new Volumes(catalog, engine, poolBacking, config, clock);
-        this.snapshots = new Snapshots(catalog, engine, volumes, config, clock);
+        this.replicaStates = new ReplicaStates(config.dataDir().resolve(ReplicaStates.DIRECTORY));
+        this.snapshots = new Snapshots(catalog, engine, volumes, config, clock, replicaStates::checkSnapshotSource);
         this.snapshotBlocks = new SnapshotBlocks(snapshots, engine);
         this.groupSnapshots = new GroupSnapshots(catalog, engine, volumes, config, clock);
         this.volumeGroups = new VolumeGroups(catalog, engine, volumes, config, clock);
-        this.replicaStates = new ReplicaStates(config.dataDir().resolve(ReplicaStates.DIRECTORY));
         this.node = new NodeVolumes(catalog, engine, volumes, config, replicaStates);
         volumes.notListed(id -> io.csi4j.driver.id.ReplicatedVolumeId.parse(id)
                 .flatMap(replicaStates::get).map(s -> !s.writable()).orElse(false));
@@ -191,7 +191,7 @@ public final class Driver implements AutoCloseable {
     }
 
     private synchronized RoundLog roundLog() {
-        if (roundLog == null) roundLog = new RoundLog(config.nodeId());
+        if (roundLog == null) roundLog = new RoundLog(config.nodeId(), config.dataDir().resolve(ReplicaStates.DIRECTORY));
         return roundLog;
     }
 

@@ -202,6 +202,24 @@ public final class ReplicaStates {
         confirmations.checkConfirmed(id.get(), s.get().epoch());
     }
 
+    /**
+     * {@link io.csi4j.driver.snapshot.SnapshotSources} of a node with replication: UNAVAILABLE unless this copy is the
+     * primary (of the highest epoch it knows: a copy that learnt a higher one is FENCED); a copy that stepped down for
+     * a handoff answers so until its successor is promoted, and the CO's retry is routed there. An unreplicated id,
+     * or one without a copy here (the volume's own lookup answers), passes. A snapshot that passed just before a
+     * handoff's demote is of the primary still: a demote needs the copy unstaged and unpublished, so nothing writes.
+     */
+    public void checkSnapshotSource(String volumeId) {
+        var id = ReplicatedVolumeId.parse(volumeId);
+        if (id.isEmpty()) return;
+        var s = get(id.get());
+        if (s.isPresent() && !s.get().writable()) {
+            throw DomainException.unavailable("replica of " + volumeId + " on this node is " + s.get().role() + " at epoch "
+                    + s.get().epoch() + (s.get().successor().isEmpty() ? "" : ", handing over to node '" + s.get().successor() + "'")
+                    + ": only the primary is snapshotted; retry");
+        }
+    }
+
     public void delete(ReplicatedVolumeId id) {
         var lock = locks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
         lock.lock();

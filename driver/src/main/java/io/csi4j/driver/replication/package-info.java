@@ -15,14 +15,14 @@
  *       a secondary holds) and the base of a secondary's pull;</li>
  *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's lock (the primary cuts
  *       an internal point, the secondary pulls the delta and replaces its copy whole), the handoff's demotion and
- *       promotion, a failover's promotion, fencing (the state durably, then the mounts read-only through the
+ *       promotion, a failover's promotion, fencing (the state durably, then the mounts, and a block volume's loop device, read-only through the
  *       engine's {@code WriteFence}, before the answer; again at start-up for every FENCED copy), and the deletion of
  *       a replica that no round can undo; what each replica here is for {@code csi4j cluster status}
  *       ({@code status}), and on a primary the condition of a secondary that stopped getting points for two
  *       intervals ({@code lagCondition}); and, at the agent's start, finishing a round a crash stopped between
  *       keeping its new replica and recording its point ({@code docs/power-cut.md}, finding 5).</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
- *       bytes, duration), in memory, for the agent's metrics, {@code csi4j cluster status} and CSI-Addons GetVolumeReplicationInfo.</li>
+ *       bytes, duration), durable beside the replica's state ({@code <volume>.round}) and loaded at start, for the agent's metrics, {@code csi4j cluster status} and CSI-Addons GetVolumeReplicationInfo.</li>
  *   <li>{@link io.csi4j.driver.replication.VolumeReplication} and {@link io.csi4j.driver.replication.ReplicationRules}:
  *       CSI-Addons VolumeReplication within one cluster (Enable/Disable, Promote/Demote, Resync, last round), decided
  *       from what every replica's node says; carried out by the cluster controller ({@code cluster/ClusterVolumeReplication}).</li>

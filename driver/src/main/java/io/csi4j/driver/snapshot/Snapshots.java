@@ -27,7 +27,15 @@ public final class Snapshots {
     private final InstantSource clock;
     private final Lookup<SnapshotRecord> lookup;
 
+    private final SnapshotSources sources;
+
     public Snapshots(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock) {
+        this(catalog, engine, volumes, config, clock, SnapshotSources.ANY);
+    }
+
+    public Snapshots(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock,
+            SnapshotSources sources) {
+        this.sources = sources;
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;
@@ -48,6 +56,7 @@ public final class Snapshots {
 
     public SnapshotRecord create(String name, String sourceVolumeId, Map<String, String> parameters) {
         if (isPoint(name)) throw DomainException.invalid("snapshot names starting with " + POINT_PREFIX + " are reserved for replication");
+        sources.checkSnapshotSource(sourceVolumeId);
         return make(name, sourceVolumeId, parameters);
     }
 

@@ -12,9 +12,11 @@ import java.util.List;
 
 /**
  * {@link WriteFence} of the image engine: the filesystem on each loop device backed by the volume's image is made
- * read-only through one of its mounts ({@link WriteStop}: the superblock, so the publish binds follow). A block
- * publication is left as it is: BLKROSET on the loop device only makes the kernel warn about writes through a
- * descriptor already open (bio_check_ro), so it would promise what it does not do.
+ * read-only through one of its mounts ({@link WriteStop}: the superblock, so the publish binds follow). A loop device
+ * with nothing mounted (a staged or published block volume) is made read-only itself ({@link LoopDevice#refuseWrites},
+ * BLKROSET): its writers, one holding the published node open included, get EPERM from write(2). Pages a writer
+ * dirtied before are still written back, and a shared mmap of the device is not stopped (see docs/replication.md,
+ * "Fencing").
  */
 final class ImageWriteFence implements WriteFence {
     private final ImagePool images;
@@ -31,7 +33,11 @@ final class ImageWriteFence implements WriteFence {
             MountTable table = MountTable.read();
             for (LoopDevice device : LoopDevice.findByCanonicalBackingFile(images.image(volumeId))) {
                 var mounts = table.mountsOf(device.node());
-                if (mounts.isEmpty()) continue;                     // attached only: a block volume, or nothing mounted
+                if (mounts.isEmpty()) {                             // attached only: a block volume
+                    if (device.readOnly()) done.add(device.node() + " (block): already read-only");
+                    else if (device.refuseWrites()) done.add(device.node() + " (block): writes refused (BLKROSET)");
+                    continue;
+                }
                 var first = mounts.getFirst().mountPoint();
                 done.add(device.node() + " (" + mounts.size() + " mounts, through " + first + "): " + WriteStop.stop(first));
             }
