@@ -317,6 +317,33 @@ public final class Rounds {
         return done;
     }
 
+    /**
+     * A primary answers at {@code epoch} and this copy is behind it ({@link ReplicaStates#follow}): it becomes a secondary
+     * of that epoch and gets rounds from the primary. A FENCED copy only when nothing uses it here: not published, not
+     * staged (no loop device on its image), so a round never replaces an image under a mount (PRECONDITION otherwise,
+     * nothing changed); its image's writes since the failover are then discarded by its next round, a full copy.
+     */
+    public ReplicaState follow(ReplicatedVolumeId id, long epoch) {
+        return locked(id, () -> {
+            ReplicaState s = state(id);
+            if (s.role() == ReplicaState.Role.FENCED) {
+                if (!volumes.publishedNodes(id.toString()).isEmpty()) {
+                    throw DomainException.precondition("fenced replica of " + id + " is still published on node '" + nodeId + "'");
+                }
+                if (engine.inUse(id.toString())) {
+                    throw DomainException.precondition("fenced replica of " + id + " is still staged on node '" + nodeId + "'");
+                }
+            }
+            ReplicaState now = states.follow(id, epoch);
+            if (!now.equals(s)) {
+                LOG.info(() -> "replica of " + id + " on node '" + nodeId + "' was " + s.role() + " at epoch " + s.epoch()
+                        + ": now a secondary of epoch " + epoch + (now.point().isEmpty() ? " holding no point (its next round is a full copy)"
+                        : " holding point " + now.point()));
+            }
+            return now;
+        });
+    }
+
     /** The first step of a handoff, on the old primary: from here it refuses writable stage and publish. */
     public ReplicaState demote(ReplicatedVolumeId id, long epoch, String successor) {
         return locked(id, () -> {
