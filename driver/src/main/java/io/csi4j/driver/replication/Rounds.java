@@ -319,20 +319,18 @@ public final class Rounds {
 
     /**
      * A primary answers at {@code epoch} and this copy is behind it ({@link ReplicaStates#follow}): it becomes a secondary
-     * of that epoch and gets rounds from the primary. A FENCED copy only when nothing uses it here: not published, not
-     * staged (no loop device on its image), so a round never replaces an image under a mount (PRECONDITION otherwise,
-     * nothing changed); its image's writes since the failover are then discarded by its next round, a full copy.
+     * of that epoch and gets rounds from the primary. A FENCED copy only when nothing uses it on this node: no loop
+     * device on its image (staged, or published, which needs a stage), so a round never replaces an image under a mount
+     * (PRECONDITION otherwise, nothing changed); its image's writes since the failover are then discarded by its next
+     * round, a full copy. The catalog's ControllerPublish record is not asked: after a failover the CO's
+     * ControllerUnpublishVolume of the old node goes to the new primary, so the old node's record stays.
      */
     public ReplicaState follow(ReplicatedVolumeId id, long epoch) {
         return locked(id, () -> {
             ReplicaState s = state(id);
-            if (s.role() == ReplicaState.Role.FENCED) {
-                if (!volumes.publishedNodes(id.toString()).isEmpty()) {
-                    throw DomainException.precondition("fenced replica of " + id + " is still published on node '" + nodeId + "'");
-                }
-                if (engine.inUse(id.toString())) {
-                    throw DomainException.precondition("fenced replica of " + id + " is still staged on node '" + nodeId + "'");
-                }
+            if (s.role() == ReplicaState.Role.FENCED && engine.inUse(id.toString())) {
+                throw DomainException.precondition("fenced replica of " + id + " is still staged on node '" + nodeId
+                        + "': it follows epoch " + epoch + " once unstaged");
             }
             ReplicaState now = states.follow(id, epoch);
             if (!now.equals(s)) {
