@@ -41,8 +41,13 @@ final class FailoverPair implements AutoCloseable {
     private final List<ManagedChannel> channels = new CopyOnWriteArrayList<>();
 
     FailoverPair(Path tmp, int failoverAfterSeconds) throws Exception {
+        this(tmp, failoverAfterSeconds, NODES);
+    }
+
+    /** The same cluster with other nodes (three for the follow test). */
+    FailoverPair(Path tmp, int failoverAfterSeconds, List<String> nodes) throws Exception {
         this.tmp = tmp;
-        this.cluster = ProcessCluster.start(tmp, NODES, List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M"),
+        this.cluster = ProcessCluster.start(tmp, nodes, List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M"),
                 List.of("--failover-after", failoverAfterSeconds + "s"));
     }
 
@@ -54,6 +59,13 @@ final class FailoverPair implements AutoCloseable {
         String id = csi().createVolume(replicated(name, 2, "24h").build()).getVolume().getVolumeId();
         var tags = ReplicatedVolumeId.parse(id).orElseThrow().tags();
         return new Replicated(id, tags.get(0), tags.get(1));
+    }
+
+    /** The node's agent as the controller dials it (mutual TLS). */
+    NodeAgentGrpc.NodeAgentBlockingStub agent(String node) {
+        var channel = Channels.builder(new Endpoint.Tcp("127.0.0.1", cluster.agent(node).port), cluster.controllerTls, "127.0.0.1").build();
+        channels.add(channel);
+        return NodeAgentGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
     }
 
     ControllerGrpc.ControllerBlockingStub csi() {

@@ -218,6 +218,13 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     }
 
     @Override
+    public void followReplica(FollowReplicaRequest req, StreamObserver<FollowReplicaResponse> out) {
+        if (req.getEpoch() < 1) throw CsiException.invalidArgument("epoch must be at least 1");
+        var now = rounds.follow(replicatedId(req.getVolumeId()), req.getEpoch());
+        reply(out, FollowReplicaResponse.newBuilder().setRole(now.role().name()).setPoint(now.point()).build());
+    }
+
+    @Override
     public void fenceReplica(FenceReplicaRequest req, StreamObserver<FenceReplicaResponse> out) {
         var now = rounds.fence(replicatedId(req.getVolumeId()), req.getEpoch());
         reply(out, FenceReplicaResponse.newBuilder().setRole(now.role().name()).build());

@@ -4,6 +4,7 @@ import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.proto.cluster.ConfirmPrimaryRequest;
 import io.csi4j.proto.cluster.DeleteReplicaRequest;
 import io.csi4j.proto.cluster.FenceReplicaRequest;
+import io.csi4j.proto.cluster.FollowReplicaRequest;
 import io.csi4j.proto.cluster.ForgetDeletedRequest;
 import io.csi4j.proto.cluster.ListReplicasRequest;
 import io.csi4j.proto.cluster.ListReplicasResponse;
@@ -78,6 +79,7 @@ final class ReplicationScheduler implements AutoCloseable {
             Set<String> answered = new HashSet<>();
             listed.keySet().forEach(a -> answered.add(a.nodeId()));
             seen.forEach((volumeId, copies) -> confirm(volumeId, copies, answered, deleted.contains(volumeId)));
+            seen.forEach((volumeId, copies) -> follow(volumeId, copies, deleted.contains(volumeId)));
             listed.forEach((agent, l) -> {
                 for (ReplicaEntry e : l.getEntriesList()) {
                     if (e.getDue() && !deleted.contains(e.getVolumeId()) && running.add(e.getVolumeId())) start(agent, e.getVolumeId());
@@ -173,24 +175,68 @@ final class ReplicationScheduler implements AutoCloseable {
         });
     }
 
+    /**
+     * Copies behind the primary of the highest epoch ({@link Follow}: the other secondaries after a failover, the fenced
+     * old primary once nothing uses it) are told that epoch (NodeAgent.FollowReplica, durable on the agent) and get a
+     * round at once, under the volume's one-operation key: the volume is protected again without waiting an interval.
+     * A copy that cannot follow yet (a fenced one still staged) is asked again next tick.
+     */
+    private void follow(String volumeId, Map<Agent, ReplicaEntry> copies, boolean tombstoned) {
+        var id = ReplicatedVolumeId.parse(volumeId);
+        if (id.isEmpty()) return;
+        Map<String, Agent> byNode = new HashMap<>();
+        var listed = copies.entrySet().stream().map(c -> {
+            byNode.put(c.getKey().nodeId(), c.getKey());
+            var e = c.getValue();
+            return new Confirm.Copy(c.getKey().nodeId(), e.getRole(), e.getEpoch(), e.getUnconfirmed());
+        }).toList();
+        var plan = Follow.which(id.get(), listed, tombstoned);
+        for (var copy : plan.copies()) {
+            Agent node = byNode.get(copy.nodeId());
+            if (!running.add(volumeId)) return;                     // one operation per volume: the next tick tries again
+            Thread.ofVirtual().name("csi4j-follow-" + volumeId).start(() -> {
+                try {
+                    var now = node.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS)
+                            .followReplica(FollowReplicaRequest.newBuilder().setVolumeId(volumeId).setEpoch(plan.epoch()).build()));
+                    LOG.info(() -> "replication: the copy of " + volumeId + " on node '" + node.nodeId() + "' was " + copy.role()
+                            + " at epoch " + copy.epoch() + ": now " + now.getRole() + " of epoch " + plan.epoch()
+                            + (now.getPoint().isEmpty() ? ", holding no point" : ", holding " + now.getPoint()));
+                    round(node, volumeId);
+                } catch (RuntimeException failed) {
+                    LOG.fine(() -> "replication: the copy of " + volumeId + " on node '" + node.nodeId() + "' does not follow epoch "
+                            + plan.epoch() + " yet: " + failed.getMessage());
+                } finally {
+                    running.remove(volumeId);
+                }
+            });
+        }
+    }
+
     private void start(Agent secondary, String volumeId) {
         Thread.ofVirtual().name("csi4j-round-" + volumeId).start(() -> {
             try {
-                var id = ReplicatedVolumeId.parse(volumeId).orElseThrow();
-                Agent primary = replicas.primary(id);
-                if (primary == secondary) return;
-                var from = PeerAgent.newBuilder().setNodeId(primary.nodeId()).setAddress(primary.address())
-                        .setAuthority(primary.authority()).build();
-                var pulled = secondary.call(a -> a.nodeAgent().syncReplica(SyncReplicaRequest.newBuilder()
-                        .setVolumeId(volumeId).setPrimary(from).build()));
-                LOG.fine(() -> "replication: " + volumeId + " on " + secondary.nodeId() + " holds " + pulled.getPoint());
-            } catch (RuntimeException failed) {
-                // the next tick after the interval tries again; a deleted volume is simply no longer listed
-                LOG.info(() -> "replication: round of " + volumeId + " on " + secondary.nodeId() + " failed: " + failed.getMessage());
+                round(secondary, volumeId);
             } finally {
                 running.remove(volumeId);
             }
         });
+    }
+
+    /** One round of {@code secondary} from the current primary; a failure is logged and tried again when due. */
+    private void round(Agent secondary, String volumeId) {
+        try {
+            var id = ReplicatedVolumeId.parse(volumeId).orElseThrow();
+            Agent primary = replicas.primary(id);
+            if (primary == secondary) return;
+            var from = PeerAgent.newBuilder().setNodeId(primary.nodeId()).setAddress(primary.address())
+                    .setAuthority(primary.authority()).build();
+            var pulled = secondary.call(a -> a.nodeAgent().syncReplica(SyncReplicaRequest.newBuilder()
+                    .setVolumeId(volumeId).setPrimary(from).build()));
+            LOG.fine(() -> "replication: " + volumeId + " on " + secondary.nodeId() + " holds " + pulled.getPoint());
+        } catch (RuntimeException failed) {
+            // the next tick after the interval tries again; a deleted volume is simply no longer listed
+            LOG.info(() -> "replication: round of " + volumeId + " on " + secondary.nodeId() + " failed: " + failed.getMessage());
+        }
     }
 
     @Override

@@ -31,6 +31,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *       primary, noting why (the volume's condition);</li>
  *   <li>{@link #demote}: secondary of a higher epoch, naming the node handed to (an old primary in a handoff);</li>
  *   <li>{@link #learnEpoch}: a higher epoch seen from another node fences a copy that is not a secondary of it;</li>
+ *   <li>{@link #follow}: a secondary behind the primary's epoch, or a fenced copy, becomes a secondary of it (the fenced
+ *       one holding no point);</li>
  *   <li>{@link #checkWritable}: what writable stage and publish ask first (PRECONDITION unless primary,
  *       UNAVAILABLE while the primary is unconfirmed: {@link PrimaryConfirmations}).</li>
  * </ul>
@@ -170,6 +172,29 @@ public final class ReplicaStates {
                         + "; it cannot step down to a secondary of epoch " + epoch);
             }
             return new ReplicaState(epoch, ReplicaState.Role.SECONDARY, s.point(), successor);
+        });
+    }
+
+    /**
+     * A primary answers at {@code epoch} (after a failover or a handoff elsewhere) and this copy follows it: a SECONDARY
+     * below it moves up keeping the point it holds (a complete image, and the base of its next round); a FENCED copy at
+     * or below it becomes a SECONDARY holding <b>no</b> point (its image has writes no primary has: they are discarded by
+     * its next round, a full copy, and until then it is never failed over to). A SECONDARY already at {@code epoch}
+     * is a no-op. A primary, or any copy above {@code epoch}, is PRECONDITION: only a fence or a handoff ends a primary,
+     * and an epoch never goes down.
+     */
+    public ReplicaState follow(ReplicatedVolumeId id, long epoch) {
+        return change(id, current -> {
+            var s = required(id, current);
+            if (s.role() == ReplicaState.Role.SECONDARY && s.epoch() == epoch) return s;
+            boolean behind = s.role() == ReplicaState.Role.SECONDARY ? s.epoch() < epoch
+                    : s.role() == ReplicaState.Role.FENCED && s.epoch() <= epoch;
+            if (!behind) {
+                throw DomainException.precondition("replica of " + id + " is " + s.role() + " at epoch " + s.epoch()
+                        + "; it cannot follow the primary of epoch " + epoch);
+            }
+            String point = s.role() == ReplicaState.Role.FENCED ? "" : s.point();
+            return new ReplicaState(epoch, ReplicaState.Role.SECONDARY, point, "");
         });
     }
 

@@ -71,19 +71,15 @@ public final class Rounds {
     public List<Entry> list() {
         List<Entry> entries = new ArrayList<>();
         long now = System.nanoTime();
-        for (ReplicatedVolumeId id : states.ids()) {
-            var state = states.get(id);
-            if (state.isEmpty()) continue;                                        // deleted meanwhile
-            var row = volumes.byId(id.toString());
-            if (row.isEmpty()) {                                                  // being made or deleted: listed (a sweep finds it), never due
-                entries.add(new Entry(id, state.get(), false));
+        for (Held h : held()) {
+            if (h.interval().isEmpty()) {                                      // being made or deleted: listed (a sweep finds it), never due
+                entries.add(new Entry(h.id(), h.state(), false));
                 continue;
             }
-            var interval = ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval();
-            long last = lastTry.computeIfAbsent(id.toString(), k -> now);
-            long wait = RoundDeadline.waitAfterStart(interval, log.last(id.toString()).map(RoundLog.Round::took)).toNanos();
-            boolean due = state.get().role() == ReplicaState.Role.SECONDARY && now - last >= wait;
-            entries.add(new Entry(id, state.get(), due));
+            long last = lastTry.computeIfAbsent(h.id().toString(), k -> now);
+            long wait = RoundDeadline.waitAfterStart(h.interval().get(), log.last(h.id().toString()).map(RoundLog.Round::took)).toNanos();
+            boolean due = h.state().role() == ReplicaState.Role.SECONDARY && now - last >= wait;
+            entries.add(new Entry(h.id(), h.state(), due));
         }
         return entries;
     }
@@ -94,11 +90,27 @@ public final class Rounds {
     /** This node's replicas as {@code csi4j cluster status} shows them; rows being made or deleted are left out. */
     public List<Status> status() {
         List<Status> all = new ArrayList<>();
+        for (Held h : held()) {
+            h.interval().ifPresent(interval -> all.add(new Status(h.id(), h.state(), interval, log.last(h.id().toString()))));
+        }
+        return all;
+    }
+
+    /** A state file of this node, and its volume's interval (empty while the volume row is being made or deleted). */
+    private record Held(ReplicatedVolumeId id, ReplicaState state, java.util.Optional<java.time.Duration> interval) {}
+
+    /**
+     * Every state file here with its volume row's interval, read once per volume: what {@link #list} (every tick) and
+     * {@link #status} both walk. A state deleted meanwhile is left out.
+     */
+    private List<Held> held() {
+        List<Held> all = new ArrayList<>();
         for (ReplicatedVolumeId id : states.ids()) {
             var state = states.get(id);
-            var row = volumes.byId(id.toString());
-            if (state.isEmpty() || row.isEmpty()) continue;
-            all.add(new Status(id, state.get(), ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval(), log.last(id.toString())));
+            if (state.isEmpty()) continue;
+            var interval = volumes.byId(id.toString())
+                    .map(row -> ReplicationParameters.of(row.parameters(), row.mutableParameters()).interval());
+            all.add(new Held(id, state.get(), interval));
         }
         return all;
     }
@@ -315,6 +327,31 @@ public final class Rounds {
         List<String> done = fence.get().stopWrites(id.toString());
         if (!done.isEmpty()) LOG.warning(() -> "replica of " + id + " on node '" + nodeId + "' is fenced; its writes stopped: " + done);
         return done;
+    }
+
+    /**
+     * A primary answers at {@code epoch} and this copy is behind it ({@link ReplicaStates#follow}): it becomes a secondary
+     * of that epoch and gets rounds from the primary. A FENCED copy only when nothing uses it on this node: no loop
+     * device on its image (staged, or published, which needs a stage), so a round never replaces an image under a mount
+     * (PRECONDITION otherwise, nothing changed); its image's writes since the failover are then discarded by its next
+     * round, a full copy. The catalog's ControllerPublish record is not asked: after a failover the CO's
+     * ControllerUnpublishVolume of the old node goes to the new primary, so the old node's record stays.
+     */
+    public ReplicaState follow(ReplicatedVolumeId id, long epoch) {
+        return locked(id, () -> {
+            ReplicaState s = state(id);
+            if (s.role() == ReplicaState.Role.FENCED && engine.inUse(id.toString())) {
+                throw DomainException.precondition("fenced replica of " + id + " is still staged on node '" + nodeId
+                        + "': it follows epoch " + epoch + " once unstaged");
+            }
+            ReplicaState now = states.follow(id, epoch);
+            if (!now.equals(s)) {
+                LOG.info(() -> "replica of " + id + " on node '" + nodeId + "' was " + s.role() + " at epoch " + s.epoch()
+                        + ": now a secondary of epoch " + epoch + (now.point().isEmpty() ? " holding no point (its next round is a full copy)"
+                        : " holding point " + now.point()));
+            }
+            return now;
+        });
     }
 
     /** The first step of a handoff, on the old primary: from here it refuses writable stage and publish. */

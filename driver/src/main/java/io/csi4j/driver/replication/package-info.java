@@ -5,7 +5,8 @@
  *   <li>{@link io.csi4j.driver.replication.ReplicaState} and {@link io.csi4j.driver.replication.ReplicaStates}: each
  *       replica's epoch, role and held point, durable on its node before any answer that depends on it, with the
  *       transitions that keep one primary per epoch (promote strictly above every epoch the node knows, fail over a
- *       held point with the note the volume condition reports, fence on learning a higher one), and the tombstones of
+ *       held point with the note the volume condition reports, fence on learning a higher one, follow the primary of a
+ *       higher epoch: a secondary keeping its point, a fenced copy holding none), and the tombstones of
  *       volumes deleted while a peer did not answer (the controller sweeps that peer's leftover: cluster/Sweep);</li>
  *   <li>{@link io.csi4j.driver.replication.PrimaryConfirmations}: in memory, which primaries here the controller
  *       confirmed since this node may last have been away (agent start, no controller heartbeat for the failover
@@ -16,7 +17,8 @@
  *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's lock (the primary cuts
  *       an internal point, the secondary pulls the delta and replaces its copy whole), the handoff's demotion and
  *       promotion, a failover's promotion, fencing (the state durably, then the mounts, and a block volume's loop device, read-only through the
- *       engine's {@code WriteFence}, before the answer; again at start-up for every FENCED copy), and the deletion of
+ *       engine's {@code WriteFence}, before the answer; again at start-up for every FENCED copy), following a new
+ *       primary's epoch ({@code follow}: a fenced copy only once no mount uses it), and the deletion of
  *       a replica that no round can undo; what each replica here is for {@code csi4j cluster status}
  *       ({@code status}), and on a primary the condition of a secondary that stopped getting points for two
  *       intervals ({@code lagCondition}); and, at the agent's start, finishing a round a crash stopped between

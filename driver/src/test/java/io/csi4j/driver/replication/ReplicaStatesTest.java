@@ -94,6 +94,51 @@ class ReplicaStatesTest {
         assertEquals(new ReplicaState(2, Role.SECONDARY, "rpt-7"), afterRestart.demote(ID, 2, ""));   // resynced
     }
 
+    /** Table of {@link ReplicaStates#follow}: from each state, following epoch 3. */
+    @Test
+    void aCopyBehindTheNewPrimaryFollowsItsEpoch() {
+        record Row(ReplicaState from, ReplicaState to) {}
+        var rows = List.of(
+                // a secondary of an older epoch (the other secondary after a failover): up, keeping its point
+                new Row(new ReplicaState(1, Role.SECONDARY, "rpt-7"), new ReplicaState(3, Role.SECONDARY, "rpt-7")),
+                new Row(new ReplicaState(1, Role.SECONDARY, ""), new ReplicaState(3, Role.SECONDARY, "")),
+                // an old primary that handed over at 2 (its successor named there): a secondary of 3, no successor
+                new Row(new ReplicaState(2, Role.SECONDARY, "rpt-7", "node-b"), new ReplicaState(3, Role.SECONDARY, "rpt-7")),
+                // already there: unchanged
+                new Row(new ReplicaState(3, Role.SECONDARY, "rpt-9"), new ReplicaState(3, Role.SECONDARY, "rpt-9")),
+                // a fenced copy (at the epoch it learnt, or below): a secondary holding no point (its writes go)
+                new Row(new ReplicaState(3, Role.FENCED, "rpt-7"), new ReplicaState(3, Role.SECONDARY, "")),
+                new Row(new ReplicaState(2, Role.FENCED, "rpt-7"), new ReplicaState(3, Role.SECONDARY, "")),
+                // the old primary of the handoff to epoch 3 itself: already a secondary of it, unchanged
+                new Row(new ReplicaState(3, Role.SECONDARY, "rpt-7", "node-b"), new ReplicaState(3, Role.SECONDARY, "rpt-7", "node-b")),
+                // refused: a primary (a fence or a handoff ends it), an epoch above
+                new Row(new ReplicaState(1, Role.PRIMARY, "rpt-7"), null),
+                new Row(new ReplicaState(3, Role.PRIMARY, "rpt-7"), null),
+                new Row(new ReplicaState(4, Role.SECONDARY, "rpt-7"), null),
+                new Row(new ReplicaState(4, Role.FENCED, "rpt-7"), null));
+        int i = 0;
+        for (Row row : rows) {
+            var states = new ReplicaStates(dir.resolve("row" + i++));
+            states.create(ID, row.from());
+            if (row.to() == null) {
+                refused(DomainException.Kind.PRECONDITION, () -> states.follow(ID, 3));
+                assertEquals(row.from(), states.get(ID).orElseThrow(), "unchanged: " + row);
+            } else {
+                assertEquals(row.to(), states.follow(ID, 3), row.toString());
+                assertEquals(row.to(), states.follow(ID, 3), "idempotent: " + row);
+                assertEquals(Optional.of(row.to()), new ReplicaStates(dir.resolve("row" + (i - 1))).get(ID),
+                        "durable: " + row);
+                refused(DomainException.Kind.PRECONDITION, () -> states.checkWritable(ID.toString()));
+            }
+        }
+        // a fenced copy that followed holds no point: nothing to fail over to until its first round
+        var fenced = new ReplicaStates(dir.resolve("fenced"));
+        fenced.create(ID, new ReplicaState(2, Role.FENCED, "rpt-7"));
+        fenced.follow(ID, 2);
+        var none = refused(DomainException.Kind.PRECONDITION, () -> fenced.failover(ID, 3, "note"));
+        assertTrue(none.getMessage().contains("no complete point"), none.getMessage());
+    }
+
     @Test
     void anOrdinaryVolumeIsNotTheirBusinessAndAMissingReplicaIsNotFound() {
         var states = new ReplicaStates(dir);
