@@ -30,4 +30,14 @@ public interface DataMover extends Capability {
 
     /** Removes every replica of {@code sourceVolumeId} (its volume was deleted), durably. */
     void dropReplicas(String sourceVolumeId);
+
+    /**
+     * Keeps this pool's own snapshot {@code snapshotId} of {@code volumeId} as that volume's replica (a reflink),
+     * durably, then drops the volume's other replicas, durably: an old primary that handed over keeps the point its
+     * successor pulled, the common base of its next round. False where the pool keeps no replicas (nothing changed).
+     */
+    boolean keepSnapshotAsReplica(String volumeId, String snapshotId);
+
+    /** Removes this one replica, durably; nothing when absent. */
+    void dropReplica(Replica replica);
 }

@@ -167,6 +167,14 @@ public final class PoolLayout {
     }
 
     /** Removes the replicas of a source volume but the one of snapshot {@code keep}. */
+    /** Removes one replica, durably (the directory synced); nothing when absent. */
+    public void dropReplica(Replica replica) {
+        Path path = replica(replica.sourceVolumeId(), replica.snapshotId());
+        if (type(path) == EntryType.MISSING) return;
+        deleteQuietly(path);
+        Durable.fsyncDirectory(replicas);
+    }
+
     public void dropReplicas(String sourceVolumeId, String keep) {
         boolean any = false;
         for (Replica r : replicas()) {

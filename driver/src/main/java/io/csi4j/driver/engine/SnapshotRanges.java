@@ -22,4 +22,11 @@ public interface SnapshotRanges extends Capability {
      * which, {@link RangeCursor#method}). Errors as {@link #allocatedRanges}. Reads only.
      */
     RangeCursor changedRanges(String baseSnapshotId, String targetSnapshotId, long from, BooleanSupplier cancelled);
+
+    /**
+     * As {@link #changedRanges}, from this pool's replica {@code base} (a copy of another node's snapshot of the same
+     * volume, kept by {@link DataMover}) to one of its own snapshots: what a new primary sends the copy it was handed
+     * over from, which holds that same snapshot (docs/replication.md, "Handoff"). NOT_FOUND without the replica.
+     */
+    RangeCursor changedRangesFromReplica(Replica base, String targetSnapshotId, long from, BooleanSupplier cancelled);
 }

@@ -6,6 +6,7 @@ import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.RangeCursor;
+import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.engine.SnapshotRanges;
 import io.csi4j.driver.engine.SourceImage;
 import io.csi4j.driver.model.ContentSource;
@@ -73,20 +74,20 @@ public final class SourceSender {
             }
             case ContentSource.None none -> throw DomainException.invalid("snapshot_id or volume_id is REQUIRED");
         }
-        Optional<String> base = kind == Artifact.Kind.SNAPSHOT ? base(query, id, sourceVolumeId) : Optional.empty();
+        Optional<DeltaBase.Base> base = kind == Artifact.Kind.SNAPSHOT ? base(mover, query, id, sourceVolumeId) : Optional.empty();
         try (SourceImage image = mover.openSource(kind, id);
              Copies.Copy copy = copies.start(id, false, peer, id)) {
             long toSend = 0;
-            try (RangeCursor scan = ranges(image, base, id, cancelled)) {
+            try (RangeCursor scan = ranges(image, base, sourceVolumeId, id, cancelled)) {
                 for (RangeCursor.Range r = scan.next(); r != null; r = scan.next()) toSend += r.length();
             }
             copy.total(toSend);
-            if (!sink.send(new SourcePart.Header(image.sizeBytes(), sourceVolumeId, base.orElse(""), toSend))) return;
+            if (!sink.send(new SourcePart.Header(image.sizeBytes(), sourceVolumeId, base.map(DeltaBase.Base::id).orElse(""), toSend))) return;
             long ranges = 0;
             long dataBytes = 0;
             long sendingNanos = 0;
             long started = System.nanoTime();
-            try (RangeCursor cursor = ranges(image, base, id, cancelled); ChunkReader reader = new ChunkReader(image, cursor)) {
+            try (RangeCursor cursor = ranges(image, base, sourceVolumeId, id, cancelled); ChunkReader reader = new ChunkReader(image, cursor)) {
                 for (ChunkReader.Chunk chunk = reader.next(); chunk != null; chunk = reader.next()) {
                     try {
                         bandwidth.take(chunk.length());
@@ -115,22 +116,25 @@ public final class SourceSender {
         }
     }
 
-    /**
-     * The receiver's replica of the target itself (then nothing needs sending), else the newest of its replicas that is
-     * a ready snapshot of the same volume here, if any.
-     */
-    private Optional<String> base(SourceQuery query, String target, String sourceVolumeId) {
+    /** The base of the copy, by {@link DeltaBase#choose}: this node's snapshots of the volume, then its replicas of it. */
+    private Optional<DeltaBase.Base> base(DataMover mover, SourceQuery query, String target, String sourceVolumeId) {
         if (engine.capability(SnapshotRanges.class).isEmpty()) return Optional.empty();
-        if (query.baseSnapshotIds().contains(target)) return Optional.of(target);
-        return query.baseSnapshotIds().stream()
+        var snapshots = query.baseSnapshotIds().stream()
                 .map(b -> catalog.snapshots().byId(b)).flatMap(Optional::stream)
                 .filter(s -> s.state() == State.READY && s.sourceVolumeId().equals(sourceVolumeId))
-                .max(Comparator.comparing(SnapshotRecord::createdAt)).map(SnapshotRecord::id);
+                .map(s -> new DeltaBase.Snapshot(s.id(), s.createdAt())).toList();
+        var replicas = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(sourceVolumeId)).map(Replica::snapshotId).toList();
+        return DeltaBase.choose(target, query.baseSnapshotIds(), snapshots, replicas);
     }
 
-    private RangeCursor ranges(SourceImage image, Optional<String> base, String target, BooleanSupplier cancelled) {
-        return base.isPresent() ? engine.capability(SnapshotRanges.class).orElseThrow().changedRanges(base.get(), target, 0, cancelled)
-                : image.allocated(cancelled);
+    private RangeCursor ranges(SourceImage image, Optional<DeltaBase.Base> base, String sourceVolumeId, String target,
+                               BooleanSupplier cancelled) {
+        if (base.isEmpty()) return image.allocated(cancelled);
+        SnapshotRanges maps = engine.capability(SnapshotRanges.class).orElseThrow();
+        return switch (base.get()) {
+            case DeltaBase.OfSnapshot s -> maps.changedRanges(s.id(), target, 0, cancelled);
+            case DeltaBase.OfReplica r -> maps.changedRangesFromReplica(new Replica(sourceVolumeId, r.id()), target, 0, cancelled);
+        };
     }
 
     private SnapshotRecord readySnapshot(String id) {

@@ -191,6 +191,22 @@ public final class Rounds {
             for (SnapshotRecord old : points(id)) {
                 if (old.name().startsWith(prefix) && !old.id().equals(point.id()) && !old.id().equals(held)) snapshots.deletePoint(old.id());
             }
+            var mover = engine.capability(DataMover.class);
+            if (handingOver) {
+                // the successor pulls exactly this point: kept here as the replica this copy's image equals (nothing writes
+                // to a demoted copy), the common base of its first round from the successor. The replica is durable, the
+                // others gone, before the state names it: a crash between leaves one replica other than the state's point,
+                // which finishCutShort rolls forward to (the same content as the image).
+                if (mover.isPresent() && mover.get().keepSnapshotAsReplica(id.toString(), point.id())) states.holding(id, point.id());
+            } else {
+                // a primary's replica of a point its predecessor cut (for this holder's handoff) is the holder's base
+                // until the holder holds another point
+                mover.ifPresent(m -> m.replicas().stream()
+                        .filter(r -> r.sourceVolumeId().equals(id.toString()) && !r.snapshotId().equals(held))
+                        .filter(r -> ObjectId.parse(ObjectId.Kind.SNAPSHOT, r.snapshotId())
+                                .map(o -> o.nodeTag().equals(ObjectId.nodeTag(holder))).orElse(false))
+                        .forEach(m::dropReplica));
+            }
             return point.id();
         });
     }

@@ -6,9 +6,11 @@ import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
 import io.csi4j.driver.engine.RangeCursor;
+import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.engine.SnapshotRanges;
 import io.csi4j.driver.os.ExtentFile;
 import io.csi4j.driver.storage.StorageException;
+import java.nio.file.Path;
 import java.util.function.BooleanSupplier;
 
 /** What a snapshot's image holds and what changed between two ({@link SnapshotRanges}), from extents or data. */
@@ -37,7 +39,10 @@ final class ImageBlockMaps implements SnapshotRanges {
      */
     @Override
     public RangeCursor changedRanges(String baseSnapshotId, String targetSnapshotId, long from, BooleanSupplier cancelled) {
-        ExtentFile base = openSnapshot(baseSnapshotId);
+        return delta(openSnapshot(baseSnapshotId), targetSnapshotId, from, cancelled);
+    }
+
+    private RangeCursor delta(ExtentFile base, String targetSnapshotId, long from, BooleanSupplier cancelled) {
         ExtentFile target = null;
         try {
             target = openSnapshot(targetSnapshotId);
@@ -52,6 +57,17 @@ final class ImageBlockMaps implements SnapshotRanges {
             if (target != null) target.close();
             throw e;
         }
+    }
+
+    /** As {@link #changedRanges}: the replica is a reflink of the image it was built as, so extents are shared too. */
+    @Override
+    public RangeCursor changedRangesFromReplica(Replica base, String targetSnapshotId, long from, BooleanSupplier cancelled) {
+        ExtentFile baseFile = translate("opening replica " + base, () -> {
+            Path path = images.layout().replica(base.sourceVolumeId(), base.snapshotId());
+            if (PoolLayout.type(path) != EntryType.FILE) throw StorageException.notFound("replica " + base + " is not in the pool");
+            return ExtentFile.open(path);
+        });
+        return delta(baseFile, targetSnapshotId, from, cancelled);
     }
 
     private ExtentFile openSnapshot(String snapshotId) {

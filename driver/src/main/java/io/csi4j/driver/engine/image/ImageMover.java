@@ -109,6 +109,33 @@ final class ImageMover implements DataMover {
         });
     }
 
+    @Override
+    public boolean keepSnapshotAsReplica(String volumeId, String snapshotId) {
+        if (!images.pool().reflink()) return false;
+        Replica keep = new Replica(volumeId, snapshotId);
+        translate("keeping snapshot " + snapshotId + " as a replica", () -> {
+            images.store().require(Artifact.Kind.SNAPSHOT, snapshotId);
+            Path temp = images.layout().temporary(snapshotId, ".replica");
+            try {
+                Reflink.clone(images.snapshotImage(snapshotId), temp);
+                images.layout().commitReplica(temp, keep);
+                images.layout().dropReplicas(volumeId, snapshotId);   // after the commit: never no base and never two
+            } finally {
+                PoolLayout.deleteQuietly(temp);
+            }
+            return null;
+        });
+        return true;
+    }
+
+    @Override
+    public void dropReplica(Replica replica) {
+        translate("dropping replica " + replica, () -> {
+            images.layout().dropReplica(replica);
+            return null;
+        });
+    }
+
     private Path replicaFile(Replica replica) {
         return images.layout().replica(replica.sourceVolumeId(), replica.snapshotId());
     }

@@ -1,0 +1,169 @@
+package io.csi4j.cli.cluster;
+
+import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.testing.Privileged;
+import io.csi4j.proto.cluster.GetReplicaRequest;
+import io.csi4j.proto.cluster.GetReplicaResponse;
+import io.csi4j.proto.csi.CapacityRange;
+import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
+import io.csi4j.proto.csi.DeleteVolumeRequest;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * After a planned handoff A -> B the old primary A resyncs from the common base (issue 28, docs/replication.md
+ * "Handoff"): A kept the final point B pulled as its replica, B kept its replica of that point, so B's first round to A
+ * is a delta against it, not a full copy. Real processes: a controller and two image-engine agents over mutual TLS.
+ */
+class ClusterHandoffBaseTest {
+    static final long MIB = 1L << 20;
+    static final long BULK = 64 * MIB;
+
+    @TempDir
+    static Path tmp;
+    static FailoverPair fx;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Privileged.requireRoot();
+        fx = new FailoverPair(tmp, 8);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (fx != null) fx.close();
+    }
+
+    @Test
+    void theOldPrimarysFirstRoundAfterAHandoffIsADeltaAgainstThePointItHandedOver() throws Exception {
+        String id = fx.csi().createVolume(replicated("base", 2, "24h")
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(128 * MIB)).build()).getVolume().getVolumeId();
+        var tags = ReplicatedVolumeId.parse(id).orElseThrow().tags();
+        String a = tags.get(0);
+        String b = tags.get(1);
+        String mounted = null;
+        try {
+            fx.controllerPublish(a, id);
+            Path onA = fx.stageAndPublish(a, id);
+            mounted = a;
+            byte[] bulkSum = writeBulk(onA.resolve("bulk"));
+            writeRecords(onA.resolve("records"), 0, 2000);
+            var first = fx.round(b, a, id);
+            System.out.printf("first round of %s: %d bytes (full)%n", b, first.getBytesReceived());
+            assertTrue(first.getBytesReceived() >= BULK, "a full copy of the 64 MiB written: " + first.getBytesReceived());
+            fx.unpublishAndUnstage(a, id);
+            mounted = null;
+            unpublish(a, id);
+
+            fx.controllerPublish(b, id);                                   // the handoff: B pulls A's final point P
+            assertEquals("PRIMARY", replica(b, id).getRole());
+            String handed = replica(b, id).getPoint();
+            var aAfter = replica(a, id);
+            assertEquals("SECONDARY", aAfter.getRole());
+            assertEquals(handed, aAfter.getPoint(), "A holds the point it handed over");
+
+            Path onB = fx.stageAndPublish(b, id);
+            mounted = b;
+            assertRecords(onB.resolve("records"), 2000);
+            assertArrayEquals(bulkSum, sum(onB.resolve("bulk")));
+            writeRecords(onB.resolve("records"), 2000, 3000);
+            fx.unpublishAndUnstage(b, id);
+            mounted = null;
+
+            var back = fx.round(a, b, id);                                  // B's first round to A
+            System.out.printf("first round of %s from %s after the handoff: %d bytes since %s (%d MiB written before)%n", a, b,
+                    back.getBytesReceived(), back.getBasePoint(), BULK / MIB);
+            assertEquals(handed, back.getBasePoint(), "a delta against the point A handed over");
+            assertTrue(back.getBytesReceived() > 0 && back.getBytesReceived() < BULK / 8, "a delta: " + back.getBytesReceived());
+            assertEquals(back.getPoint(), replica(a, id).getPoint());
+
+            var next = fx.round(a, b, id);                                  // and then deltas against B's own points
+            assertEquals(back.getPoint(), next.getBasePoint());
+            assertTrue(next.getBytesReceived() < BULK / 8, "a delta: " + next.getBytesReceived());
+
+            unpublish(b, id);
+            fx.controllerPublish(a, id);                                   // a handoff back: A serves B's data
+            assertEquals("PRIMARY", replica(a, id).getRole());
+            Path again = fx.stageAndPublish(a, id);
+            mounted = a;
+            assertRecords(again.resolve("records"), 3000);
+            assertArrayEquals(bulkSum, sum(again.resolve("bulk")));
+            fx.unpublishAndUnstage(a, id);
+            mounted = null;
+            unpublish(a, id);
+
+            fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+            for (String n : List.of(a, b)) {
+                assertFalse(replica(n, id).getPresent(), n + " holds nothing after the delete");
+                assertEquals(List.of(), mentioning(n, id), "nothing of the volume left on " + n);
+            }
+        } finally {
+            if (mounted != null) fx.unpublishAndUnstage(mounted, id);
+        }
+    }
+
+    /** 64 MiB of seeded random bytes, fsynced; returns their SHA-256. */
+    static byte[] writeBulk(Path file) throws Exception {
+        var random = new Random(28);
+        var digest = MessageDigest.getInstance("SHA-256");
+        byte[] chunk = new byte[(int) MIB];
+        try (var ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            for (long at = 0; at < BULK; at += MIB) {
+                random.nextBytes(chunk);
+                digest.update(chunk);
+                ch.write(ByteBuffer.wrap(chunk), at);
+            }
+            ch.force(true);
+        }
+        return digest.digest();
+    }
+
+    static byte[] sum(Path file) throws Exception {
+        var digest = MessageDigest.getInstance("SHA-256");
+        byte[] chunk = new byte[(int) MIB];
+        try (var in = Files.newInputStream(file)) {
+            for (int n = in.read(chunk); n > 0; n = in.read(chunk)) digest.update(chunk, 0, n);
+        }
+        return digest.digest();
+    }
+
+    static void unpublish(String node, String id) {
+        fx.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
+    }
+
+    static GetReplicaResponse replica(String node, String id) {
+        return fx.agent(node).getReplica(GetReplicaRequest.newBuilder().setVolumeId(id).build());
+    }
+
+    /** Every file under the node's pool (images, snapshots, replicas, .tmp) and replication dir naming the volume. */
+    static List<Path> mentioning(String node, String id) throws Exception {
+        List<Path> found = new ArrayList<>();
+        for (Path dir : List.of(tmp.resolve(node).resolve("pool"), tmp.resolve(node).resolve("replication"))) {
+            if (!Files.exists(dir)) continue;
+            try (Stream<Path> all = Files.walk(dir)) {
+                all.filter(p -> p.getFileName().toString().contains(id)).forEach(found::add);
+            }
+        }
+        return found;
+    }
+}
