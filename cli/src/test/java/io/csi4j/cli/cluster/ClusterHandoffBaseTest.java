@@ -115,7 +115,7 @@ class ClusterHandoffBaseTest {
             fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
             for (String n : List.of(a, b)) {
                 assertFalse(replica(n, id).getPresent(), n + " holds nothing after the delete");
-                assertEquals(List.of(), mentioning(n, id), "nothing of the volume left on " + n);
+                assertEquals(List.of(), mentioning(tmp, n, id), "nothing of the volume left on " + n);
             }
         } finally {
             if (mounted != null) fx.unpublishAndUnstage(mounted, id);
@@ -156,7 +156,7 @@ class ClusterHandoffBaseTest {
     }
 
     /** Every file under the node's pool (images, snapshots, replicas, .tmp) and replication dir naming the volume. */
-    static List<Path> mentioning(String node, String id) throws Exception {
+    static List<Path> mentioning(Path tmp, String node, String id) throws Exception {
         List<Path> found = new ArrayList<>();
         for (Path dir : List.of(tmp.resolve(node).resolve("pool"), tmp.resolve(node).resolve("replication"))) {
             if (!Files.exists(dir)) continue;

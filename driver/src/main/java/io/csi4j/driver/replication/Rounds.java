@@ -16,6 +16,7 @@ import io.csi4j.driver.volume.Volumes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -200,11 +201,13 @@ public final class Rounds {
                 if (mover.isPresent() && mover.get().keepSnapshotAsReplica(id.toString(), point.id())) states.holding(id, point.id());
             } else {
                 // a primary's replica of a point its predecessor cut (for this holder's handoff) is the holder's base
-                // until the holder holds another point
+                // until the holder holds another point; one of a point this node cut itself (kept when it handed over,
+                // before a failover made it primary again) is no one's base: its snapshot serves if it is still kept
+                Set<String> notNeeded = Set.copyOf(List.of(ObjectId.nodeTag(holder), ObjectId.nodeTag(nodeId)));
                 mover.ifPresent(m -> m.replicas().stream()
                         .filter(r -> r.sourceVolumeId().equals(id.toString()) && !r.snapshotId().equals(held))
                         .filter(r -> ObjectId.parse(ObjectId.Kind.SNAPSHOT, r.snapshotId())
-                                .map(o -> o.nodeTag().equals(ObjectId.nodeTag(holder))).orElse(false))
+                                .map(o -> notNeeded.contains(o.nodeTag())).orElse(false))
                         .forEach(m::dropReplica));
             }
             return point.id();
