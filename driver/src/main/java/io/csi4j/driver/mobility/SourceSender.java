@@ -84,11 +84,14 @@ public final class SourceSender {
                     for (RangeCursor.Range r = scan.next(); r != null; r = scan.next()) toSend += r.length();
                 }
             }
-            copy.total(toSend);
-            if (!sink.send(new SourcePart.Header(image.sizeBytes(), sourceVolumeId, base.orElse(""), toSend))) {
-                held.ifPresent(HeldRanges::close);
-                return;
+            boolean headerSent = false;
+            try {
+                copy.total(toSend);
+                headerSent = sink.send(new SourcePart.Header(image.sizeBytes(), sourceVolumeId, base.orElse(""), toSend));
+            } finally {
+                if (!headerSent) held.ifPresent(HeldRanges::close);   // its files stay open only for the loop below
             }
+            if (!headerSent) return;
             long ranges = 0;
             long dataBytes = 0;
             long sendingNanos = 0;
