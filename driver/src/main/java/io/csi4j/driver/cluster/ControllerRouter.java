@@ -28,6 +28,7 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
     private final Placement placement;
     private final ClusterPageToken tokens;
     private final Replicas replicas;
+    private final ReplicaSnapshotNames snapshotNames;
 
     public ControllerRouter(Agents agents, ClusterPageToken tokens, java.time.Duration failoverAfter) {
         this.agents = agents;
@@ -35,6 +36,7 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
         this.placement = new Placement(agents);
         this.tokens = tokens;
         this.replicas = new Replicas(agents, placement, failoverAfter);
+        this.snapshotNames = new ReplicaSnapshotNames(agents, replicas);
     }
 
     @Override
@@ -199,7 +201,13 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void createSnapshot(CreateSnapshotRequest req, StreamObserver<CreateSnapshotResponse> out) {
-        TransportThread.route(out, () -> volume(req.getSourceVolumeId()).forward(ControllerGrpc.getCreateSnapshotMethod(), req, out));
+        TransportThread.route(out, () -> snapshotSource(req).forward(ControllerGrpc.getCreateSnapshotMethod(), req, out));
+    }
+
+    /** A replicated source: the replica's node that holds that name already (a retry after a handoff), else the primary. */
+    private Agent snapshotSource(CreateSnapshotRequest req) {
+        var replicated = ReplicatedVolumeId.parse(req.getSourceVolumeId());
+        return replicated.isPresent() ? snapshotNames.nodeFor(replicated.get(), req.getName()) : volume(req.getSourceVolumeId());
     }
 
     @Override

@@ -16,14 +16,17 @@ import io.grpc.stub.StreamObserver;
 /**
  * csi.v1.GroupController of the cluster controller. A group snapshot whose members are all on one node is
  * that node's (write-order consistent there); one whose members are on several nodes is cut by
- * {@link CrossNodeGroupSnapshots} (freeze all, cut all, thaw all across the agents).
+ * {@link CrossNodeGroupSnapshots} (freeze all, cut all, thaw all across the agents). A replicated member is cut on
+ * its current primary's node (UNAVAILABLE while a handoff runs: the CO retries), as CreateSnapshot of it is.
  */
 public final class GroupControllerRouter extends GroupControllerGrpc.GroupControllerImplBase {
     private final Owners owners;
     private final CrossNodeGroupSnapshots crossNode;
+    private final Replicas replicas;
 
     public GroupControllerRouter(Agents agents) {
         this.owners = new Owners(agents);
+        this.replicas = new Replicas(agents, new Placement(agents), Replicas.FAILOVER_AFTER);  // only finds primaries
         this.crossNode = new CrossNodeGroupSnapshots(agents);
     }
 
@@ -39,7 +42,7 @@ public final class GroupControllerRouter extends GroupControllerGrpc.GroupContro
     }
 
     private void create(CreateVolumeGroupSnapshotRequest req, StreamObserver<CreateVolumeGroupSnapshotResponse> out) {
-        Map<Agent, List<String>> byNode = owners.byNode(Kind.VOLUME, req.getSourceVolumeIdsList(), "source volume");
+        Map<Agent, List<String>> byNode = owners.byServingNode(req.getSourceVolumeIdsList(), "source volume", replicas::primary);
         if (byNode.size() <= 1 || new HashSet<>(req.getSourceVolumeIdsList()).size() != req.getSourceVolumeIdsCount()) {
             // one node (or a request that node refuses as it stands, e.g. duplicate ids): that node answers
             Agent node = byNode.isEmpty() ? owners.of(Kind.VOLUME, "", "source volume") : byNode.keySet().iterator().next();
