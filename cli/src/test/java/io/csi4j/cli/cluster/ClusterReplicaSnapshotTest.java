@@ -59,6 +59,8 @@ class ClusterReplicaSnapshotTest {
     static Path tmp;
     static ReplicaFixture f;
     static final Map<String, ManagedChannel> NODE_CHANNELS = new ConcurrentHashMap<>();
+    /** Volumes mounted and not yet unmounted ({node, id}): a failed test leaves no mount behind. */
+    static final java.util.Set<List<String>> MOUNTED = ConcurrentHashMap.newKeySet();
 
     @BeforeAll
     static void start() throws Exception {
@@ -68,6 +70,13 @@ class ClusterReplicaSnapshotTest {
 
     @AfterAll
     static void stop() throws Exception {
+        for (List<String> m : List.copyOf(MOUNTED)) {
+            try {
+                unmount(m.get(0), m.get(1));
+            } catch (RuntimeException e) {
+                System.err.println("unmounting " + m + " after a failure: " + e);
+            }
+        }
         NODE_CHANNELS.values().forEach(ManagedChannel::shutdownNow);
         if (f != null) f.close();
     }
@@ -95,6 +104,7 @@ class ClusterReplicaSnapshotTest {
                 .setVolumeCapability(ext4()).build());
         Path staging = Files.createDirectories(tmp.resolve("staging-" + node).resolve(id));
         Path target = Files.createDirectories(tmp.resolve("target-" + node)).resolve(id);
+        MOUNTED.add(List.of(node, id));
         node(node).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
                 .setVolumeCapability(ext4()).build());
         node(node).nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
@@ -108,6 +118,7 @@ class ClusterReplicaSnapshotTest {
         node(node).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
                 .setStagingTargetPath(tmp.resolve("staging-" + node).resolve(id).toString()).build());
         f.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
+        MOUNTED.remove(List.of(node, id));
     }
 
     static String ordinary(String name, String node) {
@@ -178,6 +189,9 @@ class ClusterReplicaSnapshotTest {
         // the handoff: b becomes the primary with every record; the next group snapshot is cut there
         Path moved = mount(b, id).resolve("records");
         assertRecords(moved, 2000);
+        // a retry of the first by name: the same group, where it was cut (not cut again on b, not ALREADY_EXISTS)
+        assertEquals(first, groups().createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest.newBuilder()
+                .setName("group-before").addSourceVolumeIds(id).addSourceVolumeIds(plain).build()).getGroupSnapshot());
         writeRecords(moved, 2000, 3000);
         VolumeGroupSnapshot after = groups().createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest.newBuilder()
                 .setName("group-after").addSourceVolumeIds(id).addSourceVolumeIds(plain).build()).getGroupSnapshot();
@@ -185,6 +199,11 @@ class ClusterReplicaSnapshotTest {
         assertEquals(tag(b), ownerTag(memberOf(after, plain).getSnapshotId()));
         unmount(b, id);
         assertRestores(memberOf(after, id), b, 3000);
+        // back to a: a retry of the second (one node's, on b) by name is still b's
+        mount(a, id);
+        unmount(a, id);
+        assertEquals(after, groups().createVolumeGroupSnapshot(CreateVolumeGroupSnapshotRequest.newBuilder()
+                .setName("group-after").addSourceVolumeIds(id).addSourceVolumeIds(plain).build()).getGroupSnapshot());
 
         // Get and Delete of both (the first spans nodes, the second is one node's) by their ids
         for (VolumeGroupSnapshot g : List.of(first, after)) {

@@ -3,6 +3,7 @@ package io.csi4j.driver.cluster;
 import static io.csi4j.driver.csi.WireMapping.reply;
 
 import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.sdk.CsiException;
 import java.util.HashSet;
@@ -43,7 +44,15 @@ public final class GroupControllerRouter extends GroupControllerGrpc.GroupContro
 
     private void create(CreateVolumeGroupSnapshotRequest req, StreamObserver<CreateVolumeGroupSnapshotResponse> out) {
         Map<Agent, List<String>> byNode = owners.byServingNode(req.getSourceVolumeIdsList(), "source volume", replicas::primary);
-        if (byNode.size() <= 1 || new HashSet<>(req.getSourceVolumeIdsList()).size() != req.getSourceVolumeIdsCount()) {
+        // a replicated member's primary may have moved since a group of this name was cut: answer where it was cut
+        var named = req.getSourceVolumeIdsList().stream().anyMatch(id -> ReplicatedVolumeId.parse(id).isPresent())
+                ? crossNode.named(req.getName()) : java.util.Optional.<CrossNodeGroupSnapshots.Named>empty();
+        if (named.isPresent() && !named.get().clusterWide()) {
+            named.get().node().forward(GroupControllerGrpc.getCreateVolumeGroupSnapshotMethod(), req, out);
+            return;
+        }
+        boolean spans = named.isPresent() || byNode.size() > 1;
+        if (!spans || new HashSet<>(req.getSourceVolumeIdsList()).size() != req.getSourceVolumeIdsCount()) {
             // one node (or a request that node refuses as it stands, e.g. duplicate ids): that node answers
             Agent node = byNode.isEmpty() ? owners.of(Kind.VOLUME, "", "source volume") : byNode.keySet().iterator().next();
             node.forward(GroupControllerGrpc.getCreateVolumeGroupSnapshotMethod(), req, out);
