@@ -28,6 +28,7 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
     private final Placement placement;
     private final ClusterPageToken tokens;
     private final Replicas replicas;
+    private final ReplicaSnapshotNames snapshotNames;
 
     public ControllerRouter(Agents agents, ClusterPageToken tokens, java.time.Duration failoverAfter) {
         this.agents = agents;
@@ -35,6 +36,7 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
         this.placement = new Placement(agents);
         this.tokens = tokens;
         this.replicas = new Replicas(agents, placement, failoverAfter);
+        this.snapshotNames = new ReplicaSnapshotNames(agents, replicas);
     }
 
     @Override
@@ -199,7 +201,13 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void createSnapshot(CreateSnapshotRequest req, StreamObserver<CreateSnapshotResponse> out) {
-        TransportThread.route(out, () -> volume(req.getSourceVolumeId()).forward(ControllerGrpc.getCreateSnapshotMethod(), req, out));
+        TransportThread.route(out, () -> snapshotSource(req).forward(ControllerGrpc.getCreateSnapshotMethod(), req, out));
+    }
+
+    /** A replicated source: the replica's node that holds that name already (a retry after a handoff), else the primary. */
+    private Agent snapshotSource(CreateSnapshotRequest req) {
+        var replicated = ReplicatedVolumeId.parse(req.getSourceVolumeId());
+        return replicated.isPresent() ? snapshotNames.nodeFor(replicated.get(), req.getName()) : volume(req.getSourceVolumeId());
     }
 
     @Override
@@ -212,13 +220,16 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
         TransportThread.route(out, () -> snapshot(req.getSnapshotId()).forward(ControllerGrpc.getGetSnapshotMethod(), req, out));
     }
 
-    /** Filtered by snapshot or source volume: that one node (an id of no node matches nothing); else every node. */
+    /**
+     * Filtered by snapshot or source volume: that one node (an id of no node matches nothing; a replicated source: the
+     * nodes of its replicas, which keep the snapshots taken while each was primary); else every node.
+     */
     @Override
     public void listSnapshots(ListSnapshotsRequest req, StreamObserver<ListSnapshotsResponse> out) {
         List<Agent> nodes;
         try {
             nodes = !req.getSnapshotId().isEmpty() ? List.of(snapshot(req.getSnapshotId()))
-                    : !req.getSourceVolumeId().isEmpty() ? List.of(volume(req.getSourceVolumeId()))
+                    : !req.getSourceVolumeId().isEmpty() ? snapshotNodes(req.getSourceVolumeId())
                     : null;
         } catch (CsiException e) {
             if (e.code() != Status.Code.NOT_FOUND) throw e;
@@ -243,6 +254,18 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
         var replicated = ReplicatedVolumeId.parse(id);
         if (replicated.isPresent()) return replicas.primary(replicated.get());
         return owners.of(Kind.VOLUME, id, "volume");
+    }
+
+    /** The nodes that may hold snapshots of a source: its own, or every node of a replicated one's replicas. */
+    private List<Agent> snapshotNodes(String sourceId) {
+        var replicated = ReplicatedVolumeId.parse(sourceId);
+        if (replicated.isEmpty()) return List.of(volume(sourceId));
+        List<String> tags = replicated.get().tags();
+        // a replica's node not known yet may be an agent not identified: then every node must be, or the list is partial
+        if (tags.stream().anyMatch(tag -> agents.byNodeTag(tag).isEmpty())) agents.requireAllIdentified("ListSnapshots of " + sourceId);
+        List<Agent> nodes = tags.stream().flatMap(tag -> agents.byNodeTag(tag).stream()).toList();
+        if (nodes.isEmpty()) throw CsiException.notFound("volume " + sourceId + " does not exist");
+        return nodes;
     }
 
     private Agent snapshot(String id) {

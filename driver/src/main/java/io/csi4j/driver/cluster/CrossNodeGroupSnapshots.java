@@ -89,14 +89,35 @@ final class CrossNodeGroupSnapshots {
             throw CsiException.alreadyExists("group snapshot '" + name + "' already exists (" + String.join(", ", ids)
                     + ") for source volumes " + heldSources.stream().sorted().toList());
         }
-        boolean complete = held.keySet().equals(byNode.keySet()) && held.values().stream().allMatch(FindGroupSnapshotResponse::getReady)
-                && byNode.entrySet().stream().allMatch(e -> new HashSet<>(e.getValue()).equals(
-                        new HashSet<>(held.get(e.getKey()).getSourceVolumeIdsList())));
+        // complete: every source has its member in one ready part, wherever it was cut (a replicated member's primary
+        // may have moved since: its part stays on the node that cut it)
+        int members = held.values().stream().mapToInt(FindGroupSnapshotResponse::getSourceVolumeIdsCount).sum();
+        boolean complete = held.values().stream().allMatch(FindGroupSnapshotResponse::getReady)
+                && heldSources.equals(new HashSet<>(sources)) && members == sources.size();
         if (complete) return get(id, List.of());
         LOG.warning("group snapshot '" + name + "' (" + id + ") is cut on " + held.keySet() + " only; removing it to cut it again");
         Fanout.all(List.copyOf(held.keySet()), a -> a.groupController().deleteVolumeGroupSnapshot(
                 DeleteVolumeGroupSnapshotRequest.newBuilder().setGroupSnapshotId(id).build())).fromAll();
         return null;
+    }
+
+    /** A group snapshot of this name on some node: the node that holds (a part of) it, and its id. */
+    record Named(Agent node, String groupSnapshotId) {
+        boolean clusterWide() {
+            return ObjectId.parse(ObjectId.Kind.GROUP_SNAPSHOT, groupSnapshotId).map(ObjectId::clusterWide).orElse(false);
+        }
+    }
+
+    /**
+     * The group snapshot named {@code name} on any node that answers, if any: a group with a replicated member
+     * retried after a handoff is answered where it was cut, not cut again on the new primary. Silent nodes are not
+     * waited for (their parts, if any, are found by the cross-node path, which needs every node).
+     */
+    java.util.Optional<Named> named(String name) {
+        if (name.isEmpty()) return java.util.Optional.empty();
+        var answers = Fanout.all(agents.nodes(), a -> a.nodeAgent().findGroupSnapshot(FindGroupSnapshotRequest.newBuilder().setName(name).build()));
+        return answers.results().entrySet().stream().filter(e -> !e.getValue().getGroupSnapshotId().isEmpty())
+                .map(e -> new Named(e.getKey(), e.getValue().getGroupSnapshotId())).findFirst();
     }
 
     VolumeGroupSnapshot get(String id, List<String> snapshotIds) {

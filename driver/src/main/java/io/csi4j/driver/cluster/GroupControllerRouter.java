@@ -3,6 +3,7 @@ package io.csi4j.driver.cluster;
 import static io.csi4j.driver.csi.WireMapping.reply;
 
 import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.sdk.CsiException;
 import java.util.HashSet;
@@ -16,14 +17,17 @@ import io.grpc.stub.StreamObserver;
 /**
  * csi.v1.GroupController of the cluster controller. A group snapshot whose members are all on one node is
  * that node's (write-order consistent there); one whose members are on several nodes is cut by
- * {@link CrossNodeGroupSnapshots} (freeze all, cut all, thaw all across the agents).
+ * {@link CrossNodeGroupSnapshots} (freeze all, cut all, thaw all across the agents). A replicated member is cut on
+ * its current primary's node (UNAVAILABLE while a handoff runs: the CO retries), as CreateSnapshot of it is.
  */
 public final class GroupControllerRouter extends GroupControllerGrpc.GroupControllerImplBase {
     private final Owners owners;
     private final CrossNodeGroupSnapshots crossNode;
+    private final Replicas replicas;
 
     public GroupControllerRouter(Agents agents) {
         this.owners = new Owners(agents);
+        this.replicas = new Replicas(agents, new Placement(agents), Replicas.FAILOVER_AFTER);  // only finds primaries
         this.crossNode = new CrossNodeGroupSnapshots(agents);
     }
 
@@ -39,8 +43,16 @@ public final class GroupControllerRouter extends GroupControllerGrpc.GroupContro
     }
 
     private void create(CreateVolumeGroupSnapshotRequest req, StreamObserver<CreateVolumeGroupSnapshotResponse> out) {
-        Map<Agent, List<String>> byNode = owners.byNode(Kind.VOLUME, req.getSourceVolumeIdsList(), "source volume");
-        if (byNode.size() <= 1 || new HashSet<>(req.getSourceVolumeIdsList()).size() != req.getSourceVolumeIdsCount()) {
+        Map<Agent, List<String>> byNode = owners.byServingNode(req.getSourceVolumeIdsList(), "source volume", replicas::primary);
+        // a replicated member's primary may have moved since a group of this name was cut: answer where it was cut
+        var named = req.getSourceVolumeIdsList().stream().anyMatch(id -> ReplicatedVolumeId.parse(id).isPresent())
+                ? crossNode.named(req.getName()) : java.util.Optional.<CrossNodeGroupSnapshots.Named>empty();
+        if (named.isPresent() && !named.get().clusterWide()) {
+            named.get().node().forward(GroupControllerGrpc.getCreateVolumeGroupSnapshotMethod(), req, out);
+            return;
+        }
+        boolean spans = named.isPresent() || byNode.size() > 1;
+        if (!spans || new HashSet<>(req.getSourceVolumeIdsList()).size() != req.getSourceVolumeIdsCount()) {
             // one node (or a request that node refuses as it stands, e.g. duplicate ids): that node answers
             Agent node = byNode.isEmpty() ? owners.of(Kind.VOLUME, "", "source volume") : byNode.keySet().iterator().next();
             node.forward(GroupControllerGrpc.getCreateVolumeGroupSnapshotMethod(), req, out);

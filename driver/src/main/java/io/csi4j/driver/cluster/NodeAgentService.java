@@ -13,6 +13,7 @@ import io.csi4j.driver.mobility.SourceSender;
 import io.csi4j.driver.mobility.VolumeImports;
 import io.csi4j.driver.model.State;
 import io.csi4j.driver.snapshot.GroupSnapshots;
+import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.proto.cluster.*;
@@ -75,10 +76,12 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     private final Peers peers;
     private final ReplicaStates replicas;
     private final Rounds rounds;
+    private final Snapshots snapshots;
 
     public NodeAgentService(StorageEngine engine, Volumes volumes, GroupSnapshots groupSnapshots,
                             SourceSender sender, VolumeImports imports, Copies copies, Peers peers, ReplicaStates replicas,
-                            Rounds rounds) {
+                            Rounds rounds, Snapshots snapshots) {
+        this.snapshots = snapshots;
         this.replicas = replicas;
         this.rounds = rounds;
         this.engine = engine;
@@ -312,6 +315,13 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
             groupSnapshots.byName(req.getName()).ifPresent(g -> b.setGroupSnapshotId(g.id())
                     .addAllSourceVolumeIds(g.sourceVolumeIds()).setReady(g.state() == State.READY));
         }
+        reply(out, b.build());
+    }
+
+    @Override
+    public void findSnapshot(FindSnapshotRequest req, StreamObserver<FindSnapshotResponse> out) {
+        var b = FindSnapshotResponse.newBuilder();
+        snapshots.byName(req.getName()).ifPresent(s -> b.setSnapshotId(s.id()).setSourceVolumeId(s.sourceVolumeId()));
         reply(out, b.build());
     }
 

@@ -1,11 +1,14 @@
 package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.sdk.CsiException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.ArrayList;
+import java.util.Optional;
+import java.util.function.Function;
 
 /** Which agent a request goes to, from the ids in it. */
 final class Owners {
@@ -53,12 +56,27 @@ final class Owners {
         return byNode(kind, ids, what, null);
     }
 
+    /**
+     * Volume ids grouped by the node that serves each: a replicated id goes to its current primary's node
+     * ({@code primaryOf}: UNAVAILABLE while a handoff runs), as every other call on it is routed; the rest as above.
+     */
+    Map<Agent, List<String>> byServingNode(List<String> volumeIds, String what, Function<ReplicatedVolumeId, Agent> primaryOf) {
+        return byNode(ObjectId.Kind.VOLUME, volumeIds, what, null,
+                id -> ReplicatedVolumeId.parse(id).map(primaryOf));
+    }
+
     private Map<Agent, List<String>> byNode(ObjectId.Kind kind, List<String> ids, String what, Agent whenNoneOurs) {
+        return byNode(kind, ids, what, whenNoneOurs, id -> Optional.empty());
+    }
+
+    private Map<Agent, List<String>> byNode(ObjectId.Kind kind, List<String> ids, String what, Agent whenNoneOurs,
+                                            Function<String, Optional<Agent>> routed) {
         Map<Agent, List<String>> byNode = new LinkedHashMap<>();
         List<String> foreign = new ArrayList<>();
         for (String id : ids) {
-            if (ObjectId.parse(kind, id).isEmpty()) foreign.add(id);
-            else byNode.computeIfAbsent(of(kind, id, what), a -> new ArrayList<>()).add(id);
+            Optional<Agent> owner = routed.apply(id).or(() -> ObjectId.parse(kind, id).map(parsed -> agents.owner(parsed, what)));
+            if (owner.isEmpty()) foreign.add(id);
+            else byNode.computeIfAbsent(owner.get(), a -> new ArrayList<>()).add(id);
         }
         if (!foreign.isEmpty()) {
             Agent home = !byNode.isEmpty() ? byNode.keySet().iterator().next() : whenNoneOurs != null ? whenNoneOurs : agents.any();

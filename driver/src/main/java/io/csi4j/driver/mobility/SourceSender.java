@@ -77,17 +77,27 @@ public final class SourceSender {
         Optional<DeltaBase.Base> base = kind == Artifact.Kind.SNAPSHOT ? base(mover, query, id, sourceVolumeId) : Optional.empty();
         try (SourceImage image = mover.openSource(kind, id);
              Copies.Copy copy = copies.start(id, false, peer, id)) {
-            long toSend = 0;
-            try (RangeCursor scan = ranges(image, base, sourceVolumeId, id, cancelled)) {
-                for (RangeCursor.Range r = scan.next(); r != null; r = scan.next()) toSend += r.length();
+            // one walk of the extent maps where the ranges fit in memory (a round's delta does), two otherwise
+            Optional<HeldRanges> held = HeldRanges.hold(ranges(image, base, sourceVolumeId, id, cancelled), HeldRanges.LIMIT);
+            long toSend = held.isPresent() ? held.get().totalBytes() : 0;
+            if (held.isEmpty()) {
+                try (RangeCursor scan = ranges(image, base, sourceVolumeId, id, cancelled)) {
+                    for (RangeCursor.Range r = scan.next(); r != null; r = scan.next()) toSend += r.length();
+                }
             }
-            copy.total(toSend);
-            if (!sink.send(new SourcePart.Header(image.sizeBytes(), sourceVolumeId, base.map(DeltaBase.Base::id).orElse(""), toSend))) return;
+            boolean headerSent = false;
+            try {
+                copy.total(toSend);
+                headerSent = sink.send(new SourcePart.Header(image.sizeBytes(), sourceVolumeId, base.map(DeltaBase.Base::id).orElse(""), toSend));
+            } finally {
+                if (!headerSent) held.ifPresent(HeldRanges::close);   // its files stay open only for the loop below
+            }
+            if (!headerSent) return;
             long ranges = 0;
             long dataBytes = 0;
             long sendingNanos = 0;
             long started = System.nanoTime();
-            try (RangeCursor cursor = ranges(image, base, sourceVolumeId, id, cancelled); ChunkReader reader = new ChunkReader(image, cursor)) {
+            try (RangeCursor cursor = held.isPresent() ? held.get() : ranges(image, base, sourceVolumeId, id, cancelled); ChunkReader reader = new ChunkReader(image, cursor)) {
                 for (ChunkReader.Chunk chunk = reader.next(); chunk != null; chunk = reader.next()) {
                     try {
                         bandwidth.take(chunk.length());

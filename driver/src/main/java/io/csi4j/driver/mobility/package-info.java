@@ -6,7 +6,9 @@
  *   <li>{@link io.csi4j.driver.mobility.SourceSender}: the sending side, one snapshot or volume of this node as
  *       {@link io.csi4j.driver.mobility.SourcePart}s (a header, checksummed ranges, a trailer that counts them), read
  *       ahead by {@link io.csi4j.driver.mobility.ChunkReader}, against the base {@link io.csi4j.driver.mobility.DeltaBase}
- *       picks (an id the receiver offers and this node holds: one of its snapshots, or its replica of one).</li>
+ *       picks (an id the receiver offers and this node holds: one of its snapshots, or its replica of one); the ranges
+ *       are found in one walk of the extent maps, held by {@link io.csi4j.driver.mobility.HeldRanges} so their total is
+ *       known before the first is sent.</li>
  *   <li>{@link io.csi4j.driver.mobility.VolumeImports}: the receiving side, CreateVolume from a
  *       {@link io.csi4j.driver.mobility.SourceNode} (the node that holds the source; {@code cluster/PeerSource}
  *       implements it): one copy per name on a thread of its own, each range checked, rolled back unless complete.</li>

@@ -89,7 +89,7 @@ public final class Driver implements AutoCloseable {
         this.replicaStates = new ReplicaStates(config.dataDir().resolve(ReplicaStates.DIRECTORY));
         this.snapshots = new Snapshots(catalog, engine, volumes, config, clock, replicaStates::checkSnapshotSource);
         this.snapshotBlocks = new SnapshotBlocks(snapshots, engine);
-        this.groupSnapshots = new GroupSnapshots(catalog, engine, volumes, config, clock);
+        this.groupSnapshots = new GroupSnapshots(catalog, engine, volumes, config, clock, replicaStates::checkSnapshotSource);
         this.volumeGroups = new VolumeGroups(catalog, engine, volumes, config, clock);
         this.node = new NodeVolumes(catalog, engine, volumes, config, replicaStates);
         volumes.notListed(id -> io.csi4j.driver.id.ReplicatedVolumeId.parse(id)
@@ -144,7 +144,7 @@ public final class Driver implements AutoCloseable {
         rounds.enforceFences();                 // before it serves: a fenced copy's mounts are read-only again
         rounds.finishCutShort();   // before any round: what a crash left between a round's replica and its point
         services.add(AgentStatus.wrap(new NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies,
-                peers == null ? new Peers(null) : peers, replicaStates, rounds)));
+                peers == null ? new Peers(null) : peers, replicaStates, rounds, snapshots)));
         return services;
     }
 

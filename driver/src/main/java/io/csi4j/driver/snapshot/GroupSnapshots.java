@@ -35,11 +35,19 @@ public final class GroupSnapshots {
     private final DriverConfig config;
     private final InstantSource clock;
     private final Lookup<GroupSnapshotRecord> lookup;
+    private final SnapshotSources snapshotSources;
 
     /** A group snapshot with its member snapshots, in source order. */
     public record GroupSnapshot(GroupSnapshotRecord group, List<SnapshotRecord> members) {}
 
     public GroupSnapshots(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock) {
+        this(catalog, engine, volumes, config, clock, SnapshotSources.ANY);
+    }
+
+    /** {@code sources}: which members may be cut here now (a replicated volume's copy only where it is the primary). */
+    public GroupSnapshots(Catalog catalog, PoolStorage engine, Volumes volumes, DriverConfig config, InstantSource clock,
+            SnapshotSources sources) {
+        this.snapshotSources = sources;
         this.catalog = catalog;
         this.engine = engine;
         this.volumes = volumes;
@@ -79,7 +87,10 @@ public final class GroupSnapshots {
             if (g.state() != State.READY) throw DomainException.aborted("group snapshot '" + name + "' is being " + Snapshots.verb(g.state()));
             return withMembers(g);
         }
-        for (String volumeId : sourceVolumeIds) volumes.readyVolume(volumeId, "source volume");
+        for (String volumeId : sourceVolumeIds) {
+            snapshotSources.checkSnapshotSource(volumeId);   // never a member cut from a copy that is not the primary
+            volumes.readyVolume(volumeId, "source volume");
+        }
 
         var now = clock.instant();
         var group = new GroupSnapshotRecord(id.toString(), name,

@@ -56,8 +56,14 @@ public final class Snapshots {
 
     public SnapshotRecord create(String name, String sourceVolumeId, Map<String, String> parameters) {
         if (isPoint(name)) throw DomainException.invalid("snapshot names starting with " + POINT_PREFIX + " are reserved for replication");
-        sources.checkSnapshotSource(sourceVolumeId);
+        // a retry by name is answered on any copy that took it (the same snapshot, or ALREADY_EXISTS): it exists already
+        if (catalog.snapshots().byName(name).isEmpty()) sources.checkSnapshotSource(sourceVolumeId);
         return make(name, sourceVolumeId, parameters);
+    }
+
+    /** The snapshot of this name here, if any (whatever its state). */
+    public Optional<SnapshotRecord> byName(String name) {
+        return name.isEmpty() ? Optional.empty() : catalog.snapshots().byName(name);
     }
 
     /** A replication point of a replicated volume (its name starts with {@link #POINT_PREFIX}). */

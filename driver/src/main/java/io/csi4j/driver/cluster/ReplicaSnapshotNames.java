@@ -1,0 +1,40 @@
+package io.csi4j.driver.cluster;
+
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.proto.cluster.FindSnapshotRequest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Where CreateSnapshot of a replicated volume goes. Snapshot names are checked by the node that answers (as for an
+ * ordinary volume: its one node), and a replicated volume's snapshots stay on the node that was its primary when they
+ * were taken; so a retry by name after a handoff would be cut again on the new primary. The nodes of the volume's
+ * replicas are asked first: one that holds a snapshot of that name answers the retry (the same snapshot for the same
+ * source, ALREADY_EXISTS for another), whatever its copy's role now; else the current primary takes it.
+ * A replica's node that does not answer is not waited for (a degraded volume keeps taking snapshots).
+ */
+final class ReplicaSnapshotNames {
+    private final Agents agents;
+    private final Replicas replicas;
+
+    ReplicaSnapshotNames(Agents agents, Replicas replicas) {
+        this.agents = agents;
+        this.replicas = replicas;
+    }
+
+    Agent nodeFor(ReplicatedVolumeId source, String name) {
+        return holding(source, name).orElseGet(() -> replicas.primary(source));
+    }
+
+    private Optional<Agent> holding(ReplicatedVolumeId source, String name) {
+        if (name.isEmpty()) return Optional.empty();     // the node refuses it (INVALID_ARGUMENT)
+        List<Agent> nodes = new ArrayList<>();
+        for (String tag : source.tags()) agents.byNodeTag(tag).ifPresent(nodes::add);
+        var answers = Fanout.all(nodes, a -> a.nodeAgent().findSnapshot(FindSnapshotRequest.newBuilder().setName(name).build()));
+        return nodes.stream().filter(a -> {
+            var found = answers.results().get(a);
+            return found != null && !found.getSnapshotId().isEmpty();
+        }).findFirst();
+    }
+}
