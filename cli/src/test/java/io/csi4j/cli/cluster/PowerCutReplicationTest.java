@@ -206,7 +206,10 @@ class PowerCutReplicationTest {
 
     private void nothingTemporary(String context) throws IOException {
         List<Path> left = new ArrayList<>(list(disk.data.resolve("pool/.tmp")));
-        list(disk.data.resolve("replication")).stream().filter(p -> !p.getFileName().toString().endsWith(".json")).forEach(left::add);
+        // the replica's state (.json) and its last round's figures (.round, RoundLog): durable, not temporary
+        list(disk.data.resolve("replication")).stream()
+                .filter(p -> !p.getFileName().toString().endsWith(".json") && !p.getFileName().toString().endsWith(".round"))
+                .forEach(left::add);
         // one replica of the volume: the point its state names
         list(disk.data.resolve("pool/replicas")).stream().filter(p -> !p.getFileName().toString().equals(id + "@" + safePoint() + ".img"))
                 .forEach(left::add);
