@@ -31,8 +31,11 @@ import java.util.stream.IntStream;
  * one frozen.
  */
 final class ImageFreezer implements Freezer {
-    /** How long an unstage or unpublish waits for a cut of its volume (a copy-fallback pool copies the whole image). */
-    static final long CUT_WAIT_S = 120;
+    /**
+     * How long an unstage or unpublish waits for a cut of its volume: a reflink cut takes well under a second, a
+     * copy-fallback pool's copies the whole image; past this the answer is BUSY (ABORTED), within a CO's usual deadline.
+     */
+    static final long CUT_WAIT_S = 30;
 
     private final ImagePool images;
     /**
