@@ -149,14 +149,45 @@ class ClusterReplicaFollowTest {
             for (String other : List.of(b, c)) await(other, id, r -> r.getEpoch() == 4 && r.getRole().equals("SECONDARY"));
             fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
             for (String n : List.of(a, b, c)) assertFalse(replica(n, id).getPresent(), n + " holds nothing after the delete");
-        } finally {
-            if (agentA.child == null || !agentA.child.alive()) {
-                agentA.start();
-                cluster.awaitEveryNode();
-            }
-            if (aMounted) fx.unpublishAndUnstage(a, id);
-            if (mounted != null) fx.unpublishAndUnstage(mounted, id);
+        } catch (Throwable failure) {
+            // the clean-up below may fail too (e.g. a mount left): the original failure is the one reported
+            cleanUp(agentA, id, a, aMounted, mounted, failure);
+            throw failure;
         }
+        cleanUp(agentA, id, a, aMounted, mounted, null);
+    }
+
+    /**
+     * Restarts A if it is down and takes down what the test left mounted; with {@code failure} (the test's own), each
+     * clean-up error is added to it as suppressed instead of replacing it.
+     */
+    static void cleanUp(ProcessCluster.AgentProcess agentA, String id, String a, boolean aMounted, String mounted, Throwable failure)
+            throws Exception {
+        List<ThrowingStep> steps = List.of(
+                () -> {
+                    if (agentA.child == null || !agentA.child.alive()) {
+                        agentA.start();
+                        cluster.awaitEveryNode();
+                    }
+                },
+                () -> {
+                    if (aMounted) fx.unpublishAndUnstage(a, id);
+                },
+                () -> {
+                    if (mounted != null) fx.unpublishAndUnstage(mounted, id);
+                });
+        for (ThrowingStep step : steps) {
+            try {
+                step.run();
+            } catch (Exception | AssertionError e) {
+                if (failure == null) throw e;
+                failure.addSuppressed(e);
+            }
+        }
+    }
+
+    interface ThrowingStep {
+        void run() throws Exception;
     }
 
     /** The node's replica as its agent answers it. */

@@ -86,7 +86,7 @@ public final class ImageEngine extends PoolEngine {
         this.volumes = new ImageVolumes(images, capacity);
         this.conditions = new ImageConditions(images);
         LoopStaging staging = new LoopStaging(options.directIo());
-        ImageNode node = new ImageNode(images, staging);
+        ImageNode node = new ImageNode(images, staging, freezer);
         this.offered = Capabilities.builder()
                 .add(NodeStorage.class, node)
                 .add(Freezer.class, freezer)
@@ -96,6 +96,11 @@ public final class ImageEngine extends PoolEngine {
                 .add(Preallocation.class, new ImagePreallocation(images, volumes))
                 .add(WriteFence.class, new ImageWriteFence(images))
                 .build();
+    }
+
+    /** The cuts' freezer: tests of what waits for a cut. */
+    ImageFreezer freezer() {
+        return freezer;
     }
 
     public static ImageEngine open(Pool pool, Options options) {

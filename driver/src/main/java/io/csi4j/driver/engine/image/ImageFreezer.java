@@ -19,6 +19,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import java.util.stream.IntStream;
 
 /**
  * Freezing the filesystems of attached images: around a cut (snapshot, clone, a volume sent to another node), held
@@ -26,7 +31,20 @@ import java.util.Map;
  * one frozen.
  */
 final class ImageFreezer implements Freezer {
+    /**
+     * How long an unstage or unpublish waits for a cut of its volume: a reflink cut takes well under a second, a
+     * copy-fallback pool's copies the whole image; past this the answer is BUSY (ABORTED), within a CO's usual deadline.
+     */
+    static final long CUT_WAIT_S = 30;
+
     private final ImagePool images;
+    /**
+     * Held by a cut from its look at the mount table to its thaw; an unstage or unpublish of the volume waits for it. A
+     * cut holds its mount point open (FIFREEZE needs an fd), so an unmount meanwhile fails with EBUSY, and an unmount
+     * between the cut's look and its open would have it freeze the filesystem holding the staging path instead. Striped
+     * like {@link io.csi4j.driver.engine.IdLocks} (memory does not grow with the ids); a cut takes its stripes in order.
+     */
+    private final ReentrantLock[] cutting = IntStream.range(0, 64).mapToObj(i -> new ReentrantLock()).toArray(ReentrantLock[]::new);
 
     ImageFreezer(ImagePool images) {
         this.images = images;
@@ -38,14 +56,51 @@ final class ImageFreezer implements Freezer {
      * page cache is flushed into the image first, so what was written before the cut is in it.
      */
     void cut(List<String> volumeIds, Runnable work) {
-        Freeze.Frozen frozen = freezeMounted(volumeIds);
-        if (frozen == null) {
-            work.run();
-            return;
+        var stripes = new TreeSet<Integer>();
+        volumeIds.forEach(id -> stripes.add(stripe(id)));
+        List<ReentrantLock> held = new ArrayList<>();
+        try {
+            for (int i : stripes) {
+                cutting[i].lock();
+                held.add(cutting[i]);
+            }
+            Freeze.Frozen frozen = freezeMounted(volumeIds);
+            if (frozen == null) {
+                work.run();
+                return;
+            }
+            try (frozen) {
+                work.run();
+            }
+        } finally {
+            held.reversed().forEach(ReentrantLock::unlock);
         }
-        try (frozen) {
-            work.run();
+    }
+
+    /**
+     * Runs {@code work} (an unmount of the volume's) while no {@link #cut} of it is running: it waits for one in flight,
+     * for {@link #CUT_WAIT_S} at most (then BUSY, retry). Take no other stripe inside.
+     */
+    <T> T outsideCuts(String volumeId, Supplier<T> work) {
+        ReentrantLock lock = cutting[stripe(volumeId)];
+        try {
+            if (!lock.tryLock(CUT_WAIT_S, TimeUnit.SECONDS)) {
+                throw new StorageException(StorageException.Reason.BUSY, "volume " + volumeId + " is being cut (a snapshot or a"
+                        + " replication point) for over " + CUT_WAIT_S + " s; retry");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StorageException(StorageException.Reason.BUSY, "interrupted waiting for a cut of volume " + volumeId);
         }
+        try {
+            return work.get();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int stripe(String volumeId) {
+        return Math.floorMod(volumeId.hashCode(), cutting.length);
     }
 
     /** Freezes the mounted filesystems of these volumes (null when none is mounted); flushes attached block devices. */

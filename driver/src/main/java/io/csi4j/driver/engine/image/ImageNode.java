@@ -24,10 +24,12 @@ import java.util.TreeSet;
 final class ImageNode implements NodeStorage {
     private final ImagePool images;
     private final LoopStaging staging;
+    private final ImageFreezer freezer;
 
-    ImageNode(ImagePool images, LoopStaging staging) {
+    ImageNode(ImagePool images, LoopStaging staging, ImageFreezer freezer) {
         this.images = images;
         this.staging = staging;
+        this.freezer = freezer;
     }
 
     @Override
@@ -56,7 +58,11 @@ final class ImageNode implements NodeStorage {
     @Override
     public void unstage(String volumeId, Path stagingPath) {
         PoolLayout.checkId("volume", volumeId);
-        run("unstaging volume " + volumeId + " from " + stagingPath, () -> staging.unstage(volumeId, images.image(volumeId), stagingPath));
+        // after a cut in flight: it holds the staged filesystem open (frozen), which an unmount meanwhile would find busy
+        run("unstaging volume " + volumeId + " from " + stagingPath, () -> freezer.outsideCuts(volumeId, () -> {
+            staging.unstage(volumeId, images.image(volumeId), stagingPath);
+            return null;
+        }));
     }
 
     @Override
@@ -69,7 +75,10 @@ final class ImageNode implements NodeStorage {
     @Override
     public void unpublish(String volumeId, Path targetPath) {
         PoolLayout.checkId("volume", volumeId);
-        run("unpublishing volume " + volumeId + " from " + targetPath, () -> staging.unpublish(volumeId, images.image(volumeId), targetPath));
+        run("unpublishing volume " + volumeId + " from " + targetPath, () -> freezer.outsideCuts(volumeId, () -> {
+            staging.unpublish(volumeId, images.image(volumeId), targetPath);
+            return null;
+        }));
     }
 
     @Override
