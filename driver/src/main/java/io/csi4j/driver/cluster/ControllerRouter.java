@@ -115,7 +115,12 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void controllerUnpublishVolume(ControllerUnpublishVolumeRequest req, StreamObserver<ControllerUnpublishVolumeResponse> out) {
-        TransportThread.route(out, () -> volume(req.getVolumeId()).forward(ControllerGrpc.getControllerUnpublishVolumeMethod(), req, out));
+        TransportThread.route(out, () -> {
+            var replicated = ReplicatedVolumeId.parse(req.getVolumeId());
+            // a replicated volume's primary may be the silent node being unpublished: it fails over first
+            Agent owner = replicated.isPresent() ? replicas.unpublishing(replicated.get(), req.getNodeId()) : volume(req.getVolumeId());
+            owner.forward(ControllerGrpc.getControllerUnpublishVolumeMethod(), req, out);
+        });
     }
 
     @Override

@@ -170,7 +170,9 @@ final class Replicas {
      * the primary first (FAILED_PRECONDITION while published or staged, nothing deleted), then the rest. When some do
      * not, the delete goes on only if the silent ones cannot hold the primary: an answering node is primary at the
      * highest epoch answered (the evidence routing sends writes on), or an answering node holds a tombstone (an earlier
-     * attempt of this delete got that far); else UNAVAILABLE naming them, nothing deleted. Each answering node then
+     * attempt of this delete got that far), or every silent node has said nothing for {@code --failover-after} (it is
+     * gone as a failover counts it: the CO deletes only what it unpublished from every node, and an unpublish from a
+     * silent primary fails it over first, {@link #unpublishing}); else UNAVAILABLE naming them, nothing deleted. Each answering node then
      * writes its tombstone before it deletes, and the controller's scheduler sweeps each silent node's leftover when it
      * answers again ({@link Sweep}).
      */
@@ -181,9 +183,9 @@ final class Replicas {
         List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
         boolean tombstoned = states.values().stream().anyMatch(GetReplicaResponse::getDeleted);
         var primary = primaryOf(states);
-        if (!silent.isEmpty() && primary.isEmpty() && !tombstoned) {
+        if (!silent.isEmpty() && primary.isEmpty() && !tombstoned && !silentAtLeast(silent, failoverAfter)) {
             throw CsiException.unavailable("volume " + id + ": nodes not answering may hold its primary, nothing deleted: "
-                    + String.join("; ", answers.silent()));
+                    + String.join("; ", answers.silent()) + " (deleted without them once silent for " + failoverAfter.toSeconds() + "s)");
         }
         boolean tombstone = !silent.isEmpty();          // every node answering: nothing is left to sweep
         List<Agent> order = new ArrayList<>(states.keySet());
@@ -199,6 +201,55 @@ final class Replicas {
             LOG.info(() -> "volume " + id + " deleted; its replica on " + String.join(", ", silent.stream().map(Agent::nodeId).toList())
                     + " (not answering) is swept when that node answers again");
         }
+    }
+
+    /** Every one of these nodes has said nothing for at least {@code delay} (counted from its last answer). */
+    private boolean silentAtLeast(List<Agent> silent, java.time.Duration delay) {
+        return silent.stream().allMatch(n -> agents.liveness().silentFor(n.nodeId()).orElse(java.time.Duration.ZERO).compareTo(delay) >= 0);
+    }
+
+    /**
+     * The agent a ControllerUnpublishVolume of a replicated volume from {@code nodeId} goes to (docs/replication.md,
+     * "Unpublish from a silent primary"): its primary, as for every call. When that primary is the one node not
+     * answering, and it is the node being unpublished (or all nodes are), the volume fails over first ({@link
+     * #failoverTo}: UNAVAILABLE until the node has been silent for {@code --failover-after}) to the answering copy
+     * holding the newest complete point, and the call goes there (it holds no publication to the silent node: OK).
+     * Kubernetes attaches a volume to another node only after its detach from the old one succeeded, and force-detaches
+     * from a node it gave up on: without this, a lost primary's node would keep its volume from ever moving.
+     */
+    Agent unpublishing(ReplicatedVolumeId id, String nodeId) {
+        List<Agent> nodes = nodes(id);
+        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
+        Map<Agent, GetReplicaResponse> states = answers.results();
+        List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
+        boolean fromTheSilentOne = silent.size() == 1 && (nodeId.isEmpty() || silent.getFirst().nodeId().equals(nodeId));
+        if (!fromTheSilentOne || states.values().stream().anyMatch(GetReplicaResponse::getDeleted)
+                || primaryOf(states).isPresent() || handingOver(states).isPresent()) {
+            return primary(id);
+        }
+        Agent target = newestPoint(nodes, states).orElseThrow(() -> CsiException.unavailable("volume " + id + ": primary node '"
+                + silent.getFirst().nodeId() + "' does not answer and no other copy holds a complete point to fail over to"));
+        failoverTo(id, target, nodes, states);
+        return target;
+    }
+
+    /**
+     * The answering secondary holding the newest complete point (by the time its last round's point was cut; a copy
+     * whose rounds since its agent started are unknown counts as oldest), the first in the id's order on a tie.
+     */
+    private static java.util.Optional<Agent> newestPoint(List<Agent> nodes, Map<Agent, GetReplicaResponse> states) {
+        Agent best = null;
+        long bestCut = -1;
+        for (Agent node : nodes) {
+            var s = states.get(node);
+            if (s == null || !s.getPresent() || s.getPoint().isEmpty() || !s.getRole().equals("SECONDARY")) continue;
+            long cut = s.hasLastRound() ? s.getLastRound().getCutUnixNanos() : 0;
+            if (cut > bestCut) {
+                best = node;
+                bestCut = cut;
+            }
+        }
+        return java.util.Optional.ofNullable(best);
     }
 
     /**

@@ -105,8 +105,13 @@ final class ReplicationScheduler implements AutoCloseable {
             Agent node = byNode.get(sweep.nodeId());
             // the same key as a round: one operation per volume at a time; a failed sweep is tried again next tick
             if (!running.add(sweep.volumeId())) continue;
+            var leftover = listed.get(node).getEntriesList().stream().filter(e -> e.getVolumeId().equals(sweep.volumeId())).findFirst();
             Thread.ofVirtual().name("csi4j-sweep-" + sweep.volumeId()).start(() -> {
                 try {
+                    // a primary deleted past its silence (its node back, maybe still staged): its writes stop first, as
+                    // any superseded primary's do; the delete below is refused while staged and tried again next tick
+                    leftover.filter(e -> e.getRole().equals("PRIMARY")).ifPresent(e -> node.call(a -> a.nodeAgent().fenceReplica(
+                            FenceReplicaRequest.newBuilder().setVolumeId(e.getVolumeId()).setEpoch(e.getEpoch() + 1).build())));
                     node.call(a -> a.nodeAgent().deleteReplica(DeleteReplicaRequest.newBuilder().setVolumeId(sweep.volumeId())
                             .build()));
                     LOG.info(() -> "replication: swept the leftover of deleted volume " + sweep.volumeId() + " on " + node.nodeId());

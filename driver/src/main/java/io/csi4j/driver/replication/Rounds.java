@@ -385,7 +385,8 @@ public final class Rounds {
     }
 
     /**
-     * This node's replica, whole: the volume (FAILED_PRECONDITION while published or staged, nothing deleted), its
+     * This node's replica, whole: the volume (FAILED_PRECONDITION while staged, or published when it is the primary:
+     * nothing deleted; a copy that is not the primary drops its stale ControllerPublish records first), its
      * points, the replicas of points it pulled, then the state. Under the lock: a round waits, then finds nothing.
      * With {@code tombstone} (another replica's node did not answer the delete), this node's tombstone is written,
      * durably, after the one step that may refuse and before anything else goes, so the node that did not answer is
@@ -393,6 +394,9 @@ public final class Rounds {
      */
     public void delete(ReplicatedVolumeId id, boolean tombstone) {
         locked(id, () -> {
+            // only the primary's publications are the CO's: a superseded copy's own record is stale (the CO's
+            // ControllerUnpublishVolume after the failover went to the new primary), so it refuses nothing; a mount does
+            if (states.get(id).map(s -> s.role() != ReplicaState.Role.PRIMARY).orElse(false)) volumes.unpublish(id.toString(), "");
             volumes.delete(id.toString());
             if (tombstone) states.markDeleted(id, java.time.Instant.now());
             for (SnapshotRecord p : points(id)) snapshots.deletePoint(p.id());
