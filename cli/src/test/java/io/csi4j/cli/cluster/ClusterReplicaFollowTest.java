@@ -111,6 +111,10 @@ class ClusterReplicaFollowTest {
             System.out.printf("%s FENCED %d ms after its agent served%n", a, (System.nanoTime() - back) / 1_000_000);
             Thread.sleep(4000);                             // several ticks: a fenced copy under a mount is never pulled over
             assertEquals("FENCED", replica(a, id).getRole(), "still staged: not made a secondary");
+            // its listing says it is in use, so the scheduler does not ask it to follow each tick (a refused call a second)
+            var refusedFollows = agentA.child.stderr().lines().filter(l -> l.contains("FollowReplica FAILED_PRECONDITION")).toList();
+            System.out.printf("%s asked to follow while staged: %d times %s%n", a, refusedFollows.size(), refusedFollows);
+            assertEquals(List.of(), refusedFollows, "no FollowReplica while its listing says its copy is in use");
             fx.unpublishAndUnstage(a, id);                   // the old pod's mounts go (the CO's clean-up)
             aMounted = false;
             long unstaged = System.nanoTime();

@@ -16,8 +16,12 @@ import java.util.Set;
 final class Confirm {
     private Confirm() {}
 
-    /** One answering node's copy of the volume, as its listing said. */
-    record Copy(String nodeId, String role, long epoch, boolean unconfirmed) {}
+    /** One answering node's copy of the volume, as its listing said ({@code inUse}: a FENCED copy staged or published there). */
+    record Copy(String nodeId, String role, long epoch, boolean unconfirmed, boolean inUse) {
+        Copy(String nodeId, String role, long epoch, boolean unconfirmed) {
+            this(nodeId, role, epoch, unconfirmed, false);
+        }
+    }
 
     /** The copy to confirm at its epoch, if any. */
     static Optional<Copy> which(ReplicatedVolumeId id, Set<String> answeredNodes, Collection<Copy> copies, boolean tombstoned) {

@@ -183,7 +183,8 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         for (var e : rounds.list()) {
             boolean unconfirmed = e.state().writable() && !confirmations.confirmed(e.id(), e.state().epoch());
             b.addEntries(ReplicaEntry.newBuilder().setVolumeId(e.id().toString()).setRole(e.state().role().name())
-                    .setEpoch(e.state().epoch()).setPoint(e.state().point()).setDue(e.due()).setUnconfirmed(unconfirmed));
+                    .setEpoch(e.state().epoch()).setPoint(e.state().point()).setDue(e.due()).setUnconfirmed(unconfirmed)
+                    .setInUse(e.inUse()));
         }
         replicas.tombstones().forEach((id, at) -> b.addTombstones(Tombstone.newBuilder().setVolumeId(id.toString())
                 .setDeletedAtUnixSeconds(at.getEpochSecond())));

@@ -184,7 +184,8 @@ final class ReplicationScheduler implements AutoCloseable {
      * Copies behind the primary of the highest epoch ({@link Follow}: the other secondaries after a failover, the fenced
      * old primary once nothing uses it) are told that epoch (NodeAgent.FollowReplica, durable on the agent) and get a
      * round at once, under the volume's one-operation key: the volume is protected again without waiting an interval.
-     * A copy that cannot follow yet (a fenced one still staged) is asked again next tick.
+     * A fenced copy its listing says is in use is not asked ({@link Follow}); one that refuses anyway (staged since its
+     * listing) is asked again next tick.
      */
     private void follow(String volumeId, Map<Agent, ReplicaEntry> copies, boolean tombstoned) {
         var id = ReplicatedVolumeId.parse(volumeId);
@@ -193,7 +194,7 @@ final class ReplicationScheduler implements AutoCloseable {
         var listed = copies.entrySet().stream().map(c -> {
             byNode.put(c.getKey().nodeId(), c.getKey());
             var e = c.getValue();
-            return new Confirm.Copy(c.getKey().nodeId(), e.getRole(), e.getEpoch(), e.getUnconfirmed());
+            return new Confirm.Copy(c.getKey().nodeId(), e.getRole(), e.getEpoch(), e.getUnconfirmed(), e.getInUse());
         }).toList();
         var plan = Follow.which(id.get(), listed, tombstoned);
         for (var copy : plan.copies()) {

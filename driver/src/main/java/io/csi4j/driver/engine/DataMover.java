@@ -20,7 +20,9 @@ public interface DataMover extends Capability {
      * (0: the source's size; smaller: OUT_OF_RANGE), its size promised to the pool now (NO_SPACE). It starts as the
      * content of the replica {@code base} when given (then only changed ranges need writing), else as zeros. It is
      * invisible until {@link ImageImport#commit}, which makes it durable and keeps it as replica {@code keepAs} when
-     * given; closing it uncommitted leaves nothing behind.
+     * given; closing it uncommitted leaves nothing behind. Commit never replaces an image in use: while the volume is
+     * staged or published on this node it is IN_USE and keeps nothing, decided atomically with respect to a stage
+     * (a stage either is seen, or attaches the new image).
      */
     ImageImport beginImport(String volumeId, long sourceBytes, long capacityBytes, AccessType access, String sourceRef,
                             Artifact.Label label, Replica base, Replica keepAs);

@@ -15,11 +15,18 @@ import java.util.TreeSet;
 public final class FreezeHold implements AutoCloseable {
     private final Set<String> volumeIds;
     private final Freeze.Frozen frozen;  // null when no member is mounted: nothing to freeze
+    /** Run once after the thaw: what the engine let wait for the hold goes on (its unmounts of members). */
+    private final Runnable onRelease;
     private boolean released;
 
     public FreezeHold(Collection<String> volumeIds, Freeze.Frozen frozen) {
+        this(volumeIds, frozen, () -> { });
+    }
+
+    public FreezeHold(Collection<String> volumeIds, Freeze.Frozen frozen, Runnable onRelease) {
         this.volumeIds = new TreeSet<>(volumeIds);
         this.frozen = frozen;
+        this.onRelease = onRelease;
     }
 
     public Set<String> volumeIds() {
@@ -39,11 +46,15 @@ public final class FreezeHold implements AutoCloseable {
         return released;
     }
 
-    /** Thaws (once); waits for a cut running under the hold. */
+    /** Thaws (once), then runs the release; waits for a cut running under the hold. */
     @Override
     public synchronized void close() {
         if (released) return;
         released = true;
-        if (frozen != null) frozen.close();
+        try {
+            if (frozen != null) frozen.close();
+        } finally {
+            onRelease.run();
+        }
     }
 }

@@ -55,7 +55,8 @@
  * {@link io.csi4j.driver.engine.PoolEngine} (re-making a blank volume from its row, idempotent re-creation,
  * the restore/clone prologue, undoing a failed group cut, a source deleted mid-read as NOT_FOUND). An engine
  * adds how it makes, sizes, cuts and attaches its artifacts. {@link io.csi4j.driver.engine.FreezeHold} keeps
- * members frozen between calls for a group snapshot that spans nodes.
+ * members frozen between calls for a group snapshot that spans nodes; an unstage or unpublish of a member waits
+ * for its thaw as for a cut (30 s at most, then BUSY).
  *
  * <p>{@code engine.open.Engines#open} is the one way an engine of an {@link io.csi4j.driver.engine.EngineKind}
  * is opened: on the pool of a {@link io.csi4j.driver.storage.DataDir}, which names what lives in the data

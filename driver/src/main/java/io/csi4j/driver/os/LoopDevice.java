@@ -228,16 +228,32 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
      * engines' pool paths are): no resolving of every component first. DeleteVolume asks twice per call.
      */
     public static List<LoopDevice> findByCanonicalBackingFile(Path wanted) {
+        return bound(wanted, false);
+    }
+
+    /**
+     * As {@link #findByCanonicalBackingFile}, and also the devices still bound to a file that was at this path and has
+     * been unlinked or renamed over since (the kernel shows it " (deleted)"): whatever a mount of them serves, they
+     * are a use of what the path names. The in-use checks ask this; a device bound to a deleted non-empty file keeps
+     * that file's size, so the capacity shortcut still sees it.
+     */
+    public static List<LoopDevice> findUsingCanonicalPath(Path wanted) {
+        return bound(wanted, true);
+    }
+
+    private static List<LoopDevice> bound(Path wanted, boolean alsoDeleted) {
         String name = wanted.toString();
+        String deletedName = name + DELETED;
         List<LoopDevice> found = new ArrayList<>();
         for (int number : isEmpty(wanted) ? numbers() : withCapacity()) {
             try {
                 // compare the one attribute first; the full record only for a match
-                if (backingFileOf(SYS_LOOPS.resolve("loop" + number)).filter(name::equals).isEmpty()) continue;
+                if (backingFileOf(SYS_LOOPS.resolve("loop" + number))
+                        .filter(b -> b.equals(name) || (alsoDeleted && b.equals(deletedName))).isEmpty()) continue;
             } catch (IOException e) {
                 throw new UncheckedIOException("reading " + SYS_LOOPS.resolve("loop" + number), e);
             }
-            find(number).filter(d -> !d.backingFileDeleted() && d.backingFile().equals(wanted)).ifPresent(found::add);
+            find(number).filter(d -> (alsoDeleted || !d.backingFileDeleted()) && d.backingFile().equals(wanted)).ifPresent(found::add);
         }
         found.sort(Comparator.comparingInt(LoopDevice::number));
         return found;

@@ -61,8 +61,11 @@ public final class Rounds {
     /** When each secondary here last tried a round (System.nanoTime); a volume first seen counts from then. */
     private final Map<String, Long> lastTry = new ConcurrentHashMap<>();
 
-    /** One replica of this node, and whether a round of it is due. */
-    public record Entry(ReplicatedVolumeId id, ReplicaState state, boolean due) {}
+    /**
+     * One replica of this node, whether a round of it is due, and for a FENCED copy whether it is in use here (staged or
+     * published: it cannot {@link #follow} yet; false for any other role, which is not looked at).
+     */
+    public record Entry(ReplicatedVolumeId id, ReplicaState state, boolean due, boolean inUse) {}
 
     /**
      * This node's replicas (every state file, also one whose volume row a crash left half made or half deleted: a sweep
@@ -74,15 +77,24 @@ public final class Rounds {
         long now = System.nanoTime();
         for (Held h : held()) {
             if (h.interval().isEmpty()) {                                      // being made or deleted: listed (a sweep finds it), never due
-                entries.add(new Entry(h.id(), h.state(), false));
+                entries.add(new Entry(h.id(), h.state(), false, false));
                 continue;
             }
             long last = lastTry.computeIfAbsent(h.id().toString(), k -> now);
             long wait = RoundDeadline.waitAfterStart(h.interval().get(), log.last(h.id().toString()).map(RoundLog.Round::took)).toNanos();
             boolean due = h.state().role() == ReplicaState.Role.SECONDARY && now - last >= wait;
-            entries.add(new Entry(h.id(), h.state(), due));
+            entries.add(new Entry(h.id(), h.state(), due, h.state().role() == ReplicaState.Role.FENCED && inUse(h.id())));
         }
         return entries;
+    }
+
+    /** Whether a loop device backs the copy's image here; true when that cannot be told (follow decides under the lock). */
+    private boolean inUse(ReplicatedVolumeId id) {
+        try {
+            return engine.inUse(id.toString());
+        } catch (RuntimeException e) {
+            return true;
+        }
     }
 
     /** One replica of this node with its interval and, for a secondary, its last complete round here (if any since start). */

@@ -15,10 +15,13 @@
  *   <li>{@link io.csi4j.driver.replication.PointRetention}: which of the primary's points a round may drop (none that
  *       a secondary holds) and the base of a secondary's pull;</li>
  *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's lock (the primary cuts
- *       an internal point, the secondary pulls the delta and replaces its copy whole), the handoff's demotion and
+ *       an internal point, the secondary pulls the delta and replaces its copy whole; never under a mount: the engine's
+ *       commit looks for loop devices and renames atomically with a stage, so a read-only stage of the secondary meanwhile
+ *       makes the round FAILED_PRECONDITION), the handoff's demotion and
  *       promotion, a failover's promotion, fencing (the state durably, then the mounts, and a block volume's loop device, read-only through the
  *       engine's {@code WriteFence}, before the answer; again at start-up for every FENCED copy), following a new
- *       primary's epoch ({@code follow}: a fenced copy only once no mount uses it), and the deletion of
+ *       primary's epoch ({@code follow}: a fenced copy only once no mount uses it; {@code list} says a fenced copy is
+ *       in use, so the controller does not ask it each tick), and the deletion of
  *       a replica that no round can undo; what each replica here is for {@code csi4j cluster status}
  *       ({@code status}), and on a primary the condition of a secondary that stopped getting points for two
  *       intervals ({@code lagCondition}); and, at the agent's start, finishing a round a crash stopped between

@@ -227,7 +227,8 @@ public final class ImageEngine extends PoolEngine {
     @Override
     public boolean inUse(String volumeId) {
         PoolLayout.checkId("volume", volumeId);
-        return translate("looking up volume " + volumeId, () -> !LoopDevice.findByCanonicalBackingFile(images.image(volumeId)).isEmpty());
+        // also a device of an image of it that was since replaced (a mount on it is a use however it came about)
+        return translate("looking up volume " + volumeId, () -> !LoopDevice.findUsingCanonicalPath(images.image(volumeId)).isEmpty());
     }
 
     @Override

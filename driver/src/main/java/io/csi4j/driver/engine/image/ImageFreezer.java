@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
@@ -37,14 +38,28 @@ final class ImageFreezer implements Freezer {
      */
     static final long CUT_WAIT_S = 30;
 
+    /**
+     * How long a freeze hold waits for a cut or an unmount of one of its volumes before it answers BUSY: the other
+     * nodes of a group snapshot are frozen already and their holds lapse ({@code CrossNodeGroupSnapshots.HOLD}, 10 s).
+     */
+    static final long HOLD_WAIT_S = 5;
+
     private final ImagePool images;
     /**
-     * Held by a cut from its look at the mount table to its thaw; an unstage or unpublish of the volume waits for it. A
-     * cut holds its mount point open (FIFREEZE needs an fd), so an unmount meanwhile fails with EBUSY, and an unmount
-     * between the cut's look and its open would have it freeze the filesystem holding the staging path instead. Striped
-     * like {@link io.csi4j.driver.engine.IdLocks} (memory does not grow with the ids); a cut takes its stripes in order.
+     * One per stripe of volume ids, like {@link io.csi4j.driver.engine.IdLocks} (memory does not grow with the ids).
+     * {@code cutting} is held by a cut from its look at the mount table to its thaw, and by an unstage or unpublish
+     * while it unmounts; {@code holds} counts the freeze holds ({@link #holdFrozen}, held between calls, so by no
+     * thread) of volumes of the stripe. A cut or a hold holds its mount points open (FIFREEZE needs an fd), so an
+     * unmount meanwhile fails with EBUSY; an unmount between their look and their open would have them freeze the
+     * filesystem holding the staging path instead. So an unmount waits for both, bounded ({@link #outsideCuts}).
      */
-    private final ReentrantLock[] cutting = IntStream.range(0, 64).mapToObj(i -> new ReentrantLock()).toArray(ReentrantLock[]::new);
+    private static final class Stripe {
+        final ReentrantLock cutting = new ReentrantLock();
+        final Condition released = cutting.newCondition();
+        int holds;                                     // guarded by cutting
+    }
+
+    private final Stripe[] stripes = IntStream.range(0, 64).mapToObj(i -> new Stripe()).toArray(Stripe[]::new);
 
     ImageFreezer(ImagePool images) {
         this.images = images;
@@ -54,15 +69,14 @@ final class ImageFreezer implements Freezer {
      * Runs {@code work} with every mounted filesystem of these volumes frozen (thawed afterwards,
      * also when it fails). Attached but unmounted devices (block volumes) cannot be frozen; their
      * page cache is flushed into the image first, so what was written before the cut is in it.
+     * A cut takes its stripes in order.
      */
     void cut(List<String> volumeIds, Runnable work) {
-        var stripes = new TreeSet<Integer>();
-        volumeIds.forEach(id -> stripes.add(stripe(id)));
         List<ReentrantLock> held = new ArrayList<>();
         try {
-            for (int i : stripes) {
-                cutting[i].lock();
-                held.add(cutting[i]);
+            for (Stripe stripe : stripesOf(volumeIds)) {
+                stripe.cutting.lock();
+                held.add(stripe.cutting);
             }
             Freeze.Frozen frozen = freezeMounted(volumeIds);
             if (frozen == null) {
@@ -78,13 +92,14 @@ final class ImageFreezer implements Freezer {
     }
 
     /**
-     * Runs {@code work} (an unmount of the volume's) while no {@link #cut} of it is running: it waits for one in flight,
-     * for {@link #CUT_WAIT_S} at most (then BUSY, retry). Take no other stripe inside.
+     * Runs {@code work} (an unmount of the volume's) while no {@link #cut} of it runs and no {@link #holdFrozen} holds
+     * it: it waits for them, for {@link #CUT_WAIT_S} at most in all (then BUSY, retry). Take no other stripe inside.
      */
     <T> T outsideCuts(String volumeId, Supplier<T> work) {
-        ReentrantLock lock = cutting[stripe(volumeId)];
+        Stripe stripe = stripes[stripe(volumeId)];
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CUT_WAIT_S);
         try {
-            if (!lock.tryLock(CUT_WAIT_S, TimeUnit.SECONDS)) {
+            if (!stripe.cutting.tryLock(CUT_WAIT_S, TimeUnit.SECONDS)) {
                 throw new StorageException(StorageException.Reason.BUSY, "volume " + volumeId + " is being cut (a snapshot or a"
                         + " replication point) for over " + CUT_WAIT_S + " s; retry");
             }
@@ -93,14 +108,32 @@ final class ImageFreezer implements Freezer {
             throw new StorageException(StorageException.Reason.BUSY, "interrupted waiting for a cut of volume " + volumeId);
         }
         try {
+            while (stripe.holds > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new StorageException(StorageException.Reason.BUSY, "volume " + volumeId + " is held frozen for a group"
+                            + " snapshot for over " + CUT_WAIT_S + " s; retry");
+                }
+                stripe.released.awaitNanos(left);
+            }
             return work.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StorageException(StorageException.Reason.BUSY, "interrupted waiting for a freeze hold of volume " + volumeId);
         } finally {
-            lock.unlock();
+            stripe.cutting.unlock();
         }
     }
 
     private int stripe(String volumeId) {
-        return Math.floorMod(volumeId.hashCode(), cutting.length);
+        return Math.floorMod(volumeId.hashCode(), stripes.length);
+    }
+
+    /** The stripes of these volumes, each once, in order (the order every taker of several follows). */
+    private List<Stripe> stripesOf(List<String> volumeIds) {
+        var numbers = new TreeSet<Integer>();
+        volumeIds.forEach(id -> numbers.add(stripe(id)));
+        return numbers.stream().map(i -> stripes[i]).toList();
     }
 
     /** Freezes the mounted filesystems of these volumes (null when none is mounted); flushes attached block devices. */
@@ -128,6 +161,11 @@ final class ImageFreezer implements Freezer {
         }
     }
 
+    /**
+     * As a {@link #cut} that lasts until the hold is closed: its stripes are taken (waiting {@link #HOLD_WAIT_S} at most
+     * for a cut or an unmount of a member, then BUSY), counted as held and let go again, so an unstage or unpublish of
+     * a member waits for the thaw ({@link #outsideCuts}) instead of meeting a frozen, open filesystem (EBUSY).
+     */
     @Override
     public FreezeHold holdFrozen(List<String> volumeIds) {
         List<String> ids = volumeIds.stream().map(id -> PoolLayout.checkId("volume", id)).toList();
@@ -135,8 +173,39 @@ final class ImageFreezer implements Freezer {
             for (String volumeId : ids) {
                 images.store().require(Artifact.Kind.VOLUME, volumeId);
             }
-            return new FreezeHold(ids, freezeMounted(ids));
+            List<Stripe> taken = stripesOf(ids);
+            List<ReentrantLock> locked = new ArrayList<>();
+            try {
+                for (Stripe stripe : taken) {
+                    if (!stripe.cutting.tryLock(HOLD_WAIT_S, TimeUnit.SECONDS)) {
+                        throw new StorageException(StorageException.Reason.BUSY, "volumes " + ids + " are being cut or unmounted"
+                                + " for over " + HOLD_WAIT_S + " s; retry");
+                    }
+                    locked.add(stripe.cutting);
+                }
+                Freeze.Frozen frozen = freezeMounted(ids);
+                taken.forEach(stripe -> stripe.holds++);
+                return new FreezeHold(ids, frozen, () -> release(taken));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StorageException(StorageException.Reason.BUSY, "interrupted waiting to freeze " + ids);
+            } finally {
+                locked.reversed().forEach(ReentrantLock::unlock);
+            }
         });
+    }
+
+    /** A hold's stripes let go (after its thaw): the unmounts waiting for them go on. */
+    private static void release(List<Stripe> held) {
+        for (Stripe stripe : held) {
+            stripe.cutting.lock();
+            try {
+                stripe.holds--;
+                stripe.released.signalAll();
+            } finally {
+                stripe.cutting.unlock();
+            }
+        }
     }
 
     /**

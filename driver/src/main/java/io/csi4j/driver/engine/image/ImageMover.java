@@ -11,6 +11,7 @@ import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.engine.SourceImage;
 import io.csi4j.driver.os.Durable;
+import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.os.SparseFile;
 import io.csi4j.driver.storage.StorageException;
@@ -55,7 +56,8 @@ final class ImageMover implements DataMover {
      * A sparse temporary image of {@code sourceBytes} (a reflink of the replica of {@code baseSnapshotId} when given,
      * cut to that size), its final size promised to the pool now. Commit syncs it, keeps it as the replica of
      * {@code keepAs} (when given: the snapshot it now holds, replacing older replicas of that source volume), grows
-     * it to {@code capacityBytes} and reveals it.
+     * it to {@code capacityBytes} and reveals it; IN_USE, nothing kept or revealed, while a loop device backs the
+     * volume's current image (or an image of it replaced before this check existed).
      */
     @Override
     public ImageImport beginImport(String volumeId, long sourceBytes, long capacityBytes, AccessType access, String sourceRef,
@@ -87,11 +89,21 @@ final class ImageMover implements DataMover {
         }
         return new FileImageImport(temp, what, t -> {
             Durable.fsync(t);
-            if (keepAs != null && images.pool().reflink()) keepReplica(t, keepAs);
-            if (size > sourceBytes) ImagePool.sized(t, size);
-            layout.reveal(List.of(new PoolLayout.Finished(new Artifact(volumeId, Artifact.Kind.VOLUME, ImagePool.NAME, size, access,
-                    sourceRef, Instant.now()).withLabel(label), t)));
-            return size;
+            // the look at the loop devices and the rename under the volume's lock, which a stage holds while it attaches:
+            // a stage either came first (refused here, nothing changed) or attaches the new image. A stage between an
+            // unlocked look and the rename would keep a mount of the unlinked old image no later look could see.
+            return images.locks().locked(volumeId, () -> {
+                List<LoopDevice> attached = LoopDevice.findUsingCanonicalPath(images.image(volumeId));
+                if (!attached.isEmpty()) {
+                    throw StorageException.inUse("volume " + volumeId + " is attached on this node as "
+                            + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published); its image is not replaced");
+                }
+                if (keepAs != null && images.pool().reflink()) keepReplica(t, keepAs);
+                if (size > sourceBytes) ImagePool.sized(t, size);
+                layout.reveal(List.of(new PoolLayout.Finished(new Artifact(volumeId, Artifact.Kind.VOLUME, ImagePool.NAME, size, access,
+                        sourceRef, Instant.now()).withLabel(label), t)));
+                return size;
+            });
         }, provisioned -> capacity.settle(size, provisioned));
     }
 

@@ -35,7 +35,7 @@ final class ImageVolumes {
             long freed = images.locks().locked(volumeId, () -> {
                 long size = 0;
                 if (images.layout().exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                    List<LoopDevice> attached = LoopDevice.findByCanonicalBackingFile(images.image(volumeId));
+                    List<LoopDevice> attached = LoopDevice.findUsingCanonicalPath(images.image(volumeId));
                     if (!attached.isEmpty()) {
                         throw StorageException.inUse("volume " + volumeId + " is attached as "
                                 + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published on this node)");
