@@ -98,6 +98,11 @@ public final class ImageEngine extends PoolEngine {
                 .build();
     }
 
+    /** The pool's files: tests of the replica layout. */
+    ImagePool images() {
+        return images;
+    }
+
     /** The cuts' freezer: tests of what waits for a cut. */
     ImageFreezer freezer() {
         return freezer;

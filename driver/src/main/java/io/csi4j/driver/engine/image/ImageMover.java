@@ -15,6 +15,9 @@ import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.os.SparseFile;
 import io.csi4j.driver.storage.StorageException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
@@ -98,7 +101,10 @@ final class ImageMover implements DataMover {
                     throw StorageException.inUse("volume " + volumeId + " is attached on this node as "
                             + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published); its image is not replaced");
                 }
-                if (keepAs != null && images.pool().reflink()) keepReplica(t, keepAs);
+                // the replica is the image itself (a hard link) unless the image grows past the point: one reflink a
+                // round saved, whose cost follows the image's extent count; whatever writes the image first makes it
+                // its own file (ImagePool.ownImage), so the replica stays the point
+                if (keepAs != null && images.pool().reflink()) keepReplica(t, keepAs, size == sourceBytes);
                 if (size > sourceBytes) ImagePool.sized(t, size);
                 layout.reveal(List.of(new PoolLayout.Finished(new Artifact(volumeId, Artifact.Kind.VOLUME, ImagePool.NAME, size, access,
                         sourceRef, Instant.now()).withLabel(label), t)));
@@ -152,12 +158,24 @@ final class ImageMover implements DataMover {
         return images.layout().replica(replica.sourceVolumeId(), replica.snapshotId());
     }
 
-    /** A durable reflink of {@code image} under the replica's name; older replicas of that source volume go. */
-    private void keepReplica(Path image, Replica keep) {
+    /**
+     * {@code image} (synced) durably under the replica's name, as a hard link of it when {@code link} (the same
+     * inode: the image must not be written before {@link ImagePool#ownImage}), else a reflink; older replicas of that
+     * source volume go.
+     */
+    private void keepReplica(Path image, Replica keep, boolean link) {
         PoolLayout layout = images.layout();
         Path temp = layout.temporary(keep.snapshotId(), ".replica");
         try {
-            Reflink.clone(image, temp);
+            if (link) {
+                try {
+                    Files.createLink(temp, image);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("linking " + image + " as " + temp, e);
+                }
+            } else {
+                Reflink.clone(image, temp);
+            }
             layout.commitReplica(temp, keep);
             layout.dropReplicas(keep.sourceVolumeId(), keep.snapshotId());
         } finally {

@@ -49,6 +49,7 @@ final class ImageNode implements NodeStorage {
             StageOptions options = resolved;
             // under the volume's lock: an offline reclaim holds the image attached where the mount table cannot show it
             images.locks().locked(volumeId, () -> {
+                images.ownImage(volumeId);   // a secondary's image shares its inode with its replica until first written
                 staging.stage(volumeId, image, stagingPath, options);
                 return null;
             });

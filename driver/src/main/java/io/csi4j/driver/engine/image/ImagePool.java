@@ -5,6 +5,7 @@ import io.csi4j.driver.engine.ArtifactStore;
 import io.csi4j.driver.engine.IdLocks;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.engine.PoolLayout;
+import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.os.SparseCopy;
 import io.csi4j.driver.os.ZeroFill;
@@ -12,6 +13,8 @@ import io.csi4j.driver.storage.StorageException;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 
 /**
@@ -33,6 +36,38 @@ record ImagePool(Pool pool, PoolLayout layout, IdLocks locks, ArtifactStore stor
     Path requireImage(String volumeId) {
         store.require(Artifact.Kind.VOLUME, volumeId);
         return image(volumeId);
+    }
+
+    /**
+     * The volume's image as a file of its own, before anything writes it (attach, resize, trim): a secondary's image
+     * and its replica of the point it holds are one inode (hard links, {@link ImageMover}: the round's second reflink
+     * saved), which a write would change under the replica, the next round's base. With more than one link the image
+     * is replaced, durably, by a reflink of itself (synced, then renamed over its name), so the replica keeps the point.
+     * The caller holds the volume's lock. One stat when there is nothing to do.
+     */
+    Path ownImage(String volumeId) {
+        Path image = image(volumeId);
+        if (links(image) <= 1) return image;
+        Path temp = layout.temporary(volumeId, ".own");
+        try {
+            cloneOrCopy(image, temp);
+            Durable.fsync(temp);
+            Durable.atomicRename(temp, image);
+        } finally {
+            PoolLayout.deleteQuietly(temp);
+        }
+        return image;
+    }
+
+    /** The hard links of a file (0 when it is not there). */
+    static int links(Path file) {
+        try {
+            return (Integer) Files.getAttribute(file, "unix:nlink", LinkOption.NOFOLLOW_LINKS);
+        } catch (java.nio.file.NoSuchFileException e) {
+            return 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading the links of " + file, e);
+        }
     }
 
     /** A reflink where the pool can, else a sparse-aware copy. */

@@ -72,6 +72,7 @@ final class ImageReclaimer implements SpaceReclaimer {
                 return null;
             }
             if (attached(volumeId)) throw StorageException.inUse("volume " + volumeId + " is attached as a block device");
+            images.ownImage(volumeId);   // a trim must not punch the replica that shares a secondary's image
             PrivateMounts.run("csi4j-reclaim-" + volumeId, () -> trimPrivately(volumeId, image));
             return null;
         }));

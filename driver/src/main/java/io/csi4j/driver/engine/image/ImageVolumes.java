@@ -70,6 +70,7 @@ final class ImageVolumes {
             // under the id's lock: a concurrent delete must not be undone by sized() re-creating the file
             long size = images.locks().locked(volumeId, () -> {
                 images.store().require(Artifact.Kind.VOLUME, volumeId);
+                images.ownImage(volumeId);   // a secondary's replica keeps the size of its point
                 long current = fileSize(image);
                 long target = Math.ceilDiv(newCapacityBytes, MIB) * MIB;
                 if (thick != null) {

@@ -26,7 +26,8 @@
  *   <li>{@code ImageFormat}: what the pool side and the node side both know of an image (its filesystems, their
  *       minimum sizes, the MiB granularity, the default read-ahead).</li>
  *   <li>{@code ImagePool}: what they all work on (pool, layout, per-id locks, artifact store) and the few helpers
- *       they share (where an image is, a reflink-or-copy, sizing a file).</li>
+ *       they share (where an image is, a reflink-or-copy, sizing a file, {@code ownImage}: a secondary's image and
+ *       its replica are one inode after a round, split by a reflink before anything writes the image).</li>
  * </ul>
  * A new capability of this engine is a new class here and one {@code .add(...)} line in {@code ImageEngine}.
  * This package depends on {@code engine} (the core, the layout, the skeleton {@code PoolEngine}), never the other
