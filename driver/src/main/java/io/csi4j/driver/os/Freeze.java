@@ -26,9 +26,8 @@ public final class Freeze {
 
     /**
      * Freezes them all at once, one platform thread each: FIFREEZE flushes the filesystem first (tens of ms
-     * through a loop device), so freezing 8 one after the other cost 8 flushes in a row. Each is synced first
-     * (syncfs, writes still going), so the flush FIFREEZE does with writes held has only what came since.
-     * Returns when every one is frozen; if one fails, the ones frozen are thawed before the throw.
+     * through a loop device), so freezing 8 one after the other cost 8 flushes in a row. Returns when every
+     * one is frozen; if one fails, the ones frozen are thawed before the throw.
      */
     public static Frozen freezeAll(Collection<Path> mountPoints) {
         // FIFREEZE acts on the filesystem holding the path: a staging path that is not mounted (any more)
@@ -47,24 +46,21 @@ public final class Freeze {
             fds.forEach(Fd::close);
             throw e;
         }
-        // FIFREEZE blocks new writes first and flushes after: whatever is dirty then is flushed with the workload
-        // waiting. A syncfs just before, with writes still going, leaves it only what came since (measured in
-        // docs/data-path.md, section 7). Best effort: the flush the cut's consistency rests on is FIFREEZE's own.
-        onEach(fds, fd -> {
-            try {
-                Libc.syncfs(fd.fd(), fd.path());
-            } catch (OsException e) {
-                // FIFREEZE flushes again and says what fails
-            }
-        });
         RuntimeException[] failures = new RuntimeException[fds.size()];
-        onEach(fds, fd -> {
-            try {
-                fd.ioctl(FIFREEZE, 0, "ioctl(FIFREEZE)");
-            } catch (RuntimeException e) {
-                failures[fds.indexOf(fd)] = e;
-            }
-        });
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < fds.size(); i++) {
+            int n = i;
+            Runnable freeze = () -> {
+                try {
+                    fds.get(n).ioctl(FIFREEZE, 0, "ioctl(FIFREEZE)");
+                } catch (RuntimeException e) {
+                    failures[n] = e;
+                }
+            };
+            // a platform thread: a virtual one would hold its carrier through the native call anyway
+            if (fds.size() == 1) freeze.run(); else threads.add(Thread.ofPlatform().name("csi4j-freeze").start(freeze));
+        }
+        joinUninterruptibly(threads);  // a thaw must know what froze, interrupted or not
         List<Fd> frozen = new ArrayList<>();
         RuntimeException failure = null;
         for (int i = 0; i < fds.size(); i++) {
@@ -84,17 +80,6 @@ public final class Freeze {
             throw failure;
         }
         return new Frozen(frozen);
-    }
-
-    /** Runs {@code call} on every fd at once, one platform thread each (a virtual one would hold its carrier through the native call anyway). */
-    private static void onEach(List<Fd> fds, java.util.function.Consumer<Fd> call) {
-        if (fds.size() == 1) {
-            call.accept(fds.getFirst());
-            return;
-        }
-        List<Thread> threads = new ArrayList<>();
-        for (Fd fd : fds) threads.add(Thread.ofPlatform().name("csi4j-freeze").start(() -> call.accept(fd)));
-        joinUninterruptibly(threads);  // a thaw must know what froze, interrupted or not
     }
 
     private static void joinUninterruptibly(List<Thread> threads) {

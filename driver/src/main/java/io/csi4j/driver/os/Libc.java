@@ -71,7 +71,6 @@ final class Libc {
                 FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG)); }
     private static final class Ftruncate { static final MethodHandle HANDLE = capturing("ftruncate", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG)); }
     private static final class Fsync { static final MethodHandle HANDLE = capturing("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
-    private static final class Syncfs { static final MethodHandle HANDLE = capturing("syncfs", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
     private static final class Rename { static final MethodHandle HANDLE = capturing("rename", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)); }
     private static final class Mknod { static final MethodHandle HANDLE = capturing("mknod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG)); }
     private static final class Fsetxattr { static final MethodHandle HANDLE = capturing("fsetxattr",
@@ -264,11 +263,6 @@ final class Libc {
 
     static void fsync(int fd, Path path) {
         check("fsync", path, (a, e) -> (int) Fsync.HANDLE.invokeExact(e, fd));
-    }
-
-    /** syncfs(2): writes back the whole filesystem holding {@code fd} (data, metadata, the device's cache). */
-    static void syncfs(int fd, Path path) {
-        check("syncfs", path, (a, e) -> (int) Syncfs.HANDLE.invokeExact(e, fd));
     }
 
     static void rename(Path from, Path to) {

@@ -25,9 +25,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The cut of a staged volume after the pre-freeze sync (Freeze.freezeAll syncs each filesystem, writes still going,
- * then freezes it): what was written before the cut, never fsynced, is in the snapshot, and the cut says how long it
- * held the volume's writes and what of that was the freeze's flush and what the clone (docs/data-path.md, section 7).
+ * The cut of a staged volume: what was written before the cut, never fsynced, is in the snapshot (FIFREEZE's flush),
+ * what was written after is not, and the cut says how long it held the volume's writes and what of that was the
+ * freeze with its flush, the clone and the thaw (docs/data-path.md, section 7, reads these lines).
  */
 @ExtendWith(LeakCheck.class)
 class CutWindowTest {
@@ -55,7 +55,7 @@ class CutWindowTest {
             byte[] data = new byte[16 * (int) MIB];
             new Random(28).nextBytes(data);
             try {
-                // buffered, no fsync: dirty in the page cache until a flush (the pre-freeze syncfs or FIFREEZE's own)
+                // buffered, no fsync: dirty in the page cache until FIFREEZE flushes it
                 try (FileChannel ch = FileChannel.open(test.staging(vol).resolve("data"), StandardOpenOption.CREATE,
                         StandardOpenOption.WRITE)) {
                     ch.write(ByteBuffer.wrap(data));
