@@ -79,8 +79,9 @@ final class ImageFreezer implements Freezer {
                 worked[0] = System.nanoTime();
             }
             long thawed = System.nanoTime();
-            // the workload's writes wait from FIFREEZE's start to FITHAW's end (one line per cut, like a round's): the
-            // bench (scripts/bench-replication, phase decompose) reads it to split that window (docs/data-path.md, section 7)
+            // the workload's writes wait from FIFREEZE's start to FITHAW's end; "freeze and flush" also counts the look at
+            // the mount table before it (a bound, not less). One line per cut, like a round's: the bench
+            // (scripts/bench-replication, phase decompose) reads it to split that window (docs/data-path.md, section 7)
             LOG.info(() -> String.format("cut of %s: writes held %.1f ms (freeze and flush %.1f ms, clone %.1f ms, thaw %.1f ms)",
                     volumeIds, ms(thawed - start), ms(froze - start), ms(worked[0] - froze), ms(thawed - worked[0])));
         } finally {

@@ -12,7 +12,7 @@
  *   <li>{@code ImageConditions}: whether a volume (or a page of them) is healthy.</li>
  *   <li>Capabilities, one class each: {@code ImageNode} ({@code NodeStorage}: stage, publish ... through
  *       {@code LoopStaging}; an unstage or unpublish waits for a cut of its volume, which holds the mount open),
- *       {@code ImageFreezer} ({@code Freezer}; also the freeze around every cut and the thaw at start-up), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
+ *       {@code ImageFreezer} ({@code Freezer}; also the freeze around every cut, logged with how long it held writes, and the thaw at start-up), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
  *       {@code SharedExtentDelta}, {@code DataComparisonDelta}), {@code ImageMover} ({@code DataMover}, with
  *       {@code FileSourceImage} and {@code FileImageImport}), {@code ImageReclaimer} ({@code SpaceReclaimer}),
  *       {@code ImagePreallocation} ({@code Preallocation}: thick images through {@code os/ZeroFill}),
