@@ -24,6 +24,11 @@
 //       1 GiB file, each workload alternated (which goes first flips every round), ROUNDS rounds: 4k randwrite QD1
 //       uniform with fsync after each write and O_DIRECT without fsync, the same with fsync over a zipf:1.2 hot set,
 //       4k randread QD32 direct, 1 MiB sequential write QD1 direct; the rounds that completed during each run counted.
+//   decompose CONTROLLER_SOCKET WORK PKI ROUNDS SECONDS INTERVAL_SECONDS [JOB_PREFIX]
+//       the between-rounds cost split by layer: the write workloads of `between` on an ordinary volume and on a
+//       replicated one with a point held and nothing running, with a snapshot cut every interval (no copy) and with
+//       a round every interval (rounds asked by this bench, the volume's own interval 24h), alternated; fio's
+//       write(+fsync) latency p99 and max, and how long each cut held writes (the primary's "cut of" log lines).
 // CSI4J_BENCH_AGENT_PIDS="pid1 pid2", CSI4J_BENCH_AGENTS="node-1=host:port,node-2=host:port",
 // CSI4J_BENCH_METRICS="node-1=host:port,node-2=host:port" come from the script.
 // Usage: java -cp "cli/target/csi4j.jar:cli/target/lib/*" scripts/ReplicationBench.java MODE ...
