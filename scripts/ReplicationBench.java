@@ -24,6 +24,11 @@
 //       1 GiB file, each workload alternated (which goes first flips every round), ROUNDS rounds: 4k randwrite QD1
 //       uniform with fsync after each write and O_DIRECT without fsync, the same with fsync over a zipf:1.2 hot set,
 //       4k randread QD32 direct, 1 MiB sequential write QD1 direct; the rounds that completed during each run counted.
+//   decompose CONTROLLER_SOCKET WORK PKI ROUNDS SECONDS INTERVAL_SECONDS [JOB_PREFIX]
+//       the between-rounds cost split by layer: the write workloads of `between` on an ordinary volume and on a
+//       replicated one with a point held and nothing running, with a snapshot cut every interval (no copy) and with
+//       a round every interval (rounds asked by this bench, the volume's own interval 24h), alternated; fio's
+//       write(+fsync) latency p99 and max, and how long each cut held writes (the primary's "cut of" log lines).
 // CSI4J_BENCH_AGENT_PIDS="pid1 pid2", CSI4J_BENCH_AGENTS="node-1=host:port,node-2=host:port",
 // CSI4J_BENCH_METRICS="node-1=host:port,node-2=host:port" come from the script.
 // Usage: java -cp "cli/target/csi4j.jar:cli/target/lib/*" scripts/ReplicationBench.java MODE ...
@@ -65,6 +70,7 @@ public class ReplicationBench {
             case "steady" -> steady(Integer.parseInt(a[4]), a[5], a[6], a[7], Double.parseDouble(a[8]));
             case "fio" -> fioCompare(Integer.parseInt(a[4]), Integer.parseInt(a[5]));
             case "between" -> between(Integer.parseInt(a[4]), Integer.parseInt(a[5]), a[6]);
+            case "decompose" -> decompose(Integer.parseInt(a[4]), Integer.parseInt(a[5]), Integer.parseInt(a[6]), a.length > 7 ? a[7] : "");
             default -> throw new IllegalArgumentException(a[0]);
         }
         System.exit(0);
@@ -381,6 +387,142 @@ public class ReplicationBench {
         cleanup(rep, primary, mounts.get(rep));
     }
 
+    // ---- 5. the between-rounds cost split by layer
+
+    /**
+     * The same workloads on an ordinary volume and on a replicated one under three regimes, alternated: {@code held}
+     * (a round just before, then nothing: the copy-on-write of blocks shared with one held point), {@code cuts} (a
+     * user snapshot of the volume every interval, the previous one deleted: the freeze and the re-cut's copy-on-write,
+     * no copy), {@code rounds} (a round every interval: all of it, the secondary's copy on this disk included). The
+     * primary's log says how long each cut held the workload's writes (ImageFreezer's "cut of" lines).
+     */
+    static void decompose(int rounds, int seconds, int intervalSeconds, String only) throws Exception {
+        String rep = create("bench-decompose-replicated", 2 * GIB, Map.of("csi4j.io/replicas", "2", "csi4j.io/replication-interval", "24h"), null);
+        String[] nodes = replicaNodes(rep);
+        String primary = nodes[0], secondary = nodes[1];
+        String plain = create("bench-decompose-plain", 2 * GIB, Map.of(), primary);
+        Map<String, Path> mounts = new LinkedHashMap<>();
+        for (String v : List.of(plain, rep)) {
+            publish(v, primary);
+            mounts.put(v, stage(v, primary));
+            fio("layout", "--filename=" + mounts.get(v).resolve("data"), "--rw=write", "--bs=1M", "--size=1g", "--direct=1", "--end_fsync=1");
+        }
+        var first = sync(secondary, primary, rep);
+        System.out.printf("replicated %s (primary %s, secondary %s; rounds only when this bench asks) and ordinary %s, 2 GiB ext4 each on %s,"
+                + " a 1 GiB file in each (first round %d bytes in %.1f s); fio %d s per run, interval %d s%n",
+                rep, primary, secondary, plain, primary, first.bytes, first.seconds, seconds, intervalSeconds);
+        String[] common = {"--size=1g", "--time_based", "--runtime=" + seconds, "--randrepeat=0"};
+        Map<String, String[]> jobs = new LinkedHashMap<>();
+        jobs.put("4k randwrite QD1 fsync, uniform", new String[] {"--rw=randwrite", "--bs=4k", "--ioengine=psync", "--fsync=1"});
+        jobs.put("4k randwrite QD1 direct, no fsync", new String[] {"--rw=randwrite", "--bs=4k", "--ioengine=psync", "--direct=1"});
+        jobs.put("4k randwrite QD1 fsync, zipf:1.2", new String[] {"--rw=randwrite", "--bs=4k", "--ioengine=psync", "--fsync=1", "--random_distribution=zipf:1.2"});
+        jobs.put("1M write (sequential) QD1 direct", new String[] {"--rw=write", "--bs=1M", "--ioengine=psync", "--direct=1"});
+        if (!only.isEmpty()) jobs.keySet().removeIf(k -> !k.startsWith(only));
+        List<String> regimes = List.of("ordinary", "held", "cuts", "rounds");
+        Map<String, List<Double>> iops = new HashMap<>(), ratio = new HashMap<>(), p99 = new HashMap<>(), max = new HashMap<>(),
+                held = new HashMap<>(), heldMax = new HashMap<>(), flush = new HashMap<>(), clone = new HashMap<>();
+        Path log = work.resolve(primary + ".err");
+        for (int r = 0; r < rounds; r++) {
+            int j = 0;
+            for (var job : jobs.entrySet()) {
+                List<String> order = new ArrayList<>(regimes);
+                if ((r + j++) % 2 == 1) Collections.reverse(order);
+                Map<String, Double> got = new HashMap<>();
+                for (String regime : order) {
+                    String v = regime.equals("ordinary") ? plain : rep;
+                    String before = "";
+                    if (!regime.equals("ordinary")) {
+                        var s = sync(secondary, primary, rep);   // a point cut just before: every block shared with it
+                        before = String.format(" (round before: %.1f MiB in %.1f s)", s.bytes / (double) MIB, s.seconds);
+                    }
+                    var stop = new java.util.concurrent.atomic.AtomicBoolean();
+                    var done = new java.util.concurrent.atomic.AtomicInteger();
+                    Thread beside = switch (regime) {
+                        case "cuts" -> Thread.ofPlatform().start(() -> {
+                            String last = null;
+                            for (int n = 0; sleepUntil(stop, intervalSeconds); n++) {
+                                String id = csi().createSnapshot(CreateSnapshotRequest.newBuilder().setName("bench-decompose-" + System.nanoTime())
+                                        .setSourceVolumeId(rep).build()).getSnapshot().getSnapshotId();
+                                if (last != null) csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(last).build());
+                                last = id;
+                                done.incrementAndGet();
+                            }
+                            if (last != null) csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(last).build());
+                        });
+                        case "rounds" -> Thread.ofPlatform().start(() -> {
+                            while (sleepUntil(stop, intervalSeconds)) {
+                                sync(secondary, primary, rep);
+                                done.incrementAndGet();
+                            }
+                        });
+                        default -> null;
+                    };
+                    long logFrom = Files.size(log);
+                    List<String> args = new ArrayList<>(List.of("--filename=" + mounts.get(v).resolve("data")));
+                    args.addAll(List.of(job.getValue()));
+                    args.addAll(List.of(common));
+                    double l0 = load();
+                    var f = fio("decompose", args.toArray(String[]::new));
+                    stop.set(true);
+                    if (beside != null) beside.join();
+                    List<double[]> cuts = cutLines(log, logFrom, v);
+                    String k = job.getKey() + "|" + regime;
+                    got.put(regime, f.writeIops);
+                    iops.computeIfAbsent(k, x -> new ArrayList<>()).add(f.writeIops);
+                    p99.computeIfAbsent(k, x -> new ArrayList<>()).add(f.p99Ms);
+                    max.computeIfAbsent(k, x -> new ArrayList<>()).add(f.maxMs);
+                    for (double[] c : cuts) {
+                        held.computeIfAbsent(k, x -> new ArrayList<>()).add(c[0]);
+                        flush.computeIfAbsent(k, x -> new ArrayList<>()).add(c[1]);
+                        clone.computeIfAbsent(k, x -> new ArrayList<>()).add(c[2]);
+                    }
+                    System.out.printf("round %d %-34s %-8s %6.0f IOPS, write+fsync p99 %.1f ms, max %.1f ms; %d %s during it, writes held per cut %s ms%s; load %.2f -> %.2f%n",
+                            r + 1, job.getKey(), regime, f.writeIops, f.p99Ms, f.maxMs, done.get(), regime.equals("cuts") ? "snapshots" : "rounds",
+                            cuts.stream().map(c -> String.format("%.0f", c[0])).toList(), before, l0, load());
+                }
+                for (String regime : regimes) ratio.computeIfAbsent(job.getKey() + "|" + regime, x -> new ArrayList<>()).add(got.get(regime) / got.get("ordinary"));
+            }
+        }
+        System.out.println("per workload and regime: median (min-max) over the rounds; ratio to the ordinary volume of the same round;"
+                + " writes held per cut (all cuts of those runs: median (min-max); FIFREEZE with its flush / the clone)");
+        for (String job : jobs.keySet()) {
+            for (String regime : regimes) {
+                String k = job + "|" + regime;
+                double[] q = ratio.get(k).stream().mapToDouble(d -> d).toArray();
+                System.out.printf("  %-34s %-8s %s IOPS, ratio %s, p99 %s ms, max %s ms%s%n", job, regime, med(iops.get(k)), med(q, "%.3f"),
+                        med(p99.get(k)), med(max.get(k)), held.containsKey(k) ? String.format("; held %s ms per cut (freeze+flush %s, clone %s)",
+                                med(held.get(k)), med(flush.get(k)), med(clone.get(k))) : "");
+            }
+        }
+        cleanup(plain, primary, mounts.get(plain));
+        cleanup(rep, primary, mounts.get(rep));
+    }
+
+    /** Sleeps one interval unless stopped meanwhile; true when the interval passed. */
+    static boolean sleepUntil(java.util.concurrent.atomic.AtomicBoolean stop, int seconds) {
+        for (int i = 0; i < seconds * 10; i++) {
+            if (stop.get()) return false;
+            try { Thread.sleep(100); } catch (InterruptedException e) { return false; }
+        }
+        return !stop.get();
+    }
+
+    static final Pattern CUT = Pattern.compile("cut of \\[([^\\]]*)\\]: writes held ([0-9.]+) ms \\(freeze and flush ([0-9.]+) ms, clone ([0-9.]+) ms");
+
+    /** The primary's "cut of" lines of this volume logged since byte {@code from}: {held, freeze+flush, clone} ms each. */
+    static List<double[]> cutLines(Path log, long from, String volume) throws IOException {
+        List<double[]> cuts = new ArrayList<>();
+        try (var ch = FileChannel.open(log)) {
+            ByteBuffer b = ByteBuffer.allocate((int) Math.max(0, ch.size() - from));
+            ch.read(b, from);
+            var m = CUT.matcher(new String(b.array(), 0, b.position()));
+            while (m.find()) {
+                if (m.group(1).contains(volume)) cuts.add(new double[] {Double.parseDouble(m.group(2)), Double.parseDouble(m.group(3)), Double.parseDouble(m.group(4))});
+            }
+        }
+        return cuts;
+    }
+
     // ---- helpers
 
     static ControllerGrpc.ControllerBlockingStub csi() {
@@ -477,7 +619,11 @@ public class ReplicationBench {
         return Optional.ofNullable(metrics(n, id).get(name));
     }
 
-    record Fio(long writeBytes, double writeIops, double readIops) {}
+    /** p99Ms/maxMs: a write's completion latency in ms, plus its fsync's p99/max when the job syncs (fio's "sync" section): a bound, not a percentile of the sum. */
+    record Fio(long writeBytes, double writeIops, double readIops, double p99Ms, double maxMs) {}
+
+    static final Pattern WRITE_CLAT = Pattern.compile("\"write\" : \\{.*?\"clat_ns\" : \\{\\s*\"min\" : \\d+,\\s*\"max\" : (\\d+),.*?\"99.000000\" : (\\d+)", Pattern.DOTALL);
+    static final Pattern SYNC_LAT = Pattern.compile("\"sync\" : \\{.*?\"lat_ns\" : \\{\\s*\"min\" : \\d+,\\s*\"max\" : (\\d+),.*?\"99.000000\" : (\\d+)", Pattern.DOTALL);
 
     static final Pattern SECTION = Pattern.compile("\"(read|write)\" : \\{\\s*\"io_bytes\" : (\\d+),[^}]*?\"iops\" : ([0-9.]+)");
 
@@ -495,7 +641,12 @@ public class ReplicationBench {
             if (m.group(1).equals("write")) { wb = Long.parseLong(m.group(2)); wi = Double.parseDouble(m.group(3)); }
             else ri = Double.parseDouble(m.group(3));
         }
-        return new Fio(wb, wi, ri);
+        double p99 = 0, max = 0;
+        var c = WRITE_CLAT.matcher(out);
+        if (c.find()) { max = Long.parseLong(c.group(1)) / 1e6; p99 = Long.parseLong(c.group(2)) / 1e6; }
+        var y = SYNC_LAT.matcher(out);
+        if (y.find()) { max += Long.parseLong(y.group(1)) / 1e6; p99 += Long.parseLong(y.group(2)) / 1e6; }
+        return new Fio(wb, wi, ri, p99, max);
     }
 
     static long crc(Path file) throws IOException {

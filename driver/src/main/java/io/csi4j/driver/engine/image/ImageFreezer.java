@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
+import java.util.logging.Logger;
 import java.util.stream.IntStream;
 
 /**
@@ -32,6 +33,7 @@ import java.util.stream.IntStream;
  * one frozen.
  */
 final class ImageFreezer implements Freezer {
+    private static final Logger LOG = Logger.getLogger(ImageFreezer.class.getName());
     /**
      * How long an unstage or unpublish waits for a cut of its volume: a reflink cut takes well under a second, a
      * copy-fallback pool's copies the whole image; past this the answer is BUSY (ABORTED), within a CO's usual deadline.
@@ -78,14 +80,24 @@ final class ImageFreezer implements Freezer {
                 stripe.cutting.lock();
                 held.add(stripe.cutting);
             }
+            long start = System.nanoTime();
             Freeze.Frozen frozen = freezeMounted(volumeIds);
             if (frozen == null) {
                 work.run();
                 return;
             }
+            long froze = System.nanoTime();
+            long[] worked = {0};
             try (frozen) {
                 work.run();
+                worked[0] = System.nanoTime();
             }
+            long thawed = System.nanoTime();
+            // the workload's writes wait from FIFREEZE's start to FITHAW's end; "freeze and flush" also counts the look at
+            // the mount table before it (a bound, not less). One line per cut, like a round's: the bench
+            // (scripts/bench-replication, phase decompose) reads it to split that window (docs/data-path.md, section 7)
+            LOG.info(() -> String.format("cut of %s: writes held %.1f ms (freeze and flush %.1f ms, clone %.1f ms, thaw %.1f ms)",
+                    volumeIds, ms(thawed - start), ms(froze - start), ms(worked[0] - froze), ms(thawed - worked[0])));
         } finally {
             held.reversed().forEach(ReentrantLock::unlock);
         }
@@ -123,6 +135,10 @@ final class ImageFreezer implements Freezer {
         } finally {
             stripe.cutting.unlock();
         }
+    }
+
+    private static double ms(long nanos) {
+        return nanos / 1e6;
     }
 
     private int stripe(String volumeId) {
