@@ -179,16 +179,11 @@ final class FailoverPair implements AutoCloseable {
      * the caller continues it (SIGCONT), also in its clean-up; if the failover never comes it is continued here.
      */
     Failover stopAgentUntilFailover(String primary, String secondary, String id) throws Exception {
-        return stopAgentUntilFailover(primary, secondary, id, ext4());
-    }
-
-    /** With another capability than an ext4 mount (a block volume's). */
-    Failover stopAgentUntilFailover(String primary, String secondary, String id, VolumeCapability capability) throws Exception {
         var agent = cluster.agent(primary);
         agent.child.signal("STOP");
         long stopped = System.nanoTime();
         try {
-            int unavailable = publishRetryingWhileUnavailable(secondary, id, capability);
+            int unavailable = publishRetryingWhileUnavailable(secondary, id);
             return new Failover((System.nanoTime() - stopped) / 1_000_000, unavailable);
         } catch (Exception | Error e) {
             agent.child.signal("CONT");
