@@ -6,27 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.CapacityRange;
-import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
-import io.csi4j.proto.csi.NodePublishVolumeRequest;
-import io.csi4j.proto.csi.NodeStageVolumeRequest;
 import io.csi4j.proto.csi.VolumeCapability;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 28's fence for a replicated BLOCK volume, with real processes ({@link FailoverPair}): a pod holds the published
@@ -38,39 +28,13 @@ class ClusterBlockFenceTest {
     static final long FENCE_BOUND_S = 45;
     static final long MIB = 1L << 20;
 
-    @TempDir
-    static Path tmp;
     static FailoverPair fx;
-
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        fx = new FailoverPair(tmp, 8);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (fx != null) fx.close();
-    }
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> fx = new FailoverPair(dir, 8));
 
     static VolumeCapability block() {
         return VolumeCapability.newBuilder().setBlock(VolumeCapability.BlockVolume.getDefaultInstance())
                 .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
-    }
-
-    Path stageAndPublishBlock(String node, String id) throws Exception {
-        String staging = fx.staging(node, id).toString();
-        fx.node(node).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging)
-                .setVolumeCapability(block()).build());
-        Path target = fx.target(node, id);
-        fx.node(node).nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging)
-                .setTargetPath(target.toString()).setVolumeCapability(block()).build());
-        return target;
-    }
-
-    void controllerPublishBlock(String node, String id) {
-        fx.csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node)
-                .setVolumeCapability(block()).build());
     }
 
     static void writeRecords(FileChannel device, int from, int to) throws IOException {
@@ -92,38 +56,11 @@ class ClusterBlockFenceTest {
     }
 
     /** The pod: one record at a time through the device it holds open, each fsynced, until a write fails. */
-    static final class Writer implements Runnable {
-        final FileChannel device;
-        final AtomicInteger next;
-        final AtomicReference<IOException> stoppedBy = new AtomicReference<>();
-        volatile long stoppedAt;
-        volatile boolean quit;
-
-        Writer(FileChannel device, int from) {
-            this.device = device;
-            this.next = new AtomicInteger(from);
-        }
-
-        @Override
-        public void run() {
-            while (!quit) {
-                int seq = next.get();
-                try {
-                    device.write(ByteBuffer.wrap(record(seq)), (long) seq * RECORD);
-                    device.force(true);
-                } catch (IOException e) {
-                    stoppedAt = System.nanoTime();
-                    stoppedBy.set(e);
-                    return;
-                }
-                next.incrementAndGet();
-                try {
-                    Thread.sleep(50);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }
+    static FailoverPair.Pod writer(FileChannel device, int from) {
+        return new FailoverPair.Pod("writer", (bytes, offset) -> {
+            device.write(bytes, offset);
+            device.force(true);
+        }, from);
     }
 
     @Test
@@ -140,12 +77,11 @@ class ClusterBlockFenceTest {
         boolean aPublished = false;
         boolean bPublished = false;
         boolean stopped = false;
-        Writer writer = null;
-        Thread writerThread = null;
+        FailoverPair.Pod writer = null;
         FileChannel device = null;
         try {
-            controllerPublishBlock(a, id);
-            Path onA = stageAndPublishBlock(a, id);
+            fx.controllerPublish(a, id, block());
+            Path onA = fx.stageAndPublish(a, id, block());
             aPublished = true;
             device = FileChannel.open(onA, StandardOpenOption.READ, StandardOpenOption.WRITE);
             writeRecords(device, 0, 2000);
@@ -154,19 +90,8 @@ class ClusterBlockFenceTest {
 
             agentA.child.signal("STOP");
             stopped = true;
-            writer = new Writer(device, 2500);
-            writerThread = Thread.ofPlatform().name("block-writer-on-" + a).start(writer);
-
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (true) {
-                try {
-                    controllerPublishBlock(b, id);
-                    break;
-                } catch (StatusRuntimeException e) {
-                    if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
-                    Thread.sleep(1000);
-                }
-            }
+            writer = writer(device, 2500).start("block-writer-on-" + a);
+            fx.publishRetryingWhileUnavailable(b, id, block());
             assertTrue(fx.state(b, id).contains("\"PRIMARY\""), fx.state(b, id));
             int firstAfterFailover = writer.next.get();
             Thread.sleep(2000);
@@ -176,17 +101,8 @@ class ClusterBlockFenceTest {
             agentA.child.signal("CONT");
             stopped = false;
             long contNs = System.nanoTime();
-            long fencedNs = 0;
-            long bound = contNs + TimeUnit.SECONDS.toNanos(FENCE_BOUND_S);
-            while (fencedNs == 0 || writer.stoppedBy.get() == null) {
-                if (fencedNs == 0 && fx.state(a, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
-                if (System.nanoTime() > bound) {
-                    throw new AssertionError("within " + FENCE_BOUND_S + " s of SIGCONT: state of " + a + " " + fx.state(a, id)
-                            + ", writer stopped by " + writer.stoppedBy.get());
-                }
-                Thread.sleep(100);
-            }
-            writerThread.join(TimeUnit.SECONDS.toMillis(30));
+            long fencedNs = fx.awaitFencedAndPodStopped(a, id, writer, contNs, FENCE_BOUND_S, "SIGCONT");
+            writer.join();
             IOException refused = writer.stoppedBy.get();
             assertTrue(String.valueOf(refused.getMessage()).contains("Operation not permitted"), "EPERM: " + refused);
             final FileChannel held = device;
@@ -196,12 +112,11 @@ class ClusterBlockFenceTest {
                     + " %d records written on %s after the failover%n", id, a, (fencedNs - contNs) / 1_000_000,
                     (writer.stoppedAt - contNs) / 1_000_000, writer.next.get() - firstAfterFailover, a);
 
-            Path onB = stageAndPublishBlock(b, id);
+            Path onB = fx.stageAndPublish(b, id, block());
             bPublished = true;
             assertRecords(onB, 2000);
         } finally {
-            if (writer != null) writer.quit = true;
-            if (writerThread != null) writerThread.join(TimeUnit.SECONDS.toMillis(30));
+            if (writer != null) writer.stop();
             if (device != null) device.close();
             if (stopped) agentA.child.signal("CONT");
             if (aPublished) fx.unpublishAndUnstage(a, id);

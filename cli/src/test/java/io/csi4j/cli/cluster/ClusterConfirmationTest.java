@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.NodeStageVolumeRequest;
 import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
@@ -16,10 +15,8 @@ import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The two-replica failover hole, closed for new stages (docs/replication.md, "Confirmation"), with real processes (two
@@ -33,22 +30,9 @@ class ClusterConfirmationTest {
     static final int FAILOVER_AFTER_S = 8;
     static final long BOUND_S = 60;
 
-    @TempDir
-    static Path tmp;
     static FailoverPair fx;
-    static ProcessCluster cluster;
-
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        fx = new FailoverPair(tmp, FAILOVER_AFTER_S);
-        cluster = fx.cluster;
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (fx != null) fx.close();
-    }
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> fx = new FailoverPair(dir, FAILOVER_AFTER_S));
 
     static NodeStageVolumeRequest stage(String node, String id) throws Exception {
         return NodeStageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(fx.staging(node, id).toString())
@@ -77,11 +61,11 @@ class ClusterConfirmationTest {
 
     @Test
     void aReturningOldPrimaryWhoseSuccessorIsSilentRefusesANewWritableStage() throws Exception {
-        cluster.awaitEveryNode();
+        fx.cluster.awaitEveryNode();
         var volume = fx.createReplicated("hole");
         String id = volume.id(), a = volume.primary(), b = volume.secondary();
-        var agentA = cluster.agent(a);
-        var agentB = cluster.agent(b);
+        var agentA = fx.cluster.agent(a);
+        var agentB = fx.cluster.agent(b);
         boolean aStopped = false;
         boolean bStopped = false;
         boolean bMounted = false;
@@ -181,10 +165,10 @@ class ClusterConfirmationTest {
 
     @Test
     void aRestartedPrimaryWithItsSecondaryAliveIsConfirmedWithinSeconds() throws Exception {
-        cluster.awaitEveryNode();
+        fx.cluster.awaitEveryNode();
         var volume = fx.createReplicated("restart");
         String id = volume.id(), a = volume.primary();
-        var agentA = cluster.agent(a);
+        var agentA = fx.cluster.agent(a);
         boolean aStaged = false;
         try {
             fx.controllerPublish(a, id);
@@ -204,7 +188,7 @@ class ClusterConfirmationTest {
         } finally {
             if (agentA.child == null || !agentA.child.alive()) {
                 agentA.start();
-                cluster.awaitEveryNode();
+                fx.cluster.awaitEveryNode();
             }
             if (aStaged) fx.node(a).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
                     .setStagingTargetPath(fx.staging(a, id).toString()).build());

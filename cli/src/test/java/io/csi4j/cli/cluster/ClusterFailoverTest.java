@@ -7,17 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerGetVolumeRequest;
 import io.csi4j.proto.csi.NodeGetVolumeStatsRequest;
 import io.csi4j.proto.csi.NodeStageVolumeRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Failover of a replicated volume (issue 28, docs/replication.md "Failover") with real processes: two image-engine
@@ -28,29 +25,16 @@ import org.junit.jupiter.api.io.TempDir;
 class ClusterFailoverTest {
     static final int FAILOVER_AFTER_S = 8;
 
-    @TempDir
-    static Path tmp;
     static FailoverPair fx;
-    static ProcessCluster cluster;
-
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        fx = new FailoverPair(tmp, FAILOVER_AFTER_S);
-        cluster = fx.cluster;
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (fx != null) fx.close();
-    }
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> fx = new FailoverPair(dir, FAILOVER_AFTER_S));
 
     @Test
     void aSilentPrimaryIsFailedOverAfterTheDelayAndFencedWhenItReturns() throws Exception {
         // a day's interval: only the round this test starts is the last complete point
         var volume = fx.createReplicated("fo-loss");
         String id = volume.id(), a = volume.primary(), b = volume.secondary();
-        var agentA = cluster.agent(a);
+        var agentA = fx.cluster.agent(a);
         boolean aMounted = false;
         boolean bMounted = false;
         try {
@@ -92,7 +76,7 @@ class ClusterFailoverTest {
 
             // the old primary comes back: the next routed call tells it epoch 2 exists, and it fences its copy
             agentA.start();
-            cluster.awaitEveryNode();
+            fx.cluster.awaitEveryNode();
             fx.csi().controllerGetVolume(ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build());
             assertTrue(fx.state(a, id).contains("\"FENCED\""), fx.state(a, id));
             fx.unpublishAndUnstage(a, id);                     // its kernel mounts, left by the kill
@@ -107,7 +91,7 @@ class ClusterFailoverTest {
         } finally {
             if (agentA.child == null || !agentA.child.alive()) {
                 agentA.start();
-                cluster.awaitEveryNode();
+                fx.cluster.awaitEveryNode();
             }
             if (aMounted) fx.unpublishAndUnstage(a, id);
             if (bMounted) fx.unpublishAndUnstage(b, id);

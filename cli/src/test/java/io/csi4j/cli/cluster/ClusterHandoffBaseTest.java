@@ -1,19 +1,12 @@
 package io.csi4j.cli.cluster;
 
 import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
-import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.testing.Privileged;
-import io.csi4j.proto.cluster.GetReplicaRequest;
-import io.csi4j.proto.cluster.GetReplicaResponse;
-import io.csi4j.proto.csi.CapacityRange;
-import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.DeleteVolumeRequest;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -25,10 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * After a planned handoff A -> B the old primary A resyncs from the common base (issue 28, docs/replication.md
@@ -39,28 +30,14 @@ class ClusterHandoffBaseTest {
     static final long MIB = 1L << 20;
     static final long BULK = 64 * MIB;
 
-    @TempDir
-    static Path tmp;
     static FailoverPair fx;
-
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        fx = new FailoverPair(tmp, 8);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (fx != null) fx.close();
-    }
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> fx = new FailoverPair(dir, 8));
 
     @Test
     void theOldPrimarysFirstRoundAfterAHandoffIsADeltaAgainstThePointItHandedOver() throws Exception {
-        String id = fx.csi().createVolume(replicated("base", 2, "24h")
-                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(128 * MIB)).build()).getVolume().getVolumeId();
-        var tags = ReplicatedVolumeId.parse(id).orElseThrow().tags();
-        String a = tags.get(0);
-        String b = tags.get(1);
+        var volume = fx.createReplicated("base", 128 * MIB);
+        String id = volume.id(), a = volume.primary(), b = volume.secondary();
         String mounted = null;
         try {
             fx.controllerPublish(a, id);
@@ -73,12 +50,12 @@ class ClusterHandoffBaseTest {
             assertTrue(first.getBytesReceived() >= BULK, "a full copy of the 64 MiB written: " + first.getBytesReceived());
             fx.unpublishAndUnstage(a, id);
             mounted = null;
-            unpublish(a, id);
+            fx.controllerUnpublish(a, id);
 
             fx.controllerPublish(b, id);                                   // the handoff: B pulls A's final point P
-            assertEquals("PRIMARY", replica(b, id).getRole());
-            String handed = replica(b, id).getPoint();
-            var aAfter = replica(a, id);
+            assertEquals("PRIMARY", fx.replica(b, id).getRole());
+            String handed = fx.replica(b, id).getPoint();
+            var aAfter = fx.replica(a, id);
             assertEquals("SECONDARY", aAfter.getRole());
             assertEquals(handed, aAfter.getPoint(), "A holds the point it handed over");
 
@@ -95,27 +72,27 @@ class ClusterHandoffBaseTest {
                     back.getBytesReceived(), back.getBasePoint(), BULK / MIB);
             assertEquals(handed, back.getBasePoint(), "a delta against the point A handed over");
             assertTrue(back.getBytesReceived() > 0 && back.getBytesReceived() < BULK / 8, "a delta: " + back.getBytesReceived());
-            assertEquals(back.getPoint(), replica(a, id).getPoint());
+            assertEquals(back.getPoint(), fx.replica(a, id).getPoint());
 
             var next = fx.round(a, b, id);                                  // and then deltas against B's own points
             assertEquals(back.getPoint(), next.getBasePoint());
             assertTrue(next.getBytesReceived() < BULK / 8, "a delta: " + next.getBytesReceived());
 
-            unpublish(b, id);
+            fx.controllerUnpublish(b, id);
             fx.controllerPublish(a, id);                                   // a handoff back: A serves B's data
-            assertEquals("PRIMARY", replica(a, id).getRole());
+            assertEquals("PRIMARY", fx.replica(a, id).getRole());
             Path again = fx.stageAndPublish(a, id);
             mounted = a;
             assertRecords(again.resolve("records"), 3000);
             assertArrayEquals(bulkSum, sum(again.resolve("bulk")));
             fx.unpublishAndUnstage(a, id);
             mounted = null;
-            unpublish(a, id);
+            fx.controllerUnpublish(a, id);
 
             fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
             for (String n : List.of(a, b)) {
-                assertFalse(replica(n, id).getPresent(), n + " holds nothing after the delete");
-                assertEquals(List.of(), mentioning(tmp, n, id), "nothing of the volume left on " + n);
+                assertFalse(fx.replica(n, id).getPresent(), n + " holds nothing after the delete");
+                assertEquals(List.of(), mentioning(fx.tmp, n, id), "nothing of the volume left on " + n);
             }
         } finally {
             if (mounted != null) fx.unpublishAndUnstage(mounted, id);
@@ -145,14 +122,6 @@ class ClusterHandoffBaseTest {
             for (int n = in.read(chunk); n > 0; n = in.read(chunk)) digest.update(chunk, 0, n);
         }
         return digest.digest();
-    }
-
-    static void unpublish(String node, String id) {
-        fx.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
-    }
-
-    static GetReplicaResponse replica(String node, String id) {
-        return fx.agent(node).getReplica(GetReplicaRequest.newBuilder().setVolumeId(id).build());
     }
 
     /** Every file under the node's pool (images, snapshots, replicas, .tmp) and replication dir naming the volume. */

@@ -1,30 +1,20 @@
 package io.csi4j.cli.cluster;
 
-import static io.csi4j.cli.cluster.ClusterReplicationTest.RECORD;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
-import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
-import static io.csi4j.cli.cluster.ClusterReplicationTest.record;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.testing.Privileged;
-import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 28, "never two writable primaries", with real processes (two image-engine agents over mutual TLS, a controller
@@ -39,59 +29,21 @@ class ClusterPartitionTest {
     /** Generous: the scheduler ticks every second, but the machine is shared. */
     static final long FENCE_BOUND_S = 45;
 
-    @TempDir
-    static Path tmp;
     static FailoverPair fx;
-    static ProcessCluster cluster;
-
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        fx = new FailoverPair(tmp, FAILOVER_AFTER_S);
-        cluster = fx.cluster;
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (fx != null) fx.close();
-    }
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> fx = new FailoverPair(dir, FAILOVER_AFTER_S));
 
     /**
      * The pod on A: one sequence-numbered, checksummed record at a time, each opened, written, fsynced and closed (as a
      * log appender does), until a write fails; what failed is kept.
      */
-    static final class Pod implements Runnable {
-        final Path file;
-        final AtomicInteger next;
-        final AtomicReference<IOException> stoppedBy = new AtomicReference<>();
-        volatile long stoppedAt;
-        volatile boolean quit;
-
-        Pod(Path file, int from) {
-            this.file = file;
-            this.next = new AtomicInteger(from);
-        }
-
-        @Override
-        public void run() {
-            while (!quit) {
-                int seq = next.get();
-                try (var ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
-                    ch.write(ByteBuffer.wrap(record(seq)), (long) seq * RECORD);
-                    ch.force(true);
-                } catch (IOException e) {
-                    stoppedAt = System.nanoTime();
-                    stoppedBy.set(e);
-                    return;
-                }
-                next.incrementAndGet();
-                try {
-                    Thread.sleep(50);
-                } catch (InterruptedException e) {
-                    return;
-                }
+    static FailoverPair.Pod pod(Path file, int from) {
+        return new FailoverPair.Pod("pod", (bytes, offset) -> {
+            try (var ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+                ch.write(bytes, offset);
+                ch.force(true);
             }
-        }
+        }, from);
     }
 
     static boolean readOnlyError(IOException e) {
@@ -100,15 +52,14 @@ class ClusterPartitionTest {
 
     @Test
     void aPartitionedPrimaryIsFencedReadOnlyAndNoneOfItsLaterWritesReachTheCluster() throws Exception {
-        cluster.awaitEveryNode();                           // the other test restarts an agent
+        fx.cluster.awaitEveryNode();                           // the other test restarts an agent
         var volume = fx.createReplicated("partition");
         String id = volume.id(), a = volume.primary(), b = volume.secondary();
-        var agentA = cluster.agent(a);
+        var agentA = fx.cluster.agent(a);
         boolean aMounted = false;
         boolean bMounted = false;
         boolean stopped = false;
-        Pod pod = null;
-        Thread podThread = null;
+        FailoverPair.Pod pod = null;
         try {
             fx.controllerPublish(a, id);
             Path onA = fx.stageAndPublish(a, id);
@@ -118,8 +69,7 @@ class ClusterPartitionTest {
             fx.round(b, a, id);                                    // the last complete point: records 0..1999
             writeRecords(records, 2000, 2500);                  // after it: a failover costs them
 
-            pod = new Pod(records, 2500);                       // writes on through the kernel mount while A's agent is stopped
-            podThread = Thread.ofPlatform().name("pod-on-" + a).start(pod);
+            pod = pod(records, 2500).start("pod-on-" + a);     // writes on through the kernel mount while A's agent is stopped
             var failover = fx.stopAgentUntilFailover(a, b, id);
             stopped = true;
             int firstAfterFailover = pod.next.get();            // every record from here on was written after the failover
@@ -132,8 +82,8 @@ class ClusterPartitionTest {
             agentA.child.signal("CONT");
             stopped = false;
             long contNs = System.nanoTime();
-            long fencedNs = awaitFencedAndPodStopped(a, id, pod, contNs, "SIGCONT");
-            podThread.join(TimeUnit.SECONDS.toMillis(30));
+            long fencedNs = fx.awaitFencedAndPodStopped(a, id, pod, contNs, FENCE_BOUND_S, "SIGCONT");
+            pod.join();
             var error = pod.stoppedBy.get();
             assertTrue(readOnlyError(error), "the pod's write failed with EROFS: " + error);
             // a new file, on the publish bind and on the staging mount: read-only too
@@ -156,7 +106,7 @@ class ClusterPartitionTest {
             // A, later made primary again by a handoff, holds B's point, never its own writes after the failover
             fx.unpublishAndUnstage(b, id);
             bMounted = false;
-            fx.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(b).build());
+            fx.controllerUnpublish(b, id);
             fx.unpublishAndUnstage(a, id);                         // the CO's clean-up of the old pod: the read-only mounts go
             aMounted = false;
             long handoff = System.nanoTime();
@@ -168,30 +118,11 @@ class ClusterPartitionTest {
             aMounted = true;
             assertRecords(back.resolve("records"), 2100);       // exactly B's data: nothing A wrote from record 2000 on
         } finally {
-            if (pod != null) pod.quit = true;
-            if (podThread != null) podThread.join(TimeUnit.SECONDS.toMillis(30));
+            if (pod != null) pod.stop();
             if (stopped) agentA.child.signal("CONT");
             if (aMounted) fx.unpublishAndUnstage(a, id);
             if (bMounted) fx.unpublishAndUnstage(b, id);
         }
-    }
-
-    /**
-     * Waits (bounded by {@link #FENCE_BOUND_S} from {@code since}) until {@code node}'s copy is FENCED and the pod's
-     * writes have failed; returns when the FENCED state was first seen.
-     */
-    static long awaitFencedAndPodStopped(String node, String id, Pod pod, long since, String what) throws Exception {
-        long fencedNs = 0;
-        long bound = since + TimeUnit.SECONDS.toNanos(FENCE_BOUND_S);
-        while (fencedNs == 0 || pod.stoppedBy.get() == null) {
-            if (fencedNs == 0 && fx.state(node, id).contains("\"FENCED\"")) fencedNs = System.nanoTime();
-            if (System.nanoTime() > bound) {
-                throw new AssertionError("within " + FENCE_BOUND_S + " s of " + what + ": state of " + node + " " + fx.state(node, id)
-                        + ", pod stopped by " + pod.stoppedBy.get());
-            }
-            Thread.sleep(100);
-        }
-        return fencedNs;
     }
 
     /**
@@ -203,14 +134,13 @@ class ClusterPartitionTest {
      */
     @Test
     void aReturningOldPrimaryIsFencedAtOnceAndAWritableMountOfAFencedCopyIsFixedAtStartUp() throws Exception {
-        cluster.awaitEveryNode();
+        fx.cluster.awaitEveryNode();
         var volume = fx.createReplicated("partition-restart");
         String id = volume.id(), a = volume.primary(), b = volume.secondary();
-        var agentA = cluster.agent(a);
+        var agentA = fx.cluster.agent(a);
         boolean aMounted = false;
         boolean bMounted = false;
-        Pod pod = null;
-        Thread podThread = null;
+        FailoverPair.Pod pod = null;
         try {
             fx.controllerPublish(a, id);
             Path onA = fx.stageAndPublish(a, id);
@@ -221,8 +151,7 @@ class ClusterPartitionTest {
             writeRecords(records, 1000, 1200);
 
             agentA.child.signal("KILL");
-            pod = new Pod(records, 1200);
-            podThread = Thread.ofPlatform().name("pod-on-" + a).start(pod);
+            pod = pod(records, 1200).start("pod-on-" + a);
             fx.publishRetryingWhileUnavailable(b, id);
             int firstAfterFailover = pod.next.get();
             Thread.sleep(1500);
@@ -232,8 +161,9 @@ class ClusterPartitionTest {
             long restarted = System.nanoTime();
             agentA.start();                                     // PRIMARY at epoch 1 on its disk; returns once it serves
             long serving = System.nanoTime();
-            long fencedNs = awaitFencedAndPodStopped(a, id, pod, restarted, "the restart");
-            podThread.join(TimeUnit.SECONDS.toMillis(30));
+            // bounded from when it serves: its JVM's start-up alone took 26 s and more on the loaded machine
+            long fencedNs = fx.awaitFencedAndPodStopped(a, id, pod, serving, FENCE_BOUND_S, "the restarted agent serving");
+            pod.join();
             assertTrue(readOnlyError(pod.stoppedBy.get()), "the pod's write failed with EROFS: " + pod.stoppedBy.get());
             System.out.printf("restart of %s's agent after a failover to %s (serving %d ms after its start): FENCED %d ms and its"
                             + " pod's writes failed (EROFS) %d ms after it served; %d records written on %s after the failover%n", a, b,
@@ -256,11 +186,10 @@ class ClusterPartitionTest {
             bMounted = true;
             assertRecords(onB.resolve("records"), 1000);
         } finally {
-            if (pod != null) pod.quit = true;
-            if (podThread != null) podThread.join(TimeUnit.SECONDS.toMillis(30));
+            if (pod != null) pod.stop();
             if (agentA.child == null || !agentA.child.alive()) {
                 agentA.start();
-                cluster.awaitEveryNode();
+                fx.cluster.awaitEveryNode();
             }
             if (aMounted) fx.unpublishAndUnstage(a, id);
             if (bMounted) fx.unpublishAndUnstage(b, id);

@@ -1,48 +1,35 @@
 package io.csi4j.cli.cluster;
 
+import static io.csi4j.cli.cluster.ReplicaFixture.nodes;
+import static io.csi4j.cli.cluster.ReplicaFixture.onlyOn;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.cluster.ClusterStatusGrpc;
 import io.csi4j.proto.cluster.GetClusterStatusRequest;
 import io.csi4j.proto.cluster.ReplicatedVolumeStatus;
-import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.CreateSnapshotRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.DeleteSnapshotRequest;
 import io.csi4j.proto.csi.DeleteVolumeRequest;
 import io.csi4j.proto.csi.NodeGetInfoRequest;
-import io.csi4j.proto.csi.NodeGrpc;
-import io.csi4j.proto.csi.NodePublishVolumeRequest;
-import io.csi4j.proto.csi.NodeStageVolumeRequest;
-import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
-import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
 import io.csi4j.proto.csi.Topology;
-import io.csi4j.proto.csi.TopologyRequirement;
 import io.csi4j.proto.csi.Volume;
 import io.csi4j.proto.csi.VolumeContentSource;
-import io.csi4j.sdk.server.Channels;
-import io.csi4j.sdk.server.Endpoint;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What a replicated volume's creation may ask (issue 28, docs/replication.md "Creation"), with a controller and three
@@ -59,27 +46,15 @@ class ClusterReplicaCreationTest {
     static final Map<String, String> ZONES = Map.of("node-a", "zone-1", "node-b", "zone-1", "node-c", "zone-2");
     static final int RECORDS = 1500;
 
-    @TempDir
-    static Path tmp;
     static ReplicaFixture f;
-    static final Map<String, ManagedChannel> NODE_CHANNELS = new ConcurrentHashMap<>();
-
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        f = new ReplicaFixture(tmp, node -> List.of("--copy-bandwidth", "64M", "--topology", ZONE + "=" + ZONES.get(node)), List.of());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        NODE_CHANNELS.values().forEach(ManagedChannel::shutdownNow);
-        if (f != null) f.close();
-    }
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> f = new ReplicaFixture(dir,
+            node -> List.of("--copy-bandwidth", "64M", "--topology", ZONE + "=" + ZONES.get(node)), List.of()));
 
     @Test
     void replicasSpreadOverTheZonesOrNothingIsMade() throws Exception {
         // the agent reports its zone beside its node, as the kubelet's registration reads it
-        var info = node("node-c").nodeGetInfo(NodeGetInfoRequest.getDefaultInstance());
+        var info = f.node("node-c").nodeGetInfo(NodeGetInfoRequest.getDefaultInstance());
         assertEquals(Map.of("topology.csi4j.io/node", "node-c", ZONE, "zone-2"), info.getAccessibleTopology().getSegmentsMap());
         Map<String, List<String>> before = everything();
 
@@ -156,11 +131,11 @@ class ClusterReplicaCreationTest {
         String id = rep.getVolumeId();
         var tags = ReplicatedVolumeId.parse(id).orElseThrow().tags();
         String first = tags.get(0), second = tags.get(1);
-        controllerPublish(first, id);
-        ClusterReplicationTest.writeRecords(publish(first, id, stage(first, id)).resolve("records"), 0, RECORDS);
-        unpublishAndUnstage(first, id);
+        f.controllerPublish(first, id);
+        ClusterReplicationTest.writeRecords(f.publish(first, id, f.stage(first, id)).resolve("records"), 0, RECORDS);
+        f.unpublishAndUnstage(first, id);
         // hand it over, so its current primary is not the node its id names first
-        controllerPublish(second, id);
+        f.controllerPublish(second, id);
         f.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(second).build());
         assertEquals("PRIMARY", f.role(second, id));
 
@@ -172,9 +147,9 @@ class ClusterReplicaCreationTest {
         assertTrue(ReplicatedVolumeId.parse(clone.getVolumeId()).isEmpty(), "an ordinary volume: " + clone.getVolumeId());
         assertEquals(64 * MIB, clone.getCapacityBytes());
         assertEquals(id, clone.getContentSource().getVolume().getVolumeId());
-        controllerPublish(second, clone.getVolumeId());
-        ClusterReplicationTest.assertRecords(publish(second, clone.getVolumeId(), stage(second, clone.getVolumeId())).resolve("records"), RECORDS);
-        unpublishAndUnstage(second, clone.getVolumeId());
+        f.controllerPublish(second, clone.getVolumeId());
+        ClusterReplicationTest.assertRecords(f.publish(second, clone.getVolumeId(), f.stage(second, clone.getVolumeId())).resolve("records"), RECORDS);
+        f.unpublishAndUnstage(second, clone.getVolumeId());
 
         // for a pod on a node that holds no replica (a requisite topology of that node): copied there from the primary
         String third = ReplicaFixture.NODES.stream().filter(n -> !tags.contains(n)).findFirst().orElseThrow();
@@ -182,9 +157,9 @@ class ClusterReplicaCreationTest {
                 .setCapacityRange(io.csi4j.proto.csi.CapacityRange.newBuilder().setRequiredBytes(64 * MIB))
                 .setAccessibilityRequirements(onlyOn(third)).setVolumeContentSource(fromVolume).build()).getVolume();
         assertEquals(List.of(third), nodes(copied));
-        controllerPublish(third, copied.getVolumeId());
-        ClusterReplicationTest.assertRecords(publish(third, copied.getVolumeId(), stage(third, copied.getVolumeId())).resolve("records"), RECORDS);
-        unpublishAndUnstage(third, copied.getVolumeId());
+        f.controllerPublish(third, copied.getVolumeId());
+        ClusterReplicationTest.assertRecords(f.publish(third, copied.getVolumeId(), f.stage(third, copied.getVolumeId())).resolve("records"), RECORDS);
+        f.unpublishAndUnstage(third, copied.getVolumeId());
 
         // a snapshot of the replicated volume, restored into an ordinary volume: the same records
         String snapshot = f.csi().createSnapshot(CreateSnapshotRequest.newBuilder().setName("rep-src-snap").setSourceVolumeId(id).build())
@@ -194,9 +169,9 @@ class ClusterReplicaCreationTest {
                 .setVolumeContentSource(VolumeContentSource.newBuilder().setSnapshot(VolumeContentSource.SnapshotSource.newBuilder()
                         .setSnapshotId(snapshot))).build()).getVolume();
         assertEquals(List.of(second), nodes(restored));
-        controllerPublish(second, restored.getVolumeId());
-        ClusterReplicationTest.assertRecords(publish(second, restored.getVolumeId(), stage(second, restored.getVolumeId())).resolve("records"), RECORDS);
-        unpublishAndUnstage(second, restored.getVolumeId());
+        f.controllerPublish(second, restored.getVolumeId());
+        ClusterReplicationTest.assertRecords(f.publish(second, restored.getVolumeId(), f.stage(second, restored.getVolumeId())).resolve("records"), RECORDS);
+        f.unpublishAndUnstage(second, restored.getVolumeId());
 
         for (String v : List.of(clone.getVolumeId(), copied.getVolumeId(), restored.getVolumeId())) f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v).build());
         f.csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(snapshot).build());
@@ -225,47 +200,5 @@ class ClusterReplicaCreationTest {
             Thread.sleep(500);
         }
         throw new AssertionError("volume " + id + " not as awaited within 90 s: " + last);
-    }
-
-    static TopologyRequirement onlyOn(String node) {
-        var t = Topology.newBuilder().putSegments("topology.csi4j.io/node", node).build();
-        return TopologyRequirement.newBuilder().addRequisite(t).addPreferred(t).build();
-    }
-
-    static List<String> nodes(Volume v) {
-        return v.getAccessibleTopologyList().stream().map(Topology::getSegmentsMap).map(m -> m.get("topology.csi4j.io/node")).toList();
-    }
-
-    static NodeGrpc.NodeBlockingStub node(String nodeId) {
-        var channel = NODE_CHANNELS.computeIfAbsent(nodeId, n -> Channels.connect(Endpoint.parse("unix://" + f.dataDir(n).resolve("csi.sock"))));
-        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
-    }
-
-    static void controllerPublish(String node, String id) {
-        f.csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node)
-                .setVolumeCapability(ReplicaFixture.ext4()).build());
-    }
-
-    static Path stage(String node, String id) throws Exception {
-        Path staging = Files.createDirectories(tmp.resolve("staging-" + node).resolve(id));
-        node(node).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(ReplicaFixture.ext4()).build());
-        return staging;
-    }
-
-    static Path publish(String node, String id, Path staging) throws Exception {
-        Path target = tmp.resolve("target-" + node).resolve(id);
-        Files.createDirectories(target.getParent());
-        node(node).nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
-                .setTargetPath(target.toString()).setVolumeCapability(ReplicaFixture.ext4()).build());
-        return target;
-    }
-
-    static void unpublishAndUnstage(String node, String id) {
-        node(node).nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setTargetPath(tmp.resolve("target-" + node).resolve(id).toString()).build());
-        node(node).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(tmp.resolve("staging-" + node).resolve(id).toString()).build());
-        f.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
     }
 }

@@ -1,43 +1,30 @@
 package io.csi4j.cli.cluster;
 
+import static io.csi4j.cli.cluster.ReplicaFixture.nodes;
+import static io.csi4j.cli.cluster.ReplicaFixture.onlyOn;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.CapacityRange;
-import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.CreateSnapshotRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.DeleteSnapshotRequest;
 import io.csi4j.proto.csi.DeleteVolumeRequest;
-import io.csi4j.proto.csi.NodeGrpc;
-import io.csi4j.proto.csi.NodePublishVolumeRequest;
-import io.csi4j.proto.csi.NodeStageVolumeRequest;
-import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
-import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
 import io.csi4j.proto.csi.Topology;
-import io.csi4j.proto.csi.TopologyRequirement;
 import io.csi4j.proto.csi.Volume;
 import io.csi4j.proto.csi.VolumeContentSource;
-import io.csi4j.sdk.server.Channels;
-import io.csi4j.sdk.server.Endpoint;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Restore and clone into replicated volumes (issue 28, docs/replication.md "Creation"), with a controller and three
@@ -52,22 +39,9 @@ class ClusterReplicaSourceTest {
     static final long MIB = ReplicaFixture.MIB;
     static final int RECORDS = 2000;
 
-    @TempDir
-    static Path tmp;
     static ReplicaFixture f;
-    static final Map<String, ManagedChannel> NODE_CHANNELS = new ConcurrentHashMap<>();
-
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        f = new ReplicaFixture(tmp, List.of("--copy-bandwidth", "64M"), List.of());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        NODE_CHANNELS.values().forEach(ManagedChannel::shutdownNow);
-        if (f != null) f.close();
-    }
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> f = new ReplicaFixture(dir, List.of("--copy-bandwidth", "64M"), List.of()));
 
     @Test
     void aReplicatedVolumeFromASnapshotOrAReplicatedVolumeHoldsTheSourcesData() throws Exception {
@@ -79,9 +53,9 @@ class ClusterReplicaSourceTest {
         Volume plain = f.csi().createVolume(CreateVolumeRequest.newBuilder().setName("src-plain").addVolumeCapabilities(ReplicaFixture.ext4())
                 .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(64 * MIB)).build()).getVolume();
         String s = nodes(plain).getFirst();
-        controllerPublish(s, plain.getVolumeId());
-        ClusterReplicationTest.writeRecords(publish(s, plain.getVolumeId(), stage(s, plain.getVolumeId())).resolve("records"), 0, RECORDS);
-        unpublishAndUnstage(s, plain.getVolumeId());
+        f.controllerPublish(s, plain.getVolumeId());
+        ClusterReplicationTest.writeRecords(f.publish(s, plain.getVolumeId(), f.stage(s, plain.getVolumeId())).resolve("records"), 0, RECORDS);
+        f.unpublishAndUnstage(s, plain.getVolumeId());
         String snapshot = f.csi().createSnapshot(CreateSnapshotRequest.newBuilder().setName("src-snap")
                 .setSourceVolumeId(plain.getVolumeId()).build()).getSnapshot().getSnapshotId();
         var fromSnapshot = VolumeContentSource.newBuilder().setSnapshot(VolumeContentSource.SnapshotSource.newBuilder().setSnapshotId(snapshot)).build();
@@ -119,9 +93,9 @@ class ClusterReplicaSourceTest {
         assertEquals("SECONDARY", f.role(b, id));
 
         // hand over to the secondary (a planned move): every record is there, byte-identical
-        controllerPublish(b, id);
-        ClusterReplicationTest.assertRecords(publish(b, id, stage(b, id)).resolve("records"), RECORDS);
-        unpublishAndUnstage(b, id);
+        f.controllerPublish(b, id);
+        ClusterReplicationTest.assertRecords(f.publish(b, id, f.stage(b, id)).resolve("records"), RECORDS);
+        f.unpublishAndUnstage(b, id);
         assertEquals("PRIMARY", f.role(b, id));
 
         // a clone of the replicated volume: made from its current primary's copy (b), a new replicated volume
@@ -134,13 +108,13 @@ class ClusterReplicaSourceTest {
         assertEquals(List.of(b, cloneTags.get(1)), nodes(clone));
         awaitPoint(cloneTags.get(1), cloneId);
         // staged on its primary, and then on its secondary after a handoff: the records both times
-        controllerPublish(b, cloneId);
-        ClusterReplicationTest.assertRecords(publish(b, cloneId, stage(b, cloneId)).resolve("records"), RECORDS);
-        unpublishAndUnstage(b, cloneId);
+        f.controllerPublish(b, cloneId);
+        ClusterReplicationTest.assertRecords(f.publish(b, cloneId, f.stage(b, cloneId)).resolve("records"), RECORDS);
+        f.unpublishAndUnstage(b, cloneId);
         String c = cloneTags.get(1);
-        controllerPublish(c, cloneId);
-        ClusterReplicationTest.assertRecords(publish(c, cloneId, stage(c, cloneId)).resolve("records"), RECORDS);
-        unpublishAndUnstage(c, cloneId);
+        f.controllerPublish(c, cloneId);
+        ClusterReplicationTest.assertRecords(f.publish(c, cloneId, f.stage(c, cloneId)).resolve("records"), RECORDS);
+        f.unpublishAndUnstage(c, cloneId);
         System.out.printf("replicated restore and clone: first round of the restore in %d ms, whole test %d ms%n",
                 firstRound, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
 
@@ -161,47 +135,5 @@ class ClusterReplicaSourceTest {
         }
         assertFalse(f.point(node, id).isEmpty());
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-    }
-
-    static TopologyRequirement onlyOn(String node) {
-        var t = Topology.newBuilder().putSegments("topology.csi4j.io/node", node).build();
-        return TopologyRequirement.newBuilder().addRequisite(t).addPreferred(t).build();
-    }
-
-    static List<String> nodes(Volume v) {
-        return v.getAccessibleTopologyList().stream().map(Topology::getSegmentsMap).map(m -> m.get("topology.csi4j.io/node")).toList();
-    }
-
-    static NodeGrpc.NodeBlockingStub node(String nodeId) {
-        var channel = NODE_CHANNELS.computeIfAbsent(nodeId, n -> Channels.connect(Endpoint.parse("unix://" + f.dataDir(n).resolve("csi.sock"))));
-        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
-    }
-
-    static void controllerPublish(String node, String id) {
-        f.csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node)
-                .setVolumeCapability(ReplicaFixture.ext4()).build());
-    }
-
-    static Path stage(String node, String id) throws Exception {
-        Path staging = Files.createDirectories(tmp.resolve("staging-" + node).resolve(id));
-        node(node).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(ReplicaFixture.ext4()).build());
-        return staging;
-    }
-
-    static Path publish(String node, String id, Path staging) throws Exception {
-        Path target = tmp.resolve("target-" + node).resolve(id);
-        Files.createDirectories(target.getParent());
-        node(node).nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
-                .setTargetPath(target.toString()).setVolumeCapability(ReplicaFixture.ext4()).build());
-        return target;
-    }
-
-    static void unpublishAndUnstage(String node, String id) {
-        node(node).nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setTargetPath(tmp.resolve("target-" + node).resolve(id).toString()).build());
-        node(node).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(tmp.resolve("staging-" + node).resolve(id).toString()).build());
-        f.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
     }
 }

@@ -6,7 +6,17 @@ import io.csi4j.proto.cluster.SyncReplicaRequest;
 import io.csi4j.proto.cluster.SyncReplicaResponse;
 import io.csi4j.proto.csi.CapacityRange;
 import io.csi4j.proto.csi.ControllerGrpc;
+import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
+import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
+import io.csi4j.proto.csi.NodeGrpc;
+import io.csi4j.proto.csi.NodePublishVolumeRequest;
+import io.csi4j.proto.csi.NodeStageVolumeRequest;
+import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
+import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
+import io.csi4j.proto.csi.Topology;
+import io.csi4j.proto.csi.TopologyRequirement;
+import io.csi4j.proto.csi.Volume;
 import io.csi4j.proto.csi.VolumeCapability;
 import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
@@ -24,7 +34,9 @@ import java.util.stream.Stream;
 /**
  * A controller and three image-engine agents as real processes over mutual TLS on loopback, each agent with its own
  * metrics address, for the replicated-volume fault tests (the set-up of ClusterReplicationTest, as an instance so that
- * each test class has its own cluster), and what those tests look at on disk and in each agent's catalog.
+ * each test class has its own cluster; started and stopped per class by {@link ClassCluster}), "kubelet" on each node
+ * (stage and publish an ext4 mount through the node's own socket, staging and target paths under the test's directory),
+ * and what those tests look at on disk and in each agent's catalog.
  */
 final class ReplicaFixture implements AutoCloseable {
     static final List<String> NODES = List.of("node-a", "node-b", "node-c");
@@ -34,6 +46,7 @@ final class ReplicaFixture implements AutoCloseable {
     final ProcessCluster cluster;
     final Map<String, String> metrics = new HashMap<>();
     private final Map<String, ManagedChannel> agentChannels = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, ManagedChannel> nodeChannels = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** {@code agentFlags} come after the image engine and a 1 GiB pool. */
     ReplicaFixture(Path tmp, List<String> agentFlags, List<String> controllerFlags) throws Exception {
@@ -94,6 +107,54 @@ final class ReplicaFixture implements AutoCloseable {
         var channel = agentChannels.computeIfAbsent(node, n -> Channels.builder(new Endpoint.Tcp("127.0.0.1",
                 cluster.agent(n).port), cluster.controllerTls, "127.0.0.1").build());
         return NodeAgentGrpc.newBlockingStub(channel);
+    }
+
+    /** The requisite and preferred topology of that one node (Kubernetes' --strict-topology for a pod there). */
+    static TopologyRequirement onlyOn(String node) {
+        var t = Topology.newBuilder().putSegments("topology.csi4j.io/node", node).build();
+        return TopologyRequirement.newBuilder().addRequisite(t).addPreferred(t).build();
+    }
+
+    /** The nodes of a volume's accessible topology, in its order (a replicated volume's primary first). */
+    static List<String> nodes(Volume v) {
+        return v.getAccessibleTopologyList().stream().map(Topology::getSegmentsMap).map(m -> m.get("topology.csi4j.io/node")).toList();
+    }
+
+    /** The node's CSI socket (one channel a node, closed with the fixture). */
+    NodeGrpc.NodeBlockingStub node(String nodeId) {
+        var channel = nodeChannels.computeIfAbsent(nodeId, n -> Channels.connect(Endpoint.parse("unix://" + dataDir(n).resolve("csi.sock"))));
+        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
+    }
+
+    void controllerPublish(String node, String id) {
+        csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node)
+                .setVolumeCapability(ext4()).build());
+    }
+
+    /** NodeStageVolume of an ext4 mount at {@code staging-<node>/<id>} under the test's directory; returns that path. */
+    Path stage(String node, String id) throws Exception {
+        Path staging = Files.createDirectories(tmp.resolve("staging-" + node).resolve(id));
+        node(node).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(staging.toString()).setVolumeCapability(ext4()).build());
+        return staging;
+    }
+
+    /** NodePublishVolume at {@code target-<node>/<id>} under the test's directory; returns that path. */
+    Path publish(String node, String id, Path staging) throws Exception {
+        Path target = tmp.resolve("target-" + node).resolve(id);
+        Files.createDirectories(target.getParent());
+        node(node).nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
+                .setTargetPath(target.toString()).setVolumeCapability(ext4()).build());
+        return target;
+    }
+
+    /** NodeUnpublishVolume, NodeUnstageVolume, then ControllerUnpublishVolume: the pod on {@code node} is gone. */
+    void unpublishAndUnstage(String node, String id) {
+        node(node).nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
+                .setTargetPath(tmp.resolve("target-" + node).resolve(id).toString()).build());
+        node(node).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(tmp.resolve("staging-" + node).resolve(id).toString()).build());
+        csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
     }
 
     Path dataDir(String node) {
@@ -190,6 +251,7 @@ final class ReplicaFixture implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        nodeChannels.values().forEach(ManagedChannel::shutdownNow);
         agentChannels.values().forEach(ManagedChannel::shutdownNow);
         cluster.close();
     }
