@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerGetVolumeRequest;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.DeleteVolumeRequest;
@@ -16,10 +15,8 @@ import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The CO's calls that must get past a primary whose node is gone (issue 28, docs/replication.md "Unpublish from a
@@ -32,19 +29,35 @@ import org.junit.jupiter.api.io.TempDir;
 class ClusterSilentPrimaryTest {
     static final int FAILOVER_AFTER_S = 6;
 
-    @TempDir
-    static Path tmp;
     static FailoverPair fx;
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> fx = new FailoverPair(dir, FAILOVER_AFTER_S));
 
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        fx = new FailoverPair(tmp, FAILOVER_AFTER_S);
+    /**
+     * A replicated volume published and staged on its primary's node, {@code replicated} records written and a round
+     * taken, {@code more} written after it; then the primary's agent SIGKILLed by its pid (its mounts stay in the
+     * kernel). Returns the volume and when the agent was killed.
+     */
+    static Killed publishedThenPrimaryKilled(String name, int replicated, int more) throws Exception {
+        var volume = fx.createReplicated(name);
+        fx.controllerPublish(volume.primary(), volume.id());
+        Path records = fx.stageAndPublish(volume.primary(), volume.id()).resolve("records");
+        writeRecords(records, 0, replicated);
+        fx.round(volume.secondary(), volume.primary(), volume.id());
+        writeRecords(records, replicated, replicated + more);   // after the last complete point: the node loss costs them
+        fx.cluster.agent(volume.primary()).child.signal("KILL");
+        return new Killed(volume, System.nanoTime());
     }
 
-    @AfterAll
-    static void stop() throws Exception {
-        if (fx != null) fx.close();
+    record Killed(FailoverPair.Replicated volume, long at) {}
+
+    /** The killed agent started again (same data directory), if it is not running, and every node answering. */
+    static void restarted(String node) throws Exception {
+        var agent = fx.cluster.agent(node);
+        if (agent.child == null || !agent.child.alive()) {
+            agent.start();
+            fx.cluster.awaitEveryNode();
+        }
     }
 
     /** Calls {@code call} each second while it answers UNAVAILABLE, for 90 s at most; how many UNAVAILABLE came first. */
@@ -83,27 +96,17 @@ class ClusterSilentPrimaryTest {
 
     @Test
     void anUnpublishFromASilentPrimaryFailsItOverSoTheVolumeCanBeAttachedElsewhere() throws Exception {
-        var volume = fx.createReplicated("silent-unpublish");
-        String id = volume.id(), a = volume.primary(), b = volume.secondary();
-        var agentA = fx.cluster.agent(a);
-        boolean aMounted = false;
+        var killed = publishedThenPrimaryKilled("silent-unpublish", 2000, 500);
+        String id = killed.volume().id(), a = killed.volume().primary(), b = killed.volume().secondary();
+        long killedAt = killed.at();
         boolean bMounted = false;
         try {
-            fx.controllerPublish(a, id);
-            Path records = fx.stageAndPublish(a, id).resolve("records");
-            aMounted = true;
-            writeRecords(records, 0, 2000);
-            fx.round(b, a, id);
-            writeRecords(records, 2000, 2500);              // after the last complete point: the node loss costs them
-
-            agentA.child.signal("KILL");                    // by its pid; its mounts stay in the kernel
-            long killed = System.nanoTime();
             // the CO's force-detach from the lost node: UNAVAILABLE while the node may only be slow, then OK
             var early = assertThrows(StatusRuntimeException.class, () -> unpublish(id, a));
             assertEquals(Status.Code.UNAVAILABLE, early.getStatus().getCode(), early.getStatus().toString());
             assertTrue(early.getStatus().getDescription().contains("failover after " + FAILOVER_AFTER_S + "s"), early.getStatus().toString());
             int unavailable = 1 + retryWhileUnavailable(() -> unpublish(id, a), "unpublish from the silent primary");
-            long waited = (System.nanoTime() - killed) / 1_000_000;
+            long waited = (System.nanoTime() - killedAt) / 1_000_000;
             System.out.printf("unpublish of %s from its silent primary %s: OK %d ms after the kill, %d UNAVAILABLE first%n",
                     id, a, waited, unavailable);
             assertTrue(waited >= (FAILOVER_AFTER_S - 1) * 1000L, "not failed over before the delay: " + waited + " ms");
@@ -122,15 +125,11 @@ class ClusterSilentPrimaryTest {
             assertRecords(moved.resolve("records"), 2000);
 
             // the old primary comes back: fenced within a few ticks, never writable again
-            agentA.start();
-            fx.cluster.awaitEveryNode();
+            restarted(a);
             awaitState(a, id, "\"FENCED\"", "the returning primary fences its copy");
         } finally {
-            if (agentA.child == null || !agentA.child.alive()) {
-                agentA.start();
-                fx.cluster.awaitEveryNode();
-            }
-            if (aMounted) fx.unpublishAndUnstage(a, id);
+            restarted(a);
+            fx.unpublishAndUnstage(a, id);                  // "kubelet" cleans up the dead pod's mounts
             if (bMounted) fx.unpublishAndUnstage(b, id);
         }
         unpublish(id, b);
@@ -139,45 +138,35 @@ class ClusterSilentPrimaryTest {
 
     @Test
     void aDeletePastAPrimarySilentForTheDelayLeavesTombstonesAndItsCopyIsFencedAndSweptWhenItReturns() throws Exception {
-        var volume = fx.createReplicated("silent-delete");
-        String id = volume.id(), a = volume.primary(), b = volume.secondary();
-        var agentA = fx.cluster.agent(a);
-        boolean aMounted = false;
+        // staged on its node (the CO lost track of it: the worst case), then its node goes silent
+        var killed = publishedThenPrimaryKilled("silent-delete", 500, 0);
+        String id = killed.volume().id(), a = killed.volume().primary(), b = killed.volume().secondary();
+        boolean aMounted = true;
         try {
-            // staged on its node (the CO lost track of it: the worst case), then its node goes silent
-            fx.controllerPublish(a, id);
-            Path records = fx.stageAndPublish(a, id).resolve("records");
-            aMounted = true;
-            writeRecords(records, 0, 500);
-            fx.round(b, a, id);
-            agentA.child.signal("KILL");
-            long killed = System.nanoTime();
-
             var early = assertThrows(StatusRuntimeException.class, () -> delete(id));
             assertEquals(Status.Code.UNAVAILABLE, early.getStatus().getCode(), early.getStatus().toString());
             assertTrue(early.getStatus().getDescription().contains("may hold its primary"), early.getStatus().toString());
             assertFalse(fx.state(b, id).isEmpty(), "nothing deleted before the delay");
             retryWhileUnavailable(() -> delete(id), "delete past the silent primary");
-            long waited = (System.nanoTime() - killed) / 1_000_000;
+            long waited = (System.nanoTime() - killed.at()) / 1_000_000;
             System.out.printf("delete of %s past its silent primary %s: OK %d ms after the kill%n", id, a, waited);
             assertTrue(waited >= (FAILOVER_AFTER_S - 1) * 1000L, "not deleted before the delay: " + waited + " ms");
             assertEquals("", fx.state(b, id), "the secondary's replica is gone");
-            assertTrue(Files.exists(tmp.resolve(b).resolve("replication").resolve(id + ".deleted")), "with a tombstone on " + b);
+            assertTrue(Files.exists(CLUSTER.dir().resolve(b).resolve("replication").resolve(id + ".deleted")), "with a tombstone on " + b);
             var gone = assertThrows(StatusRuntimeException.class, () -> fx.csi().controllerGetVolume(
                     ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build()));
             assertEquals(Status.Code.NOT_FOUND, gone.getStatus().getCode(), gone.getStatus().toString());
             delete(id);                                     // idempotent
 
             // back: its copy (still staged) is fenced at once, and deleted once its mounts are gone
-            agentA.start();
-            fx.cluster.awaitEveryNode();
+            restarted(a);
             awaitState(a, id, "\"FENCED\"", "the returning primary of a deleted volume is fenced first");
             assertFalse(fx.state(a, id).isEmpty(), "kept while staged (an image is never deleted from under a mount)");
             fx.unpublishAndUnstage(a, id);                  // "kubelet" cleans up the dead pod's mounts
             aMounted = false;
             long swept = System.nanoTime();
             long deadline = swept + TimeUnit.SECONDS.toNanos(60);
-            while (!fx.state(a, id).isEmpty() || Files.exists(tmp.resolve(a).resolve("replication").resolve(id + ".json"))) {
+            while (!fx.state(a, id).isEmpty() || Files.exists(CLUSTER.dir().resolve(a).resolve("replication").resolve(id + ".json"))) {
                 if (System.nanoTime() > deadline) throw new AssertionError("not swept from " + a + " within 60 s\ncontroller:\n" + fx.cluster.controller.stderr());
                 Thread.sleep(250);
             }
@@ -186,10 +175,7 @@ class ClusterSilentPrimaryTest {
             assertEquals(Status.Code.NOT_FOUND, assertThrows(StatusRuntimeException.class, () -> fx.csi().controllerGetVolume(
                     ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build())).getStatus().getCode());
         } finally {
-            if (agentA.child == null || !agentA.child.alive()) {
-                agentA.start();
-                fx.cluster.awaitEveryNode();
-            }
+            restarted(a);
             if (aMounted) fx.unpublishAndUnstage(a, id);
         }
     }
