@@ -254,10 +254,19 @@ public final class ImageEngine extends PoolEngine {
     private long cutPoint(String snapshotId, String volumeId, Artifact.Label label, String baseSnapshotId) {
         PoolLayout.checkId("snapshot", snapshotId);
         PoolLayout.checkId("volume", volumeId);
-        String base = baseSnapshotId.isEmpty() ? "" : PoolLayout.checkId("snapshot", baseSnapshotId);
+        String base = validOrNone(baseSnapshotId);
         return translate("cutting point " + snapshotId + " of " + volumeId,
                 () -> snapshotGroup(Map.of(snapshotId, volumeId), label, null, base.isEmpty() ? Map.of() : Map.of(snapshotId, base)))
                 .get(snapshotId);
+    }
+
+    /** A base is a hint: one that is no valid id is none (a whole cut), never a failed cut. */
+    private static String validOrNone(String baseSnapshotId) {
+        try {
+            return baseSnapshotId.isEmpty() ? "" : PoolLayout.checkId("snapshot", baseSnapshotId);
+        } catch (RuntimeException e) {
+            return "";
+        }
     }
 
     @Override
