@@ -24,17 +24,20 @@ import java.util.logging.Logger;
 /**
  * Not a test: the frozen window of a replication point's cut on an image fragmented by copy-on-write, whole clone vs
  * incremental ({@link IncrementalCut}), on a real XFS reflink pool (root, loop devices, mkfs.xfs needed). A staged
- * 2 GiB ext4 volume holds a 1 GiB file; after a first point, each step writes WRITES random 4 KiB blocks into the file
- * (fsync every 500), then cuts a point whole and one incrementally since the step's base (order alternating, nothing
- * written between), and the incremental one is the next base. Prints the freezer's cut lines. Build as EngineBench,
- * then {@code java --enable-native-access=ALL-UNNAMED -cp ... io.csi4j.driver.engine.image.IncrementalCutBench [WRITES] [STEPS]}.
+ * 2 GiB ext4 volume holds a 1 GiB file; after a first point, FRAGMENT random 4 KiB writes into the file (fsync every 500)
+ * fragment the image and a point is cut; then each step writes its number of random blocks, cuts a point whole and one
+ * incrementally since the step's base (order alternating, nothing written between), and the incremental one is the
+ * next base. Prints the freezer's cut lines. Build as EngineBench,
+ * then {@code java --enable-native-access=ALL-UNNAMED -cp ... io.csi4j.driver.engine.image.IncrementalCutBench [FRAGMENT] [WRITES...]}.
  */
 public final class IncrementalCutBench {
     private static final long MIB = 1 << 20;
 
     public static void main(String[] args) throws Exception {
-        int writes = args.length > 0 ? Integer.parseInt(args[0]) : 20000;
-        int steps = args.length > 1 ? Integer.parseInt(args[1]) : 4;
+        int fragment = args.length > 0 ? Integer.parseInt(args[0]) : 60000;
+        List<Integer> intervals = args.length > 1
+                ? java.util.Arrays.stream(args).skip(1).map(Integer::parseInt).toList() : List.of(500, 2000, 8000, 500);
+        int steps = intervals.size();
         List<String> lines = new ArrayList<>();
         Logger logger = Logger.getLogger(ImageFreezer.class.getName());
         logger.setUseParentHandlers(false);
@@ -43,12 +46,12 @@ public final class IncrementalCutBench {
             @Override public void flush() {}
             @Override public void close() {}
         });
-        System.out.printf("IncrementalCutBench: %d random 4 KiB writes per step, %d steps, %d cores%n", writes, steps,
-                Runtime.getRuntime().availableProcessors());
+        System.out.printf("IncrementalCutBench: %d random 4 KiB writes to fragment, then steps of %s writes, %d cores%n", fragment,
+                intervals, Runtime.getRuntime().availableProcessors());
         try (ScratchFilesystem scratch = ScratchFilesystem.create("xfs", 8L << 30)) {
             Path node = Files.createTempDirectory("csi4j-incremental-bench-");
             Pool pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
-            try (ImageEngine engine = ImageEngine.open(pool, new ImageEngine.Options(1.0, false))) {
+            try (ImageEngine engine = ImageEngine.open(pool, new ImageEngine.Options(1.0, io.csi4j.driver.engine.DataPath.CONFIGURED.volumeDirectIo()))) {
                 NodeStorage stage = engine.capability(NodeStorage.class).orElseThrow();
                 PointCutter cutter = engine.capability(PointCutter.class).orElseThrow();
                 String vol = ObjectId.generate(ObjectId.Kind.VOLUME, "node-1").toString();
@@ -71,7 +74,16 @@ public final class IncrementalCutBench {
                     cutter.cutPoint(base, vol, Label.NONE, "");
                     snapshots.add(base);
                     byte[] block = new byte[4096];
+                    // copy-on-write after the point: every block first written splits an extent of the image
+                    write(file, random, fragment);
+                    String fragmented = snapshot();
+                    cutter.cutPoint(fragmented, vol, Label.NONE, base);
+                    engine.deleteSnapshot(base);
+                    snapshots.remove(base);
+                    base = fragmented;
+                    snapshots.add(base);
                     for (int step = 1; step <= steps; step++) {
+                        int writes = intervals.get(step - 1);
                         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
                             for (int i = 0; i < writes; i++) {
                                 random.nextBytes(block);
@@ -113,6 +125,19 @@ public final class IncrementalCutBench {
                     Files.deleteIfExists(node);
                 }
             }
+        }
+    }
+
+    private static void write(Path file, Random random, int writes) throws java.io.IOException {
+        byte[] block = new byte[4096];
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            for (int i = 0; i < writes; i++) {
+                random.nextBytes(block);
+                f.seek((long) random.nextInt(1024 * 256) * 4096);
+                f.write(block);
+                if (i % 500 == 499) f.getFD().sync();
+            }
+            f.getFD().sync();
         }
     }
 
