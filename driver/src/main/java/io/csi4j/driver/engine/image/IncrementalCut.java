@@ -9,6 +9,7 @@ import io.csi4j.driver.os.Reflink;
 import io.csi4j.driver.os.ZeroFill;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -19,7 +20,8 @@ import java.util.logging.Logger;
  * and a staged volume's writes wait for it (docs/data-path.md, section 7). The rule:
  * <ul>
  *   <li>Before the freeze, when the pool is a reflink XFS and P is a snapshot of this volume of the image's size: the new
- *       point's temporary file is a reflink of P (P is immutable: no workload waits for this).</li>
+ *       point's temporary file is a reflink of P, and P's extents are read (P is immutable: no workload waits
+ *       for either).</li>
  *   <li>Inside the freeze, only when the freezer froze the volume whole (every loop device of its image a mounted
  *       filesystem, so nothing writes the image until the thaw; a block volume's writer is never stopped and would
  *       tear a range-wise copy) and the sizes still match: the ranges where the image's extents differ from P's
@@ -44,14 +46,19 @@ final class IncrementalCut {
      */
     static final long MERGE_GAP = 64 * 1024;
 
+    /** P's extents are read before the freeze up to this many (some 50 MB); beyond, walked inside it as the image's are. */
+    static final int MAX_READ_BEFORE = 1 << 20;
+
     private final Path image;
     private final Path temp;
     private final Path base;          // null: no incremental cut (whyNot says why)
     private final String baseId;
+    private final List<ExtentFile.Extent> baseExtents;   // P's, read before the freeze; null: walked inside it
     private String whyNot;
 
-    private IncrementalCut(Path image, Path temp, Path base, String baseId, String whyNot) {
+    private IncrementalCut(Path image, Path temp, Path base, String baseId, List<ExtentFile.Extent> baseExtents, String whyNot) {
         this.image = image;
+        this.baseExtents = baseExtents;
         this.temp = temp;
         this.base = base;
         this.baseId = baseId;
@@ -60,7 +67,7 @@ final class IncrementalCut {
 
     /** A cut of a volume with no base: whole. */
     static IncrementalCut whole(ImagePool images, String volumeId, Path temp, String why) {
-        return new IncrementalCut(images.image(volumeId), temp, null, "", why);
+        return new IncrementalCut(images.image(volumeId), temp, null, "", null, why);
     }
 
     /** Before the freeze: {@code temp} a reflink of the base when the rule lets this cut be incremental. */
@@ -84,7 +91,12 @@ final class IncrementalCut {
                 return whole(images, volumeId, temp, "base " + baseSnapshotId + " holds " + baseSize + " bytes, the image " + imageSize);
             }
             Reflink.clone(base, temp);
-            return new IncrementalCut(image, temp, base, baseSnapshotId, null);
+            // P is immutable: its extents read now, so that only the image's are walked inside the freeze
+            List<ExtentFile.Extent> baseExtents;
+            try (ExtentFile f = ExtentFile.open(base)) {
+                baseExtents = SharedExtentDelta.allExtents(f, MAX_READ_BEFORE);
+            }
+            return new IncrementalCut(image, temp, base, baseSnapshotId, baseExtents, null);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "preparing an incremental cut of " + volumeId + " since " + baseSnapshotId + "; cutting it whole", e);
             return whole(images, volumeId, temp, "preparing failed: " + e.getMessage());
@@ -110,14 +122,15 @@ final class IncrementalCut {
         long calls = 0;
         long ranges = 0;
         long bytes = 0;
-        try (ExtentFile baseExtents = ExtentFile.open(base);
+        try (ExtentFile baseFile = baseExtents == null ? ExtentFile.open(base) : null;
              ExtentFile imageExtents = ExtentFile.open(image);
              Reflink.Ranges target = Reflink.ranges(image, temp)) {
             if (imageExtents.size() != fileSize(temp)) {
                 whyNot = "the image was resized since the base was reflinked";
                 return null;
             }
-            var delta = new SharedExtentDelta(baseExtents, imageExtents, 0, () -> false);   // closed with the files above
+            var delta = baseExtents != null ? new SharedExtentDelta(baseExtents, imageExtents, 0, () -> false)
+                    : new SharedExtentDelta(baseFile, imageExtents, 0, () -> false);              // closed with the files above
             long comparing = 0;
             long applying = 0;
             long from = -1;
