@@ -34,8 +34,8 @@ public final class Reflink {
     private static final long FICLONERANGE = 0x4020940DL; // _IOW(0x94, 13, struct file_clone_range): 32 bytes
 
     /**
-     * {@code dst} (which exists) opened to be made, range by range, what {@code src} holds at the same offsets: each
-     * with its fds open once however many ranges follow (a cut applies thousands inside a freeze).
+     * {@code dst} (which exists) opened to be made, range by range, what {@code src} holds at the same offsets, with
+     * the fds opened once however many ranges follow (a cut applies thousands inside a freeze).
      */
     public static Ranges ranges(Path src, Path dst) {
         Fd in = Fd.open(src, Libc.O_RDONLY);
@@ -49,8 +49,6 @@ public final class Reflink {
 
     /** See {@link #ranges}. */
     public static final class Ranges implements AutoCloseable {
-        private static final int FALLOC_FL_KEEP_SIZE = 0x01;
-        private static final int FALLOC_FL_PUNCH_HOLE = 0x02;
         private final Path src;
         private final Path dst;
         private final Fd in;
@@ -80,11 +78,6 @@ public final class Reflink {
             } catch (OsException e) {
                 throw new OsException("ioctl(FICLONERANGE)", src + " -> " + dst + " [" + offset + ", +" + length + ")", dst, e.errno());
             }
-        }
-
-        /** The range of dst deallocated (reads as zeros, like a hole of src); the size stays. */
-        public void punch(long offset, long length) {
-            Libc.fallocate(out.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length, dst);
         }
 
         @Override
