@@ -199,7 +199,7 @@ public final class Rounds {
                         + s.epoch() + "; points are cut by the primary");
             }
             String prefix = POINT_PREFIX + id + "-" + ObjectId.nodeTag(holder) + "-";
-            SnapshotRecord point = snapshots.createPoint(prefix + System.nanoTime(), id.toString());
+            SnapshotRecord point = snapshots.createPoint(prefix + System.nanoTime(), id.toString(), held);
             // this holder's older points go, but the one it holds: its next pull is a delta against it
             for (SnapshotRecord old : points(id)) {
                 if (old.name().startsWith(prefix) && !old.id().equals(point.id()) && !old.id().equals(held)) snapshots.deletePoint(old.id());

@@ -4,6 +4,7 @@ import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
 import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.Artifact;
+import io.csi4j.driver.engine.PointCutter;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ObjectId.Kind;
@@ -66,13 +67,20 @@ public final class Snapshots {
         return name.isEmpty() ? Optional.empty() : catalog.snapshots().byName(name);
     }
 
-    /** A replication point of a replicated volume (its name starts with {@link #POINT_PREFIX}). */
-    public SnapshotRecord createPoint(String name, String sourceVolumeId) {
+    /**
+     * A replication point of a replicated volume (its name starts with {@link #POINT_PREFIX}); {@code base} (empty:
+     * none) is the point its secondary holds, from which an engine that can ({@link PointCutter}) cuts only what changed.
+     */
+    public SnapshotRecord createPoint(String name, String sourceVolumeId, String base) {
         if (!isPoint(name)) throw new IllegalArgumentException("not a point's name: " + name);
-        return make(name, sourceVolumeId, Map.of());
+        return make(name, sourceVolumeId, Map.of(), base);
     }
 
     private SnapshotRecord make(String name, String sourceVolumeId, Map<String, String> parameters) {
+        return make(name, sourceVolumeId, parameters, "");
+    }
+
+    private SnapshotRecord make(String name, String sourceVolumeId, Map<String, String> parameters, String base) {
         if (!parameters.isEmpty()) {
             throw DomainException.invalid("unknown snapshot parameters " + parameters.keySet()
                     + "; this driver takes none");
@@ -93,7 +101,7 @@ public final class Snapshots {
                 sourceVolumeId, 0, null, parameters, State.CREATING, now, now);
         catalog.snapshots().insert(row);                                              // intent
         return Lifecycle.effectThenCommit(
-                () -> engine.createSnapshot(row.id(), sourceVolumeId, new Artifact.Label(name, "")),  // labelled for fsck --rebuild
+                () -> cut(row.id(), sourceVolumeId, new Artifact.Label(name, ""), base),  // labelled for fsck --rebuild
                 () -> finishDelete(row.id()),
                 size -> {
                     catalog.inTransaction(tx -> {
@@ -105,6 +113,12 @@ public final class Snapshots {
                     });
                     return catalog.snapshots().byId(row.id()).orElseThrow();
                 });
+    }
+
+    private long cut(String snapshotId, String sourceVolumeId, Artifact.Label label, String base) {
+        Optional<PointCutter> cutter = base.isEmpty() ? Optional.empty() : engine.capability(PointCutter.class);
+        return cutter.isPresent() ? cutter.get().cutPoint(snapshotId, sourceVolumeId, label, base)
+                : engine.createSnapshot(snapshotId, sourceVolumeId, label);
     }
 
     public void delete(String snapshotId) {

@@ -73,6 +73,15 @@ final class ImageCopies {
 
     /** Cuts every member, frozen together; on failure the caller removes what was revealed. Returns snapshot id -> size. */
     Map<String, Long> snapshots(Map<String, String> members, Artifact.Label label, FreezeHold held) {
+        return snapshots(members, label, held, Map.of());
+    }
+
+    /**
+     * As {@link #snapshots(Map, Artifact.Label, FreezeHold)}; a member with a base in {@code bases} (snapshot id -> the
+     * snapshot its replication secondary holds) is cut as that base plus what changed when {@link IncrementalCut}'s rule
+     * lets it (never under a hold taken earlier).
+     */
+    Map<String, Long> snapshots(Map<String, String> members, Artifact.Label label, FreezeHold held, Map<String, String> bases) {
         PoolLayout layout = images.layout();
         Map<String, Path> temps = new LinkedHashMap<>();
         Map<String, Long> sizes = new TreeMap<>();
@@ -88,8 +97,20 @@ final class ImageCopies {
                         Artifact.volumeSource(volumeId), Instant.now()).withLabel(label), temp));
                 sizes.put(snapshotId, size);
             });
-            Runnable reflinkAll = () -> members.forEach((snapshotId, volumeId) -> images.cloneOrCopy(images.image(volumeId), temps.get(snapshotId)));
-            if (held == null) freezer.cut(List.copyOf(members.values()), reflinkAll); else held.whileFrozen(members.values(), reflinkAll);
+            if (held == null) {
+                Map<String, IncrementalCut> cuts = new LinkedHashMap<>();
+                members.forEach((snapshotId, volumeId) -> cuts.put(snapshotId,
+                        IncrementalCut.prepare(images, volumeId, bases.getOrDefault(snapshotId, ""), temps.get(snapshotId))));
+                freezer.cut(List.copyOf(members.values()), frozenWhole -> {
+                    List<String> how = new ArrayList<>();
+                    members.forEach((snapshotId, volumeId) -> how.add(cuts.get(snapshotId).cut(frozenWhole.contains(volumeId),
+                            () -> images.cloneOrCopy(images.image(volumeId), temps.get(snapshotId)))));
+                    return String.join("; ", how);
+                });
+            } else {
+                held.whileFrozen(members.values(), () -> members.forEach((snapshotId, volumeId) ->
+                        images.cloneOrCopy(images.image(volumeId), temps.get(snapshotId))));
+            }
             layout.reveal(finished);  // after the thaw: syncing is no reason to keep a workload frozen
             return sizes;
         } finally {

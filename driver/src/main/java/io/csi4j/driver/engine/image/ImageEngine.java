@@ -20,6 +20,7 @@ import io.csi4j.driver.engine.Freezer;
 import io.csi4j.driver.engine.MutableParameters;
 import io.csi4j.driver.engine.NodeStorage;
 import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.engine.PointCutter;
 import io.csi4j.driver.engine.PoolEngine;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.PoolLayout.EntryType;
@@ -95,6 +96,7 @@ public final class ImageEngine extends PoolEngine {
                 .add(SpaceReclaimer.class, new ImageReclaimer(images, staging, node))
                 .add(Preallocation.class, new ImagePreallocation(images, volumes))
                 .add(WriteFence.class, new ImageWriteFence(images))
+                .add(PointCutter.class, this::cutPoint)
                 .build();
     }
 
@@ -248,8 +250,31 @@ public final class ImageEngine extends PoolEngine {
         return createGroupSnapshot(Map.of(snapshotId, volumeId), label, null).get(snapshotId);
     }
 
+    /** {@link PointCutter}: one point, incremental since its secondary's base when {@link IncrementalCut} can. */
+    private long cutPoint(String snapshotId, String volumeId, Artifact.Label label, String baseSnapshotId) {
+        PoolLayout.checkId("snapshot", snapshotId);
+        PoolLayout.checkId("volume", volumeId);
+        String base = validOrNone(baseSnapshotId);
+        return translate("cutting point " + snapshotId + " of " + volumeId,
+                () -> snapshotGroup(Map.of(snapshotId, volumeId), label, null, base.isEmpty() ? Map.of() : Map.of(snapshotId, base)))
+                .get(snapshotId);
+    }
+
+    /** A base is a hint: one that is no valid id is none (a whole cut), never a failed cut. */
+    private static String validOrNone(String baseSnapshotId) {
+        try {
+            return baseSnapshotId.isEmpty() ? "" : PoolLayout.checkId("snapshot", baseSnapshotId);
+        } catch (RuntimeException e) {
+            return "";
+        }
+    }
+
     @Override
     protected Map<String, Long> snapshotGroup(Map<String, String> members, Artifact.Label label, FreezeHold held) {
+        return snapshotGroup(members, label, held, Map.of());
+    }
+
+    private Map<String, Long> snapshotGroup(Map<String, String> members, Artifact.Label label, FreezeHold held, Map<String, String> bases) {
         for (String volumeId : members.values()) {
             store.require(Artifact.Kind.VOLUME, volumeId);
         }
@@ -262,7 +287,7 @@ public final class ImageEngine extends PoolEngine {
         done.keySet().forEach(id -> layout.delete(Artifact.Kind.SNAPSHOT, id));
         return sourcesStayed(members.values(), () -> {
             try {
-                return copies.snapshots(members, label, held);
+                return copies.snapshots(members, label, held, bases);
             } catch (RuntimeException e) {
                 deleteMembers(members.keySet(), e);
                 throw e;

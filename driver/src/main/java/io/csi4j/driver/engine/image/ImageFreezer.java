@@ -16,13 +16,16 @@ import io.csi4j.driver.os.OsException;
 import io.csi4j.driver.storage.StorageException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
 import java.util.stream.IntStream;
@@ -74,6 +77,18 @@ final class ImageFreezer implements Freezer {
      * A cut takes its stripes in order.
      */
     void cut(List<String> volumeIds, Runnable work) {
+        cut(volumeIds, frozen -> {
+            work.run();
+            return "whole clone";
+        });
+    }
+
+    /**
+     * As {@link #cut(List, Runnable)}; {@code work} is told which of the volumes are frozen whole (every loop device
+     * of the image a mounted filesystem, frozen now: nothing writes their images until it returns; a block volume's
+     * writer is never stopped) and answers how it cut, for the cut's log line.
+     */
+    void cut(List<String> volumeIds, Function<Set<String>, String> work) {
         List<ReentrantLock> held = new ArrayList<>();
         try {
             for (Stripe stripe : stripesOf(volumeIds)) {
@@ -81,23 +96,29 @@ final class ImageFreezer implements Freezer {
                 held.add(stripe.cutting);
             }
             long start = System.nanoTime();
-            Freeze.Frozen frozen = freezeMounted(volumeIds);
+            Set<String> whole = new HashSet<>();
+            Freeze.Frozen frozen = freezeMounted(volumeIds, whole);
             if (frozen == null) {
-                work.run();
+                String how = work.apply(Set.of());
+                long done = System.nanoTime();
+                // nothing held (no filesystem mounted): not a window, but which way the cut went
+                if (!volumeIds.isEmpty()) LOG.info(() -> String.format("cut of %s: nothing frozen, flush and clone %.1f ms; %s", volumeIds, ms(done - start), how));
                 return;
             }
             long froze = System.nanoTime();
             long[] worked = {0};
+            String how;
             try (frozen) {
-                work.run();
+                how = work.apply(Set.copyOf(whole));
                 worked[0] = System.nanoTime();
             }
             long thawed = System.nanoTime();
             // the workload's writes wait from FIFREEZE's start to FITHAW's end; "freeze and flush" also counts the look at
-            // the mount table before it (a bound, not less). One line per cut, like a round's: the bench
-            // (scripts/bench-replication, phase decompose) reads it to split that window (docs/data-path.md, section 7)
-            LOG.info(() -> String.format("cut of %s: writes held %.1f ms (freeze and flush %.1f ms, clone %.1f ms, thaw %.1f ms)",
-                    volumeIds, ms(thawed - start), ms(froze - start), ms(worked[0] - froze), ms(thawed - worked[0])));
+            // the mount table before it (a bound, not less); "clone" is the work inside, whole or incremental (said
+            // after). One line per cut, like a round's: the bench (scripts/bench-replication, phase decompose) reads it
+            // to split that window (docs/data-path.md, section 7)
+            LOG.info(() -> String.format("cut of %s: writes held %.1f ms (freeze and flush %.1f ms, clone %.1f ms, thaw %.1f ms); %s",
+                    volumeIds, ms(thawed - start), ms(froze - start), ms(worked[0] - froze), ms(thawed - worked[0]), how));
         } finally {
             held.reversed().forEach(ReentrantLock::unlock);
         }
@@ -152,20 +173,27 @@ final class ImageFreezer implements Freezer {
         return numbers.stream().map(i -> stripes[i]).toList();
     }
 
-    /** Freezes the mounted filesystems of these volumes (null when none is mounted); flushes attached block devices. */
-    private Freeze.Frozen freezeMounted(List<String> volumeIds) {
+    /**
+     * Freezes the mounted filesystems of these volumes (null when none is mounted); flushes attached block devices. Adds
+     * to {@code whole} the volumes attached only as mounted filesystems (all frozen once this returns).
+     */
+    private Freeze.Frozen freezeMounted(List<String> volumeIds, Set<String> whole) {
         MountTable table = MountTable.read();
         Map<String, Path> mountPoints = new LinkedHashMap<>();
         for (String volumeId : volumeIds) {
-            for (LoopDevice device : LoopDevice.findByCanonicalBackingFile(images.image(volumeId))) {
+            List<LoopDevice> devices = LoopDevice.findByCanonicalBackingFile(images.image(volumeId));
+            boolean allMounted = !devices.isEmpty();
+            for (LoopDevice device : devices) {
                 List<MountInfo> mounts = table.mountsOf(device.node());
                 if (mounts.isEmpty()) {
+                    allMounted = false;
                     Durable.fsync(device.node());
                 } else {
                     MountInfo m = mounts.getFirst();
                     mountPoints.putIfAbsent(m.major() + ":" + m.minor(), m.mountPoint());
                 }
             }
+            if (allMounted) whole.add(volumeId);
         }
         if (mountPoints.isEmpty()) return null;
         try {
@@ -199,7 +227,7 @@ final class ImageFreezer implements Freezer {
                     }
                     locked.add(stripe.cutting);
                 }
-                Freeze.Frozen frozen = freezeMounted(ids);
+                Freeze.Frozen frozen = freezeMounted(ids, new HashSet<>());
                 taken.forEach(stripe -> stripe.holds++);
                 return new FreezeHold(ids, frozen, () -> release(taken));
             } catch (InterruptedException e) {

@@ -28,18 +28,43 @@ final class SharedExtentDelta implements RangeCursor {
     private long position;
 
     SharedExtentDelta(ExtentFile base, ExtentFile target, long from, BooleanSupplier cancelled) {
+        this(base, new Walker(base), target, from, cancelled);
+    }
+
+    /**
+     * Against a base whose extents were all read before ({@link #allExtents}, in logical order): an immutable base's
+     * walk done outside a freeze (IncrementalCut). Closing closes only the target.
+     */
+    SharedExtentDelta(List<Extent> baseExtents, ExtentFile target, long from, BooleanSupplier cancelled) {
+        this(null, new Walker(baseExtents), target, from, cancelled);
+    }
+
+    private SharedExtentDelta(ExtentFile base, Walker baseExtents, ExtentFile target, long from, BooleanSupplier cancelled) {
         this.base = base;
         this.target = target;
-        this.baseExtents = new Walker(base);
+        this.baseExtents = baseExtents;
         this.targetExtents = new Walker(target);
         this.end = target.size();
         this.position = from;
         this.cancelled = cancelled;
     }
 
+    /** Every extent of {@code file}, in logical order; null when there are more than {@code max}. */
+    static List<Extent> allExtents(ExtentFile file, int max) {
+        List<Extent> all = new java.util.ArrayList<>();
+        Walker walker = new Walker(file);
+        for (long at = 0; ; ) {
+            Extent e = walker.at(at);
+            if (e == null) return all;
+            if (all.size() == max) return null;
+            all.add(e);
+            at = e.end();
+        }
+    }
+
     @Override
     public Range next() {
-        return EngineErrors.translate("comparing extents of " + base.path() + " and " + target.path(), this::scan);
+        return EngineErrors.translate("comparing extents of " + (base == null ? "a base" : base.path()) + " and " + target.path(), this::scan);
     }
 
     private Range scan() {
@@ -88,6 +113,13 @@ final class SharedExtentDelta implements RangeCursor {
             this.file = file;
         }
 
+        /** All of a file's extents, read before: nothing more to fetch. */
+        Walker(List<Extent> all) {
+            this.file = null;
+            this.window = all;
+            this.exhausted = true;
+        }
+
         /** The extent holding {@code position}, else the next one after it, else null. */
         Extent at(long position) {
             while (true) {
@@ -111,7 +143,7 @@ final class SharedExtentDelta implements RangeCursor {
     @Override
     public void close() {
         try {
-            base.close();
+            if (base != null) base.close();
         } finally {
             target.close();
         }

@@ -13,7 +13,9 @@
  *   <li>Capabilities, one class each: {@code ImageNode} ({@code NodeStorage}: stage, publish ... through
  *       {@code LoopStaging}; an unstage or unpublish waits for a cut or a freeze hold of its volume, which holds the
  *       mount open; a stage attaches under the volume's lock, which an import's commit takes to look and rename),
- *       {@code ImageFreezer} ({@code Freezer}; also the freeze around every cut, logged with how long it held writes, and the thaw at start-up), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
+ *       {@code ImageFreezer} ({@code Freezer}; also the freeze around every cut, logged with how long it held writes and
+ *       which way it cut, and the thaw at start-up), {@code IncrementalCut} ({@code PointCutter}: a replication point
+ *       as its secondary's base plus the ranges that changed, when its rule lets it), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
  *       {@code SharedExtentDelta}, {@code DataComparisonDelta}), {@code ImageMover} ({@code DataMover}, with
  *       {@code FileSourceImage} and {@code FileImageImport}), {@code ImageReclaimer} ({@code SpaceReclaimer}),
  *       {@code ImagePreallocation} ({@code Preallocation}: thick images through {@code os/ZeroFill}),
