@@ -225,7 +225,7 @@ final class Replicas {
         boolean fromTheSilentOne = silent.size() == 1 && (nodeId.isEmpty() || silent.getFirst().nodeId().equals(nodeId));
         if (!fromTheSilentOne || states.values().stream().anyMatch(GetReplicaResponse::getDeleted)
                 || primaryOf(states).isPresent() || handingOver(states).isPresent()) {
-            return primary(id);
+            return primaryFrom(id, answers, List.of());   // nodes(id) knew every tag
         }
         Agent target = newestPoint(nodes, states).orElseThrow(() -> CsiException.unavailable("volume " + id + ": primary node '"
                 + silent.getFirst().nodeId() + "' does not answer and no other copy holds a complete point to fail over to"));
@@ -264,7 +264,14 @@ final class Replicas {
         for (String tag : id.tags()) {
             agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
         }
-        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
+        return primaryFrom(id, Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))), missing);
+    }
+
+    /**
+     * {@link #primary} from the replicas' answers a caller has asked for already; {@code missing}: the id's node tags
+     * no known agent carries.
+     */
+    private Agent primaryFrom(ReplicatedVolumeId id, Fanout.Answers<GetReplicaResponse> answers, List<String> missing) {
         refuseDeleted(id, answers.results());
         var found = primaryOf(answers.results());
         fenceSuperseded(id, answers.results());
