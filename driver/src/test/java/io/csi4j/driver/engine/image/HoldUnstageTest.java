@@ -6,27 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.engine.AccessType;
-import io.csi4j.driver.engine.Artifact.Label;
-import io.csi4j.driver.engine.DataPath;
 import io.csi4j.driver.engine.FreezeHold;
-import io.csi4j.driver.engine.NodeStorage;
-import io.csi4j.driver.engine.Pool;
-import io.csi4j.driver.engine.PublishOptions;
-import io.csi4j.driver.engine.StageOptions;
-import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountTable;
-import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.testing.LeakCheck;
-import io.csi4j.driver.testing.ScratchFilesystem;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
-import java.util.OptionalInt;
-import java.util.OptionalLong;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -43,14 +28,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(LeakCheck.class)
 class HoldUnstageTest {
-    private static final long MIB = 1 << 20;
     /** A thread each: the common pool may have one worker on a small machine, which would queue the clean-up. */
     private static final Executor OWN_THREAD = r -> Thread.ofPlatform().start(r);
 
     @Test
     void anUnpublishAndUnstageDuringAFreezeHoldWaitForItsThawAndLeaveNothing() throws Exception {
-        try (var fx = new Fixture()) {
-            String vol = fx.stagedAndPublished();
+        try (var fx = new XfsEngineFixture("hold-unstage")) {
+            String vol = fx.stagedAndPublished("before the hold");
             FreezeHold hold = fx.engine.freezer().holdFrozen(List.of(vol));
             CompletableFuture<Void> cleanUp;
             try {
@@ -72,8 +56,8 @@ class HoldUnstageTest {
 
     @Test
     void anUnstageGivesUpBusyWhenTheHoldOutlastsTheWaitAndWorksAfterTheThaw() throws Exception {
-        try (var fx = new Fixture()) {
-            String vol = fx.stagedAndPublished();
+        try (var fx = new XfsEngineFixture("hold-unstage")) {
+            String vol = fx.stagedAndPublished("before the hold");
             fx.node.unpublish(vol, fx.target(vol));
             FreezeHold hold = fx.engine.freezer().holdFrozen(List.of(vol));
             try {
@@ -102,65 +86,6 @@ class HoldUnstageTest {
             return "done";
         } catch (Exception e) {
             return e.getCause() == null ? e.toString() : e.getCause().toString();
-        }
-    }
-
-    /** An xfs pool on a scratch filesystem, its image engine and node side, and a directory for staging and targets. */
-    private static final class Fixture implements AutoCloseable {
-        final ScratchFilesystem scratch;
-        final Path nodeDir;
-        final Pool pool;
-        final ImageEngine engine;
-        final NodeStorage node;
-
-        Fixture() throws Exception {
-            ScratchFilesystem.require("xfs");
-            scratch = ScratchFilesystem.create("xfs", 512 * MIB);
-            LeakCheck.watch(scratch.dir());
-            nodeDir = LeakCheck.watch(Files.createTempDirectory("csi4j-hold-unstage-"));
-            pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
-            engine = ImageEngine.open(pool, new ImageEngine.Options(1.0, DataPath.CONFIGURED.volumeDirectIo()));
-            node = engine.capability(NodeStorage.class).orElseThrow();
-        }
-
-        Path staging(String vol) {
-            return nodeDir.resolve("staging").resolve(vol);
-        }
-
-        Path target(String vol) {
-            return nodeDir.resolve("pods").resolve(vol).resolve("mount");
-        }
-
-        Path image(String vol) {
-            return pool.path().resolve("volumes/" + vol + ".img");
-        }
-
-        String stagedAndPublished() throws Exception {
-            String vol = ObjectId.generate(ObjectId.Kind.VOLUME, "node-1").toString();
-            engine.createVolume(vol, 32 * MIB, AccessType.mount("ext4"), Label.NONE);
-            node.stage(vol, staging(vol), new StageOptions.Mount("ext4", List.of(), 0));
-            node.publish(vol, staging(vol), target(vol), new PublishOptions(false, false, List.of(), OptionalInt.empty()));
-            Files.writeString(target(vol).resolve("kept"), "before the hold");
-            return vol;
-        }
-
-        @Override
-        public void close() throws Exception {
-            try {
-                engine.freezer().thawLeftFrozen();
-                for (Path p : MountTable.read().under(nodeDir).stream().map(m -> m.mountPoint()).sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    io.csi4j.driver.os.Mounts.unmount(p);
-                }
-                engine.close();
-            } finally {
-                LeakCheck.release(Set.of(nodeDir, scratch.mountPoint()));
-                if (MountTable.read().under(nodeDir).isEmpty()) {
-                    try (var paths = Files.walk(nodeDir)) {
-                        for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
-                    }
-                }
-                scratch.close();
-            }
         }
     }
 }

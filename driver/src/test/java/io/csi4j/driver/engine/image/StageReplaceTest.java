@@ -8,26 +8,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.Artifact.Label;
-import io.csi4j.driver.engine.DataMover;
-import io.csi4j.driver.engine.DataPath;
 import io.csi4j.driver.engine.ImageImport;
-import io.csi4j.driver.engine.NodeStorage;
-import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.engine.StageOptions;
-import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountTable;
-import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.storage.StorageException;
 import io.csi4j.driver.testing.LeakCheck;
-import io.csi4j.driver.testing.ScratchFilesystem;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
-import java.util.OptionalLong;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -42,14 +33,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(LeakCheck.class)
 class StageReplaceTest {
-    private static final long MIB = 1 << 20;
-    private static final long SIZE = 32 * MIB;
+    private static final long SIZE = 32 * XfsEngineFixture.MIB;
 
     @Test
     void aStageDuringAnImportMakesItsCommitRefuseAndKeepsTheMountedImage() throws Exception {
-        try (var fx = new Fixture()) {
-            String vol = fx.volumeHolding("old");
-            byte[] newImage = fx.imageHolding("new");
+        try (var fx = new XfsEngineFixture("stage-replace")) {
+            String vol = volumeHolding(fx, "old");
+            byte[] newImage = imageHolding(fx, "new");
             try (ImageImport replacing = fx.mover.beginImport(vol, SIZE, SIZE, AccessType.mount("ext4"), Artifact.volumeSource(vol),
                     Label.NONE, null, null)) {
                 replacing.write(ByteBuffer.wrap(newImage), 0);
@@ -78,8 +68,8 @@ class StageReplaceTest {
 
     @Test
     void aMountOfAReplacedImageIsAUseUntilUnstaged() throws Exception {
-        try (var fx = new Fixture()) {
-            String vol = fx.volumeHolding("old");
+        try (var fx = new XfsEngineFixture("stage-replace")) {
+            String vol = volumeHolding(fx, "old");
             fx.node.stage(vol, fx.staging(vol), new StageOptions.Mount("ext4", List.of(), 0));
             // what a round of an agent without the commit's check could leave: the image renamed over under the mount
             Path copy = fx.image(vol).resolveSibling(vol + ".by-hand");
@@ -103,68 +93,20 @@ class StageReplaceTest {
         }
     }
 
-    /** An xfs pool on a scratch filesystem, its image engine and node side, and a directory for staging paths. */
-    private static final class Fixture implements AutoCloseable {
-        final ScratchFilesystem scratch;
-        final Path nodeDir;
-        final Pool pool;
-        final ImageEngine engine;
-        final NodeStorage node;
-        final DataMover mover;
+    /** A new ext4 volume whose file {@code f} holds {@code text}, unstaged. */
+    private static String volumeHolding(XfsEngineFixture fx, String text) throws Exception {
+        String vol = fx.newVolume(SIZE);
+        fx.stage(vol);
+        Files.writeString(fx.staging(vol).resolve("f"), text);
+        fx.node.unstage(vol, fx.staging(vol));
+        return vol;
+    }
 
-        Fixture() throws Exception {
-            ScratchFilesystem.require("xfs");
-            scratch = ScratchFilesystem.create("xfs", 512 * MIB);
-            LeakCheck.watch(scratch.dir());
-            nodeDir = LeakCheck.watch(Files.createTempDirectory("csi4j-stage-replace-"));
-            pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
-            engine = ImageEngine.open(pool, new ImageEngine.Options(1.0, DataPath.CONFIGURED.volumeDirectIo()));
-            node = engine.capability(NodeStorage.class).orElseThrow();
-            mover = engine.capability(DataMover.class).orElseThrow();
-        }
-
-        Path staging(String vol) {
-            return nodeDir.resolve("staging").resolve(vol);
-        }
-
-        Path image(String vol) {
-            return pool.path().resolve("volumes/" + vol + ".img");
-        }
-
-        /** A new ext4 volume whose file {@code f} holds {@code text}, unstaged. */
-        String volumeHolding(String text) throws Exception {
-            String vol = ObjectId.generate(ObjectId.Kind.VOLUME, "node-1").toString();
-            engine.createVolume(vol, SIZE, AccessType.mount("ext4"), Label.NONE);
-            node.stage(vol, staging(vol), new StageOptions.Mount("ext4", List.of(), 0));
-            Files.writeString(staging(vol).resolve("f"), text);
-            node.unstage(vol, staging(vol));
-            return vol;
-        }
-
-        /** The bytes of an ext4 image whose file {@code f} holds {@code text} (another volume's, deleted again). */
-        byte[] imageHolding(String text) throws Exception {
-            String donor = volumeHolding(text);
-            byte[] bytes = Files.readAllBytes(image(donor));
-            engine.deleteVolume(donor);
-            return bytes;
-        }
-
-        @Override
-        public void close() throws Exception {
-            try {
-                for (Path p : MountTable.read().under(nodeDir).stream().map(m -> m.mountPoint()).sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    io.csi4j.driver.os.Mounts.unmount(p);
-                }
-                engine.close();
-            } finally {
-                LeakCheck.release(Set.of(nodeDir, scratch.mountPoint()));
-                if (MountTable.read().under(nodeDir).isEmpty()) {
-                    try (var paths = Files.walk(nodeDir)) {
-                        for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
-                    }
-                }
-                scratch.close();
-            }
-        }
+    /** The bytes of an ext4 image whose file {@code f} holds {@code text} (another volume's, deleted again). */
+    private static byte[] imageHolding(XfsEngineFixture fx, String text) throws Exception {
+        String donor = volumeHolding(fx, text);
+        byte[] bytes = Files.readAllBytes(fx.image(donor));
+        fx.engine.deleteVolume(donor);
+        return bytes;
     }
 }
