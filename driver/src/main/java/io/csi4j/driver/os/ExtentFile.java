@@ -23,6 +23,7 @@ public final class ExtentFile implements AutoCloseable {
     private static final int FIEMAP_FLAG_SYNC = 0x1;           // write dirty pages first: no delayed allocation
     private static final long HEADER = 32;                     // struct fiemap
     private static final long EXTENT = 56;                     // struct fiemap_extent
+    private static final int COUNT_PAGE = 512;                 // extents asked at a time by count()
 
     /** Extent flags: the last one, and those whose physical address cannot be compared or read as data. */
     public static final int EXTENT_LAST = 0x1;
@@ -116,6 +117,18 @@ public final class ExtentFile implements AutoCloseable {
                         map.get(JAVA_INT, at + 40)));
             }
             return extents;
+        }
+    }
+
+    /** How many extents the file has (its fragmentation), asked {@value #COUNT_PAGE} at a time. */
+    public int count() {
+        int n = 0;
+        for (long at = 0; ; ) {
+            var page = extents(at, COUNT_PAGE);
+            if (page.isEmpty()) return n;
+            n += page.size();
+            if (page.getLast().last() || page.size() < COUNT_PAGE) return n;
+            at = page.getLast().end();
         }
     }
 
