@@ -5,38 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.cluster.ListCopiesRequest;
 import io.csi4j.proto.cluster.SyncReplicaResponse;
-import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
-import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.DeleteVolumeRequest;
-import io.csi4j.proto.csi.NodeGrpc;
-import io.csi4j.proto.csi.NodePublishVolumeRequest;
-import io.csi4j.proto.csi.NodeStageVolumeRequest;
-import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
-import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
-import io.csi4j.sdk.server.Channels;
-import io.csi4j.sdk.server.Endpoint;
-import io.grpc.ManagedChannel;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.zip.CRC32;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * SIGKILL in the middle of a replication round (issue 28, docs/replication.md "A round"), with real processes: of the
@@ -49,68 +29,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClusterReplicaKillTest {
     static final long MIB = ReplicaFixture.MIB;
-    static final int RECORD = 4096;
 
-    @TempDir
-    static Path tmp;
     static ReplicaFixture f;
-    static final Map<String, ManagedChannel> NODE_CHANNELS = new HashMap<>();
-
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        f = new ReplicaFixture(tmp, List.of("--copy-bandwidth", "4M"), List.of());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        NODE_CHANNELS.values().forEach(ManagedChannel::shutdownNow);
-        if (f != null) f.close();
-    }
-
-    static NodeGrpc.NodeBlockingStub node(String nodeId) {
-        var channel = NODE_CHANNELS.computeIfAbsent(nodeId, id -> Channels.connect(Endpoint.parse("unix://" + tmp.resolve(id).resolve("csi.sock"))));
-        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
-    }
-
-    /** Published and staged on the primary: records {@code from..to-1} written and fsynced, then unpublished and unstaged. */
-    static void writeOnPrimary(String primary, String id, int from, int to) throws Exception {
-        f.csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(primary)
-                .setVolumeCapability(ReplicaFixture.ext4()).build());
-        Path staging = Files.createDirectories(tmp.resolve("staging-" + primary).resolve(id));
-        Path target = tmp.resolve("target-" + primary).resolve(id);
-        Files.createDirectories(target.getParent());
-        node(primary).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
-                .setVolumeCapability(ReplicaFixture.ext4()).build());
-        try {
-            node(primary).nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
-                    .setTargetPath(target.toString()).setVolumeCapability(ReplicaFixture.ext4()).build());
-            try (var ch = FileChannel.open(target.resolve("records"), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-                for (int seq = from; seq < to; seq++) {
-                    ch.write(ByteBuffer.wrap(record(seq)), (long) seq * RECORD);
-                    if (seq % 256 == 255) ch.force(true);
-                }
-                ch.force(true);
-            }
-        } finally {
-            node(primary).nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id).setTargetPath(target.toString()).build());
-            node(primary).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString()).build());
-            f.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(primary).build());
-        }
-    }
-
-    /** Sequence number, seeded random payload, CRC32 of both: a torn or misplaced record does not check. */
-    static byte[] record(int seq) {
-        var b = ByteBuffer.allocate(RECORD);
-        b.putLong(seq);
-        byte[] payload = new byte[RECORD - 16];
-        new Random(seq * 31L + 7).nextBytes(payload);
-        b.put(payload);
-        var crc = new CRC32();
-        crc.update(b.array(), 0, RECORD - 8);
-        b.putLong(crc.getValue());
-        return b.array();
-    }
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> f = new ReplicaFixture(dir, List.of("--copy-bandwidth", "4M"), List.of()));
 
     static String sha256(Path file) throws Exception {
         var md = MessageDigest.getInstance("SHA-256");
@@ -136,33 +58,7 @@ class ClusterReplicaKillTest {
 
     /** Waits (bounded) until the secondary is receiving a round of {@code id} and a quarter of it has arrived. */
     static void awaitMidRound(String secondary, String id) throws Exception {
-        awaitMidRound(secondary, id, null);
-    }
-
-    /** As above; {@code round}, when the test started the round itself, ends the wait if it ends first. */
-    static void awaitMidRound(String secondary, String id, CompletableFuture<?> round) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        String seen = "nothing";
-        while (System.nanoTime() < deadline) {
-            if (round != null && round.isDone()) {
-                throw new AssertionError("the round of " + id + " on " + secondary + " ended before its middle was seen (last seen: "
-                        + seen + "): " + round.handle((ok, failed) -> failed == null ? "OK" : failed.toString()).get());
-            }
-            try {
-                for (var c : f.agent(secondary).withDeadlineAfter(5, TimeUnit.SECONDS).listCopies(ListCopiesRequest.getDefaultInstance()).getCopiesList()) {
-                    seen = c.getName() + " " + c.getBytesDone() + "/" + c.getBytesTotal();
-                    if (c.getIncoming() && c.getName().contains(id) && c.getBytesTotal() > 0 && c.getBytesDone() >= c.getBytesTotal() / 4
-                            && c.getBytesDone() <= c.getBytesTotal() - 2 * MIB) {
-                        System.out.printf("in the middle of a round of %s on %s: %d of %d bytes%n", id, secondary, c.getBytesDone(), c.getBytesTotal());
-                        return;
-                    }
-                }
-            } catch (io.grpc.StatusRuntimeException e) {
-                // the agent is busy or restarting: ask again
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("no round of " + id + " seen in its middle on " + secondary + " within 60 s; last seen: " + seen);
+        f.awaitMidRound(secondary, id, null);
     }
 
     /** Waits (bounded) until no copy of {@code id} is in flight on the node (a round ended, either way). */
@@ -189,10 +85,10 @@ class ClusterReplicaKillTest {
         String id = f.csi().createVolume(ReplicaFixture.replicated(name, 2, 128 * MIB)).getVolume().getVolumeId();
         var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
         String a = parsed.tags().get(0), b = parsed.tags().get(1);
-        writeOnPrimary(a, id, 0, 6 * 1024);                                   // 24 MiB
+        f.writeOnPrimary(a, id, 0, 6 * 1024);                                   // 24 MiB
         SyncReplicaResponse full = f.round(b, a, id);
         assertEquals("", full.getBasePoint());
-        writeOnPrimary(a, id, 6 * 1024, 10 * 1024);                           // 16 MiB more: the delta of the next round
+        f.writeOnPrimary(a, id, 6 * 1024, 10 * 1024);                           // 16 MiB more: the delta of the next round
         return new String[] {id, a, b, full.getPoint(), Long.toString(full.getBytesReceived())};
     }
 
@@ -217,7 +113,7 @@ class ClusterReplicaKillTest {
         String[] v = volumeWithAPoint("kill-secondary");
         String id = v[0], a = v[1], b = v[2], p1 = v[3];
         var round = CompletableFuture.runAsync(() -> f.round(b, a, id));
-        awaitMidRound(b, id, round);
+        f.awaitMidRound(b, id, round);
         var agent = f.cluster.agent(b);
         agent.child.kill();
         try {
@@ -237,7 +133,7 @@ class ClusterReplicaKillTest {
         String[] v = volumeWithAPoint("kill-primary");
         String id = v[0], a = v[1], b = v[2], p1 = v[3];
         var round = CompletableFuture.runAsync(() -> f.round(b, a, id));
-        awaitMidRound(b, id, round);
+        f.awaitMidRound(b, id, round);
         var agent = f.cluster.agent(a);
         agent.child.kill();
         try {
@@ -259,9 +155,9 @@ class ClusterReplicaKillTest {
         String id = f.csi().createVolume(ReplicaFixture.replicated("kill-controller", 2, 128 * MIB, "5s")).getVolume().getVolumeId();
         var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
         String a = parsed.tags().get(0), b = parsed.tags().get(1);
-        writeOnPrimary(a, id, 0, 6 * 1024);                                   // 24 MiB
+        f.writeOnPrimary(a, id, 0, 6 * 1024);                                   // 24 MiB
         String p1 = awaitPointOtherThan(b, id, "");
-        writeOnPrimary(a, id, 6 * 1024, 10 * 1024);                           // 16 MiB more
+        f.writeOnPrimary(a, id, 6 * 1024, 10 * 1024);                           // 16 MiB more
         awaitMidRound(b, id);
         f.cluster.controller.kill();
         long killed = System.currentTimeMillis();
@@ -278,7 +174,7 @@ class ClusterReplicaKillTest {
         }
         f.cluster.awaitEveryNode();
         awaitRoundAfter(b, id, killed);                                       // the scheduler runs rounds again
-        writeOnPrimary(a, id, 10 * 1024, 10 * 1024 + 256);                   // 1 MiB more: the next round's delta
+        f.writeOnPrimary(a, id, 10 * 1024, 10 * 1024 + 256);                   // 1 MiB more: the next round's delta
         awaitRoundAfter(b, id, System.currentTimeMillis() + 1000);
         long bytes = f.replicaMetric(b, "csi4j_replica_last_round_bytes", id).orElseThrow().longValue();
         // the volume holds 40 MiB of records (and its file system): the round after the kill carried what changed since

@@ -157,6 +157,84 @@ final class ReplicaFixture implements AutoCloseable {
         csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
     }
 
+    /** The records of the kill and stage tests: 4 KiB each, a block of the volume's file system. */
+    static final int RECORD = 4096;
+
+    /** Sequence number, seeded random payload, CRC32 of both: a torn or misplaced record does not check. */
+    static byte[] record(int seq) {
+        var b = java.nio.ByteBuffer.allocate(RECORD);
+        b.putLong(seq);
+        byte[] payload = new byte[RECORD - 16];
+        new java.util.Random(seq * 31L + 7).nextBytes(payload);
+        b.put(payload);
+        var crc = new java.util.zip.CRC32();
+        crc.update(b.array(), 0, RECORD - 8);
+        b.putLong(crc.getValue());
+        return b.array();
+    }
+
+    /** Records written in order from the start of the file until the first that does not check. */
+    static int records(Path file) throws Exception {
+        byte[] all = Files.readAllBytes(file);
+        int n = 0;
+        while ((long) (n + 1) * RECORD <= all.length && java.util.Arrays.equals(record(n), 0, RECORD, all, n * RECORD, (n + 1) * RECORD)) n++;
+        return n;
+    }
+
+    /**
+     * Published and staged on the primary ({@link #controllerPublish}, {@link #stage}, {@link #publish}): records
+     * {@code from..to-1} written in its file {@code records}, fsynced every 256 and at the end, then
+     * {@link #unpublishAndUnstage}.
+     */
+    void writeOnPrimary(String primary, String id, int from, int to) throws Exception {
+        controllerPublish(primary, id);
+        Path staging = stage(primary, id);
+        try {
+            Path target = publish(primary, id, staging);
+            try (var ch = java.nio.channels.FileChannel.open(target.resolve("records"), java.nio.file.StandardOpenOption.CREATE,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                for (int seq = from; seq < to; seq++) {
+                    ch.write(java.nio.ByteBuffer.wrap(record(seq)), (long) seq * RECORD);
+                    if (seq % 256 == 255) ch.force(true);
+                }
+                ch.force(true);
+            }
+        } finally {
+            unpublishAndUnstage(primary, id);
+        }
+    }
+
+    /**
+     * Waits (60 s at most) until the secondary is receiving a round of {@code id} (NodeAgent.ListCopies) and a quarter
+     * of it has arrived, with 2 MiB still to come (a round's first second is a burst); {@code round}, when the test
+     * started the round itself (else null), fails the wait if it ends first.
+     */
+    void awaitMidRound(String secondary, String id, java.util.concurrent.CompletableFuture<?> round) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        String seen = "nothing";
+        while (System.nanoTime() < deadline) {
+            if (round != null && round.isDone()) {
+                throw new AssertionError("the round of " + id + " on " + secondary + " ended before its middle was seen (last seen: "
+                        + seen + "): " + round.handle((ok, failed) -> failed == null ? "OK" : failed.toString()).get());
+            }
+            try {
+                for (var c : agent(secondary).withDeadlineAfter(5, TimeUnit.SECONDS)
+                        .listCopies(io.csi4j.proto.cluster.ListCopiesRequest.getDefaultInstance()).getCopiesList()) {
+                    seen = c.getName() + " " + c.getBytesDone() + "/" + c.getBytesTotal();
+                    if (c.getIncoming() && c.getName().contains(id) && c.getBytesTotal() > 0 && c.getBytesDone() >= c.getBytesTotal() / 4
+                            && c.getBytesDone() <= c.getBytesTotal() - 2 * MIB) {
+                        System.out.printf("in the middle of a round of %s on %s: %d of %d bytes%n", id, secondary, c.getBytesDone(), c.getBytesTotal());
+                        return;
+                    }
+                }
+            } catch (io.grpc.StatusRuntimeException e) {
+                // the agent is busy or restarting: ask again
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no round of " + id + " seen in its middle on " + secondary + " within 60 s; last seen: " + seen);
+    }
+
     Path dataDir(String node) {
         return tmp.resolve(node);
     }
