@@ -9,11 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.cluster.FindSnapshotRequest;
 import io.csi4j.proto.csi.CapacityRange;
-import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
-import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.CreateSnapshotRequest;
 import io.csi4j.proto.csi.CreateVolumeGroupSnapshotRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
@@ -23,30 +20,19 @@ import io.csi4j.proto.csi.DeleteVolumeRequest;
 import io.csi4j.proto.csi.GetVolumeGroupSnapshotRequest;
 import io.csi4j.proto.csi.GroupControllerGrpc;
 import io.csi4j.proto.csi.ListSnapshotsRequest;
-import io.csi4j.proto.csi.NodeGrpc;
-import io.csi4j.proto.csi.NodePublishVolumeRequest;
-import io.csi4j.proto.csi.NodeStageVolumeRequest;
-import io.csi4j.proto.csi.NodeUnpublishVolumeRequest;
-import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
 import io.csi4j.proto.csi.Snapshot;
 import io.csi4j.proto.csi.TopologyRequirement;
 import io.csi4j.proto.csi.VolumeContentSource;
 import io.csi4j.proto.csi.VolumeGroupSnapshot;
-import io.csi4j.sdk.server.Channels;
-import io.csi4j.sdk.server.Endpoint;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 28, snapshots of replicated volumes with real processes (a controller, three image-engine agents): a group
@@ -55,21 +41,15 @@ import org.junit.jupiter.api.io.TempDir;
  * on the new primary.
  */
 class ClusterReplicaSnapshotTest {
-    @TempDir
-    static Path tmp;
     static ReplicaFixture f;
-    static final Map<String, ManagedChannel> NODE_CHANNELS = new ConcurrentHashMap<>();
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> f = new ReplicaFixture(dir, List.of("--copy-bandwidth", "32M"), List.of()));
     /** Volumes mounted and not yet unmounted ({node, id}): a failed test leaves no mount behind. */
     static final java.util.Set<List<String>> MOUNTED = ConcurrentHashMap.newKeySet();
 
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        f = new ReplicaFixture(tmp, List.of("--copy-bandwidth", "32M"), List.of());
-    }
-
+    /** Before the cluster stops (an extension's afterAll runs after the class's @AfterAll). */
     @AfterAll
-    static void stop() throws Exception {
+    static void unmountWhatAFailureLeft() {
         for (List<String> m : List.copyOf(MOUNTED)) {
             try {
                 unmount(m.get(0), m.get(1));
@@ -77,17 +57,10 @@ class ClusterReplicaSnapshotTest {
                 System.err.println("unmounting " + m + " after a failure: " + e);
             }
         }
-        NODE_CHANNELS.values().forEach(ManagedChannel::shutdownNow);
-        if (f != null) f.close();
     }
 
     static GroupControllerGrpc.GroupControllerBlockingStub groups() {
         return GroupControllerGrpc.newBlockingStub(f.cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
-    }
-
-    static NodeGrpc.NodeBlockingStub node(String nodeId) {
-        var channel = NODE_CHANNELS.computeIfAbsent(nodeId, n -> Channels.connect(Endpoint.parse("unix://" + tmp.resolve(n).resolve("csi.sock"))));
-        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
     }
 
     static String tag(String node) {
@@ -100,24 +73,13 @@ class ClusterReplicaSnapshotTest {
 
     /** ControllerPublish (a replicated volume: the handoff when the primary is elsewhere), stage and publish. */
     static Path mount(String node, String id) throws Exception {
-        f.csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node)
-                .setVolumeCapability(ext4()).build());
-        Path staging = Files.createDirectories(tmp.resolve("staging-" + node).resolve(id));
-        Path target = Files.createDirectories(tmp.resolve("target-" + node)).resolve(id);
+        f.controllerPublish(node, id);
         MOUNTED.add(List.of(node, id));
-        node(node).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
-                .setVolumeCapability(ext4()).build());
-        node(node).nodePublishVolume(NodePublishVolumeRequest.newBuilder().setVolumeId(id).setStagingTargetPath(staging.toString())
-                .setTargetPath(target.toString()).setVolumeCapability(ext4()).build());
-        return target;
+        return f.publish(node, id, f.stage(node, id));
     }
 
     static void unmount(String node, String id) {
-        node(node).nodeUnpublishVolume(NodeUnpublishVolumeRequest.newBuilder().setVolumeId(id)
-                .setTargetPath(tmp.resolve("target-" + node).resolve(id).toString()).build());
-        node(node).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(tmp.resolve("staging-" + node).resolve(id).toString()).build());
-        f.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
+        f.unpublishAndUnstage(node, id);
         MOUNTED.remove(List.of(node, id));
     }
 
