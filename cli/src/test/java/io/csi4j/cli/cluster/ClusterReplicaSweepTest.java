@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.csi.ControllerGetVolumeRequest;
 import io.csi4j.proto.csi.DeleteVolumeRequest;
 import io.csi4j.proto.csi.ListVolumesRequest;
@@ -19,10 +18,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * DeleteVolume of a replicated volume while a replica's node is down (issue 28, docs/replication.md "Deletion"), with
@@ -31,20 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
  * UNAVAILABLE with nothing deleted.
  */
 class ClusterReplicaSweepTest {
-    @TempDir
-    static Path tmp;
     static ReplicaFixture f;
-
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        f = new ReplicaFixture(tmp, List.of("--copy-bandwidth", "64M"), List.of());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (f != null) f.close();
-    }
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> f = new ReplicaFixture(dir, List.of("--copy-bandwidth", "64M"), List.of()));
 
     static Status.Code code(Runnable call) {
         return assertThrows(StatusRuntimeException.class, call::run).getStatus().getCode();
