@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.addons.identity.Capability;
 import io.csi4j.proto.addons.identity.GetCapabilitiesRequest;
 import io.csi4j.proto.addons.identity.IdentityGrpc;
@@ -20,14 +19,8 @@ import io.csi4j.proto.addons.replication.PromoteVolumeRequest;
 import io.csi4j.proto.addons.replication.ReplicationSource;
 import io.csi4j.proto.addons.replication.ResyncVolumeRequest;
 import io.csi4j.proto.csi.CapacityRange;
-import io.csi4j.proto.csi.ControllerPublishVolumeRequest;
-import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.DeleteVolumeRequest;
-import io.csi4j.proto.csi.NodeGrpc;
-import io.csi4j.proto.csi.NodeStageVolumeRequest;
-import io.csi4j.proto.csi.NodeUnstageVolumeRequest;
-import io.csi4j.proto.csi.VolumeCapability;
 import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.grpc.ManagedChannel;
@@ -39,15 +32,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * CSI-Addons VolumeReplication (docs/replication.md, "CSI-Addons VolumeReplication") over the cluster controller's
@@ -56,87 +46,45 @@ import org.junit.jupiter.api.io.TempDir;
  * round here is one the test asked for.
  */
 class ClusterVolumeReplicationTest {
-    static final List<String> NODES = List.of("node-a", "node-b", "node-c");
-    static final long MIB = 1L << 20;
+    static final long MIB = ReplicaFixture.MIB;
     static final int FAILOVER_AFTER_S = 8;
 
-    @TempDir
-    static Path tmp;
-    static ProcessCluster cluster;
+    static ReplicaFixture f;
     static ManagedChannel addons;
-    static final Map<String, ManagedChannel> NODE_CHANNELS = new HashMap<>();
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> {
+        f = new ReplicaFixture(dir, List.of("--copy-bandwidth", "64M"), List.of("--failover-after", FAILOVER_AFTER_S + "s"));
+        addons = Channels.connect(Endpoint.parse("unix://" + dir.resolve("controller").resolve("csi-addons.sock")));
+        return f;
+    });
 
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        cluster = new ProcessCluster(tmp);
-        try {
-            for (String n : NODES) cluster.addAgent(n, n, List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M")).start();
-            cluster.startController(List.of("--failover-after", FAILOVER_AFTER_S + "s"));
-            cluster.awaitEveryNode();
-        } catch (Exception | Error e) {
-            cluster.close();
-            throw e;
-        }
-        addons = Channels.connect(Endpoint.parse("unix://" + tmp.resolve("controller").resolve("csi-addons.sock")));
-    }
-
+    /** Before the cluster stops (an extension's afterAll runs after the class's @AfterAll). */
     @AfterAll
-    static void stop() throws Exception {
-        NODE_CHANNELS.values().forEach(ManagedChannel::shutdownNow);
+    static void closeAddons() {
         if (addons != null) addons.shutdownNow();
-        if (cluster != null) cluster.close();
     }
 
     static ControllerGrpc.ControllerBlockingStub replication() {
         return ControllerGrpc.newBlockingStub(addons).withDeadlineAfter(120, TimeUnit.SECONDS);
     }
 
-    static io.csi4j.proto.csi.ControllerGrpc.ControllerBlockingStub csi() {
-        return io.csi4j.proto.csi.ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
-    }
-
-    static NodeGrpc.NodeBlockingStub node(String nodeId) {
-        var channel = NODE_CHANNELS.computeIfAbsent(nodeId, id -> Channels.connect(Endpoint.parse("unix://" + tmp.resolve(id).resolve("csi.sock"))));
-        return NodeGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS);
-    }
-
     static ReplicationSource source(String id) {
         return ReplicationSource.newBuilder().setVolume(ReplicationSource.VolumeSource.newBuilder().setVolumeId(id)).build();
     }
 
-    static VolumeCapability ext4() {
-        return VolumeCapability.newBuilder().setMount(VolumeCapability.MountVolume.newBuilder().setFsType("ext4"))
-                .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)).build();
-    }
-
     static CreateVolumeRequest.Builder volume(String name) {
-        return CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(ext4())
+        return CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(ReplicaFixture.ext4())
                 .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(64 * MIB));
-    }
-
-    static String role(String node, String id) throws Exception {
-        Path state = tmp.resolve(node).resolve("replication").resolve(id + ".json");
-        if (!Files.exists(state)) return "none";
-        String text = Files.readString(state);
-        for (String role : List.of("PRIMARY", "SECONDARY", "FENCED")) if (text.contains("\"" + role + "\"")) return role;
-        return text;
     }
 
     /** Published (controller) and staged on {@code node}: the staging mount. */
     static Path attach(String node, String id) throws Exception {
-        csi().controllerPublishVolume(ControllerPublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node)
-                .setVolumeCapability(ext4()).build());
-        Path staging = Files.createDirectories(tmp.resolve("staging-" + node).resolve(id));
-        node(node).nodeStageVolume(NodeStageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(staging.toString()).setVolumeCapability(ext4()).build());
-        return staging;
+        f.controllerPublish(node, id);
+        return f.stage(node, id);
     }
 
     static void detach(String node, String id) {
-        node(node).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
-                .setStagingTargetPath(tmp.resolve("staging-" + node).resolve(id).toString()).build());
-        csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
+        f.unstageAndControllerUnpublish(node, id);
     }
 
     static Status.Code code(Runnable call) {
@@ -157,7 +105,7 @@ class ClusterVolumeReplicationTest {
 
     @Test
     void infoResyncDemoteAndPromoteOfAReplicatedVolume() throws Exception {
-        String id = csi().createVolume(volume("vr-life").putParameters("csi4j.io/replicas", "2")
+        String id = f.csi().createVolume(volume("vr-life").putParameters("csi4j.io/replicas", "2")
                 .putParameters("csi4j.io/replication-interval", "1h").build()).getVolume().getVolumeId();
         var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
         String primary = parsed.tags().get(0);
@@ -183,7 +131,7 @@ class ClusterVolumeReplicationTest {
         // the primary is staged: it cannot step down (the pod would keep writing to a copy that is no longer served)
         assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> replication().demoteVolume(
                 DemoteVolumeRequest.newBuilder().setReplicationSource(source(id)).setForce(true).build())));
-        assertEquals("PRIMARY", role(primary, id));
+        assertEquals("PRIMARY", f.role(primary, id));
 
         // Resync: a round now (the primary is staged: its point is cut frozen), then the round it did
         Instant before = Instant.now();
@@ -206,17 +154,17 @@ class ClusterVolumeReplicationTest {
 
         // Demote, unpublished: the primary steps down towards the secondary; again: OK; a resync now is refused
         replication().demoteVolume(DemoteVolumeRequest.newBuilder().setReplicationSource(source(id)).build());
-        assertEquals("SECONDARY", role(primary, id));
+        assertEquals("SECONDARY", f.role(primary, id));
         replication().demoteVolume(DemoteVolumeRequest.newBuilder().setReplicationSource(source(id)).build());
         assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> replication().resyncVolume(
                 ResyncVolumeRequest.newBuilder().setReplicationSource(source(id)).build())));
 
         // Promote finishes the handoff on the secondary with the final point: every byte is there; again: OK
         replication().promoteVolume(PromoteVolumeRequest.newBuilder().setReplicationSource(source(id)).build());
-        assertEquals("PRIMARY", role(secondary, id));
-        assertEquals("SECONDARY", role(primary, id));
+        assertEquals("PRIMARY", f.role(secondary, id));
+        assertEquals("SECONDARY", f.role(primary, id));
         replication().promoteVolume(PromoteVolumeRequest.newBuilder().setReplicationSource(source(id)).setForce(true).build());
-        assertEquals("PRIMARY", role(secondary, id));
+        assertEquals("PRIMARY", f.role(secondary, id));
         Path moved = attach(secondary, id);
         assertArrayEquals(data, Files.readAllBytes(moved.resolve("data")), "the data after Demote and Promote");
         detach(secondary, id);
@@ -226,14 +174,14 @@ class ClusterVolumeReplicationTest {
         var after = replication().getVolumeReplicationInfo(GetVolumeReplicationInfoRequest.newBuilder().setReplicationSource(source(id)).build());
         assertTrue(instant(after.getLastSyncTime()).isAfter(instant(again.getLastSyncTime())), after.toString());
 
-        csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
         assertEquals(Status.Code.NOT_FOUND, code(() -> replication().enableVolumeReplication(
                 EnableVolumeReplicationRequest.newBuilder().setReplicationSource(source(id)).build())));
     }
 
     @Test
     void anOrdinaryVolumeIsRefusedClearly() {
-        String id = csi().createVolume(volume("vr-plain").build()).getVolume().getVolumeId();
+        String id = f.csi().createVolume(volume("vr-plain").build()).getVolume().getVolumeId();
         var refused = assertThrows(StatusRuntimeException.class, () -> replication().enableVolumeReplication(
                 EnableVolumeReplicationRequest.newBuilder().setReplicationSource(source(id)).build()));
         assertEquals(Status.Code.FAILED_PRECONDITION, refused.getStatus().getCode(), refused.getStatus().toString());
@@ -247,7 +195,7 @@ class ClusterVolumeReplicationTest {
                 ResyncVolumeRequest.newBuilder().setReplicationSource(source(id)).build())));
         assertEquals(Status.Code.FAILED_PRECONDITION, code(() -> replication().getVolumeReplicationInfo(
                 GetVolumeReplicationInfoRequest.newBuilder().setReplicationSource(source(id)).build())));
-        csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
         // gone, or never ours: NOT_FOUND; no volume named: INVALID_ARGUMENT; a group: INVALID_ARGUMENT
         assertEquals(Status.Code.NOT_FOUND, code(() -> replication().enableVolumeReplication(
                 EnableVolumeReplicationRequest.newBuilder().setReplicationSource(source(id)).build())));
@@ -268,20 +216,12 @@ class ClusterVolumeReplicationTest {
 
     /** One round on {@code secondary} only (NodeAgent.SyncReplica over mutual TLS, as the scheduler would). */
     static void roundOn(String secondary, String primary, String id) {
-        var channel = Channels.builder(new Endpoint.Tcp("127.0.0.1", cluster.agent(secondary).port), cluster.controllerTls, "127.0.0.1").build();
-        try {
-            var from = io.csi4j.proto.cluster.PeerAgent.newBuilder().setNodeId(primary).setAddress(cluster.agent(primary).address())
-                    .setAuthority("127.0.0.1").build();
-            io.csi4j.proto.cluster.NodeAgentGrpc.newBlockingStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS)
-                    .syncReplica(io.csi4j.proto.cluster.SyncReplicaRequest.newBuilder().setVolumeId(id).setPrimary(from).build());
-        } finally {
-            channel.shutdownNow();
-        }
+        f.round(secondary, primary, id);
     }
 
     @Test
     void promoteWithForceFailsOverToTheFreshestSecondaryOnlyAfterTheDelay() throws Exception {
-        String id = csi().createVolume(volume("vr-failover").putParameters("csi4j.io/replicas", "3")
+        String id = f.csi().createVolume(volume("vr-failover").putParameters("csi4j.io/replicas", "3")
                 .putParameters("csi4j.io/replication-interval", "1h").build()).getVolume().getVolumeId();
         var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
         String a = parsed.tags().get(0);
@@ -298,7 +238,7 @@ class ClusterVolumeReplicationTest {
         detach(a, id);
         roundOn(fresh, a, id);                               // only this secondary holds the second write
 
-        var agentA = cluster.agent(a);
+        var agentA = f.cluster.agent(a);
         try {
             agentA.child.signal("KILL");
             long killed = System.nanoTime();
@@ -322,27 +262,27 @@ class ClusterVolumeReplicationTest {
             long waited = (System.nanoTime() - killed) / 1_000_000;
             System.out.printf("forced promote of %s: %d ms after the kill, %d UNAVAILABLE answers first%n", id, waited, unavailable);
             assertTrue(waited >= (FAILOVER_AFTER_S - 1) * 1000L, "not failed over before the delay: " + waited + " ms");
-            assertEquals("PRIMARY", role(fresh, id), "the freshest secondary is promoted");
-            assertEquals("SECONDARY", role(stale, id));
+            assertEquals("PRIMARY", f.role(fresh, id), "the freshest secondary is promoted");
+            assertEquals("SECONDARY", f.role(stale, id));
             Path moved = attach(fresh, id);
             assertArrayEquals(second, Files.readAllBytes(moved.resolve("data")), "the freshest point's data");
             detach(fresh, id);
             // promote again: a primary answers, nothing changes
             replication().promoteVolume(PromoteVolumeRequest.newBuilder().setReplicationSource(source(id)).setForce(true).build());
-            assertEquals("PRIMARY", role(fresh, id));
+            assertEquals("PRIMARY", f.role(fresh, id));
         } finally {
             if (agentA.child == null || !agentA.child.alive()) {
                 agentA.start();
-                cluster.awaitEveryNode();
+                f.cluster.awaitEveryNode();
             }
         }
         // the old primary is back: fenced (by a routed call or the scheduler), then, nothing using its copy, a secondary of
         // the new epoch by itself (the scheduler's FollowReplica): a resync then says every copy follows the primary
-        csi().controllerGetVolume(io.csi4j.proto.csi.ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build());
-        assertTrue(List.of("FENCED", "SECONDARY").contains(role(a, id)), role(a, id));
+        f.csi().controllerGetVolume(io.csi4j.proto.csi.ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build());
+        assertTrue(List.of("FENCED", "SECONDARY").contains(f.role(a, id)), f.role(a, id));
         long bound = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!role(a, id).equals("SECONDARY")) {
-            if (System.nanoTime() > bound) throw new AssertionError("the fenced copy on " + a + " never followed: " + role(a, id));
+        while (!f.role(a, id).equals("SECONDARY")) {
+            if (System.nanoTime() > bound) throw new AssertionError("the fenced copy on " + a + " never followed: " + f.role(a, id));
             Thread.sleep(200);
         }
         assertEquals(true, replication().resyncVolume(ResyncVolumeRequest.newBuilder().setReplicationSource(source(id)).build()).getReady());

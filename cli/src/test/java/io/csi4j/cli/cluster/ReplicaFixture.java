@@ -157,6 +157,13 @@ final class ReplicaFixture implements AutoCloseable {
         csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
     }
 
+    /** NodeUnstageVolume of {@link #stage}'s path (nothing published there), then ControllerUnpublishVolume. */
+    void unstageAndControllerUnpublish(String node, String id) {
+        node(node).nodeUnstageVolume(NodeUnstageVolumeRequest.newBuilder().setVolumeId(id)
+                .setStagingTargetPath(tmp.resolve("staging-" + node).resolve(id).toString()).build());
+        csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(node).build());
+    }
+
     /** The records of the kill and stage tests: 4 KiB each, a block of the volume's file system. */
     static final int RECORD = 4096;
 
