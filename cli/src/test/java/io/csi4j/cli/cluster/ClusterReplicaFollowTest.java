@@ -8,10 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.testing.Privileged;
-import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
-import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.DeleteVolumeRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -19,10 +16,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * After a failover of a three-replica volume every remaining copy follows the new primary by itself (issue 28,
@@ -39,22 +34,9 @@ class ClusterReplicaFollowTest {
     /** Bound of every wait for something the scheduler does by itself: a tick is a second, the machine is shared. */
     static final long BOUND_S = 60;
 
-    @TempDir
-    static Path tmp;
     static FailoverPair fx;
-    static ProcessCluster cluster;
-
-    @BeforeAll
-    static void start() throws Exception {
-        Privileged.requireRoot();
-        fx = new FailoverPair(tmp, FAILOVER_AFTER_S, List.of("node-a", "node-b", "node-c"));
-        cluster = fx.cluster;
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (fx != null) fx.close();
-    }
+    @RegisterExtension
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> fx = new FailoverPair(dir, FAILOVER_AFTER_S, List.of("node-a", "node-b", "node-c")));
 
     @Test
     void afterAFailoverTheOtherSecondaryAndTheReturningOldPrimaryFollowTheNewPrimary() throws Exception {
@@ -64,7 +46,7 @@ class ClusterReplicaFollowTest {
         String a = parsed.tags().get(0);
         String b = parsed.tags().get(1);
         String c = parsed.tags().get(2);
-        var agentA = cluster.agent(a);
+        var agentA = fx.cluster.agent(a);
         String mounted = null;
         boolean aMounted = false;
         try {
@@ -78,11 +60,11 @@ class ClusterReplicaFollowTest {
 
             agentA.child.signal("KILL");                    // by its pid; its mounts stay in the kernel
             long killed = System.nanoTime();
-            int unavailable = publishRetryingWhileUnavailable(b, id);
+            int unavailable = fx.publishRetryingWhileUnavailable(b, id);
             System.out.printf("failover of %s from %s to %s: %d ms after the kill (%d UNAVAILABLE first)%n", id, a, b,
                     (System.nanoTime() - killed) / 1_000_000, unavailable);
-            assertEquals(2, replica(b, id).getEpoch());
-            assertEquals("PRIMARY", replica(b, id).getRole());
+            assertEquals(2, fx.replica(b, id).getEpoch());
+            assertEquals("PRIMARY", fx.replica(b, id).getRole());
 
             // C follows epoch 2 and gets a round from B by itself (a full copy: it held A's point, which B never had)
             long failedOver = System.nanoTime();
@@ -105,12 +87,12 @@ class ClusterReplicaFollowTest {
 
             // A comes back with its data dir and its mounts (left by the kill): fenced, and it stays so while they are there
             agentA.start();
-            cluster.awaitEveryNode();
+            fx.cluster.awaitEveryNode();
             long back = System.nanoTime();
             await(a, id, r -> r.getRole().equals("FENCED"));
             System.out.printf("%s FENCED %d ms after its agent served%n", a, (System.nanoTime() - back) / 1_000_000);
             Thread.sleep(4000);                             // several ticks: a fenced copy under a mount is never pulled over
-            assertEquals("FENCED", replica(a, id).getRole(), "still staged: not made a secondary");
+            assertEquals("FENCED", fx.replica(a, id).getRole(), "still staged: not made a secondary");
             // its listing says it is in use, so the scheduler does not ask it to follow each tick (a refused call a second)
             var refusedFollows = agentA.child.stderr().lines().filter(l -> l.contains("FollowReplica FAILED_PRECONDITION")).toList();
             System.out.printf("%s asked to follow while staged: %d times %s%n", a, refusedFollows.size(), refusedFollows);
@@ -127,32 +109,32 @@ class ClusterReplicaFollowTest {
             // a handoff to C: every record B has, byte-identical
             fx.unpublishAndUnstage(b, id);
             mounted = null;
-            fx.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(b).build());
+            fx.controllerUnpublish(b, id);
             fx.controllerPublish(c, id);
-            assertEquals("PRIMARY", replica(c, id).getRole());
-            assertEquals(3, replica(c, id).getEpoch());
+            assertEquals("PRIMARY", fx.replica(c, id).getRole());
+            assertEquals(3, fx.replica(c, id).getEpoch());
             Path onC = fx.stageAndPublish(c, id);
             mounted = c;
             assertRecords(onC.resolve("records"), 5000);
             fx.unpublishAndUnstage(c, id);
             mounted = null;
-            fx.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(c).build());
+            fx.controllerUnpublish(c, id);
 
             // A follows epoch 3 in turn; a handoff back to A gives it B's data, none of its own writes after the failover
             await(a, id, r -> r.getEpoch() == 3 && r.getRole().equals("SECONDARY"));
             fx.controllerPublish(a, id);
-            assertEquals("PRIMARY", replica(a, id).getRole());
-            assertEquals(4, replica(a, id).getEpoch());
+            assertEquals("PRIMARY", fx.replica(a, id).getRole());
+            assertEquals(4, fx.replica(a, id).getEpoch());
             Path onA = fx.stageAndPublish(a, id);
             mounted = a;
             assertRecords(onA.resolve("records"), 5000);
             fx.unpublishAndUnstage(a, id);
             mounted = null;
-            fx.csi().controllerUnpublishVolume(ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(id).setNodeId(a).build());
+            fx.controllerUnpublish(a, id);
             // the other two follow epoch 4: every copy protects the volume again
             for (String other : List.of(b, c)) await(other, id, r -> r.getEpoch() == 4 && r.getRole().equals("SECONDARY"));
             fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
-            for (String n : List.of(a, b, c)) assertFalse(replica(n, id).getPresent(), n + " holds nothing after the delete");
+            for (String n : List.of(a, b, c)) assertFalse(fx.replica(n, id).getPresent(), n + " holds nothing after the delete");
         } catch (Throwable failure) {
             // the clean-up below may fail too (e.g. a mount left): the original failure is the one reported
             cleanUp(agentA, id, a, aMounted, mounted, failure);
@@ -171,7 +153,7 @@ class ClusterReplicaFollowTest {
                 () -> {
                     if (agentA.child == null || !agentA.child.alive()) {
                         agentA.start();
-                        cluster.awaitEveryNode();
+                        fx.cluster.awaitEveryNode();
                     }
                 },
                 () -> {
@@ -194,18 +176,13 @@ class ClusterReplicaFollowTest {
         void run() throws Exception;
     }
 
-    /** The node's replica as its agent answers it. */
-    static GetReplicaResponse replica(String node, String id) {
-        return fx.agent(node).getReplica(GetReplicaRequest.newBuilder().setVolumeId(id).build());
-    }
-
     /** Polls the node's replica until {@code done} holds, within {@link #BOUND_S}. */
     static GetReplicaResponse await(String node, String id, Predicate<GetReplicaResponse> done) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(BOUND_S);
         while (true) {
             GetReplicaResponse now;
             try {
-                now = replica(node, id);
+                now = fx.replica(node, id);
             } catch (StatusRuntimeException e) {
                 if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
                 Thread.sleep(200);
@@ -214,22 +191,6 @@ class ClusterReplicaFollowTest {
             if (done.test(now)) return now;
             if (System.nanoTime() > deadline) throw new AssertionError("within " + BOUND_S + " s, node " + node + " still answers " + now);
             Thread.sleep(200);
-        }
-    }
-
-    /** ControllerPublishVolume on {@code node}, retried while UNAVAILABLE (the failover delay); returns the retries. */
-    static int publishRetryingWhileUnavailable(String node, String id) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        int unavailable = 0;
-        while (true) {
-            try {
-                fx.controllerPublish(node, id);
-                return unavailable;
-            } catch (StatusRuntimeException e) {
-                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
-                unavailable++;
-                Thread.sleep(1000);
-            }
         }
     }
 }
