@@ -301,15 +301,7 @@ class ClusterReplicationTest {
     }
 
     static byte[] record(int seq) {
-        var b = java.nio.ByteBuffer.allocate(RECORD);
-        b.putLong(seq);
-        byte[] payload = new byte[RECORD - 16];
-        new java.util.Random(seq * 31L + 7).nextBytes(payload);
-        b.put(payload);
-        var crc = new java.util.zip.CRC32();
-        crc.update(b.array(), 0, RECORD - 8);
-        b.putLong(crc.getValue());
-        return b.array();
+        return ReplicaFixture.record(seq, RECORD);
     }
 
     /** Every record 0..count-1 is there, byte-identical, and nothing after it. */

@@ -167,15 +167,22 @@ final class ReplicaFixture implements AutoCloseable {
     /** The records of the kill and stage tests: 4 KiB each, a block of the volume's file system. */
     static final int RECORD = 4096;
 
-    /** Sequence number, seeded random payload, CRC32 of both: a torn or misplaced record does not check. */
     static byte[] record(int seq) {
-        var b = java.nio.ByteBuffer.allocate(RECORD);
+        return record(seq, RECORD);
+    }
+
+    /**
+     * Record {@code seq} of {@code size} bytes: sequence number, seeded random payload, CRC32 of both, so a torn or
+     * misplaced record does not check (ClusterReplicationTest's records are the same at 128 bytes).
+     */
+    static byte[] record(int seq, int size) {
+        var b = java.nio.ByteBuffer.allocate(size);
         b.putLong(seq);
-        byte[] payload = new byte[RECORD - 16];
+        byte[] payload = new byte[size - 16];
         new java.util.Random(seq * 31L + 7).nextBytes(payload);
         b.put(payload);
         var crc = new java.util.zip.CRC32();
-        crc.update(b.array(), 0, RECORD - 8);
+        crc.update(b.array(), 0, size - 8);
         b.putLong(crc.getValue());
         return b.array();
     }
