@@ -4,8 +4,6 @@ import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.engine.SourceImage;
 import java.nio.ByteBuffer;
-import java.util.Iterator;
-import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
@@ -22,18 +20,19 @@ final class ChecksumSender {
 
     static void send(SourceImage image, String id, String sourceVolumeId, ChunkHashes hashes, String peer, SourceSender.Sink sink,
                      Bandwidth bandwidth, Copies.Copy copy, BooleanSupplier cancelled) {
-        List<RangeCursor.Range> candidates;
-        try (RangeCursor allocated = image.allocated(cancelled)) {
-            candidates = HashDelta.candidates(allocated, image.sizeBytes(), hashes);
+        // two walks of the extent map, as the sender does for ranges it does not hold: the total first (the header's)
+        long toRead = 0;
+        try (RangeCursor count = HashDelta.candidates(image.allocated(cancelled), image.sizeBytes(), hashes)) {
+            for (RangeCursor.Range r = count.next(); r != null; r = count.next()) toRead += r.length();
         }
-        long toRead = candidates.stream().mapToLong(RangeCursor.Range::length).sum();
         copy.total(toRead);
         if (!sink.send(new SourcePart.Header(image.sizeBytes(), sourceVolumeId, hashes.baseSnapshotId(), toRead))) return;
         long ranges = 0;
         long dataBytes = 0;
         long zeroBytes = 0;
         long started = System.nanoTime();
-        try (ChunkReader reader = new ChunkReader(image, new Listed(candidates, image.sizeBytes()))) {
+        try (RangeCursor candidates = HashDelta.candidates(image.allocated(cancelled), image.sizeBytes(), hashes);
+             ChunkReader reader = new ChunkReader(image, candidates)) {
             for (ChunkReader.Chunk chunk = reader.next(); chunk != null; chunk = reader.next()) {
                 try {
                     for (HashDelta.Run run : HashDelta.plan(hashes, chunk.offset(), chunk.data(), chunk.length())) {
@@ -62,21 +61,5 @@ final class ChecksumSender {
         LOG.info(() -> "sent " + id + " to " + peer + " by checksums against " + hashes.baseSnapshotId() + " (" + hashes.indexes().length
                 + " digests of " + hashes.chunkBytes() + "-byte chunks): " + data + " data bytes and " + zeros + " of zeros in " + sent
                 + " ranges, of " + read + " bytes compared, in " + (System.nanoTime() - started) / 1_000_000 + " ms");
-    }
-
-    /** The candidates as a cursor for the {@link ChunkReader}. */
-    private static final class Listed implements RangeCursor {
-        private final Iterator<Range> ranges;
-        private final long capacity;
-
-        Listed(List<Range> ranges, long capacity) {
-            this.ranges = ranges.iterator();
-            this.capacity = capacity;
-        }
-
-        @Override public Range next() { return ranges.hasNext() ? ranges.next() : null; }
-        @Override public long capacityBytes() { return capacity; }
-        @Override public Method method() { return Method.DATA_COMPARISON; }
-        @Override public void close() {}
     }
 }

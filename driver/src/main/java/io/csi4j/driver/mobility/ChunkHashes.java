@@ -77,9 +77,20 @@ public record ChunkHashes(String baseSnapshotId, int chunkBytes, long[] indexes,
      * by chunk, zero chunks left out. Null when the image is too big to list at the coarsest chunk (a full copy instead).
      */
     public static ChunkHashes of(String baseSnapshotId, SourceImage image, BooleanSupplier cancelled) {
+        // the allocated ranges widened to the finest chunks and joined: what any chunk size touches, in bounded memory
         java.util.List<long[]> held = new java.util.ArrayList<>();
         try (RangeCursor allocated = image.allocated(cancelled)) {
-            for (RangeCursor.Range r = allocated.next(); r != null; r = allocated.next()) held.add(new long[] {r.offset(), r.length()});
+            for (RangeCursor.Range r = allocated.next(); r != null; r = allocated.next()) {
+                long from = r.offset() / MIN_CHUNK * MIN_CHUNK, to = Math.ceilDiv(r.end(), MIN_CHUNK) * MIN_CHUNK;
+                long[] last = held.isEmpty() ? null : held.getLast();
+                if (last != null && from <= last[0] + last[1]) {
+                    last[1] = Math.max(last[1], to - last[0]);
+                } else if (held.size() == (MAX_CHUNK / MIN_CHUNK) * MAX_CHUNKS) {
+                    return null;                                   // more runs than the coarsest list could hold chunks
+                } else {
+                    held.add(new long[] {from, to - from});
+                }
+            }
         }
         long[][] ranges = held.toArray(long[][]::new);
         int size = chunkSize(s -> touched(ranges, s));

@@ -68,36 +68,79 @@ final class HashDelta {
     private static final byte[] ZEROS = new byte[ChunkHashes.MAX_CHUNK];
 
     /**
-     * The ranges the sender reads, ascending and joined: every chunk its {@code allocated} ranges touch, and every chunk
-     * the receiver listed, within {@code sizeBytes} (the new point's size); each starts on a chunk boundary. A chunk in
-     * neither is a hole on the sender and zeros on the receiver: nothing to do.
+     * The ranges the sender reads, ascending and joined, computed as they are pulled (never the whole map in memory):
+     * every chunk its {@code allocated} ranges touch, and every chunk the receiver listed, within {@code sizeBytes} (the
+     * new point's size); each starts on a chunk boundary. A chunk in neither is a hole on the sender and zeros on the
+     * receiver: nothing to do. Closing it closes {@code allocated}.
      */
-    static List<RangeCursor.Range> candidates(RangeCursor allocated, long sizeBytes, ChunkHashes hashes) {
-        long size = hashes.chunkBytes();
-        long chunks = Math.ceilDiv(sizeBytes, size);
-        List<long[]> runs = new ArrayList<>();          // [first chunk, end chunk)
-        long[] listed = hashes.indexes();
-        int next = 0;
-        for (RangeCursor.Range r = allocated.next(); r != null; r = allocated.next()) {
-            long first = r.offset() / size, end = Math.min(chunks, Math.ceilDiv(r.end(), size));
-            while (next < listed.length && listed[next] < first) add(runs, listed[next], listed[next++] + 1, chunks);
-            add(runs, first, end, chunks);
-        }
-        while (next < listed.length) add(runs, listed[next], listed[next++] + 1, chunks);
-        List<RangeCursor.Range> ranges = new ArrayList<>(runs.size());
-        for (long[] run : runs) ranges.add(new RangeCursor.Range(run[0] * size, Math.min(run[1] * size, sizeBytes) - run[0] * size));
-        return ranges;
+    static RangeCursor candidates(RangeCursor allocated, long sizeBytes, ChunkHashes hashes) {
+        return new Candidates(allocated, sizeBytes, hashes);
     }
 
-    /** Adds chunks {@code [first, end)} (cut at {@code chunks}) to ascending runs, joining what touches or overlaps. */
-    private static void add(List<long[]> runs, long first, long end, long chunks) {
-        end = Math.min(end, chunks);
-        if (first >= end) return;
-        long[] last = runs.isEmpty() ? null : runs.getLast();
-        if (last != null && first <= last[1]) {
-            last[1] = Math.max(last[1], end);
-        } else {
-            runs.add(new long[] {first, end});
+    private static final class Candidates implements RangeCursor {
+        private final RangeCursor allocated;
+        private final long sizeBytes;
+        private final long size;
+        private final long chunks;
+        private final long[] listed;
+        private int next;
+        /** The allocated range read ahead, in chunks [first, end); null when none is read ahead. */
+        private long[] ahead;
+        private boolean allocatedDone;
+        /** The run being joined, in chunks; null when none. */
+        private long[] pending;
+
+        Candidates(RangeCursor allocated, long sizeBytes, ChunkHashes hashes) {
+            this.allocated = allocated;
+            this.sizeBytes = sizeBytes;
+            this.size = hashes.chunkBytes();
+            this.chunks = Math.ceilDiv(sizeBytes, size);
+            this.listed = hashes.indexes();
         }
+
+        @Override
+        public Range next() {
+            while (true) {
+                while (ahead == null && !allocatedDone) {
+                    Range r = allocated.next();
+                    if (r == null) {
+                        allocatedDone = true;
+                    } else {
+                        long first = r.offset() / size, end = Math.min(chunks, Math.ceilDiv(r.end(), size));
+                        if (first < end) ahead = new long[] {first, end};
+                    }
+                }
+                long[] item;
+                boolean fromList = next < listed.length && listed[next] < chunks && (ahead == null || listed[next] < ahead[0]);
+                if (fromList) {
+                    item = new long[] {listed[next], listed[next] + 1};
+                    next++;
+                } else if (ahead != null) {
+                    item = ahead;
+                    ahead = null;
+                } else {
+                    long[] last = pending;
+                    pending = null;
+                    return last == null ? null : range(last);
+                }
+                if (pending == null) {
+                    pending = item;
+                } else if (item[0] <= pending[1]) {
+                    pending[1] = Math.max(pending[1], item[1]);
+                } else {
+                    long[] done = pending;
+                    pending = item;
+                    return range(done);
+                }
+            }
+        }
+
+        private Range range(long[] run) {
+            return new Range(run[0] * size, Math.min(run[1] * size, sizeBytes) - run[0] * size);
+        }
+
+        @Override public long capacityBytes() { return sizeBytes; }
+        @Override public Method method() { return Method.DATA_COMPARISON; }
+        @Override public void close() { allocated.close(); }
     }
 }

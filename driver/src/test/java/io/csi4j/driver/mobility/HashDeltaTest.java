@@ -56,12 +56,16 @@ class HashDeltaTest {
 
     static Resync resync(Image old, Image fresh) {
         ChunkHashes hashes = ChunkHashes.of("old-point", old, () -> false);
-        List<RangeCursor.Range> candidates = HashDelta.candidates(fresh.allocated(() -> false), fresh.sizeBytes(), hashes);
+        List<RangeCursor.Range> candidates = new ArrayList<>();
+        try (RangeCursor cursor = HashDelta.candidates(fresh.allocated(() -> false), fresh.sizeBytes(), hashes)) {
+            for (RangeCursor.Range r = cursor.next(); r != null; r = cursor.next()) candidates.add(r);
+        }
         byte[] built = Arrays.copyOf(old.bytes(), fresh.bytes().length);   // the reflink of the old image, cut or grown
         long data = 0, zeros = 0;
         long last = -1;
         for (RangeCursor.Range r : candidates) {
-            if (r.offset() <= last) throw new AssertionError("candidates not ascending: " + candidates);
+            if (r.offset() <= last) throw new AssertionError("candidates not ascending and joined: " + candidates);
+            if (r.offset() % hashes.chunkBytes() != 0) throw new AssertionError("a candidate off a chunk boundary: " + r);
             last = r.end();
             for (long at = r.offset(); at < r.end(); at += SourceSender.CHUNK) {    // the ChunkReader's pieces
                 int length = (int) Math.min(SourceSender.CHUNK, r.end() - at);
