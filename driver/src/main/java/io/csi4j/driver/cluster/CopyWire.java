@@ -1,7 +1,9 @@
 package io.csi4j.driver.cluster;
 
+import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
 import io.csi4j.driver.domain.DomainException;
+import io.csi4j.driver.mobility.ChunkHashes;
 import io.csi4j.driver.mobility.SourcePart;
 import io.csi4j.driver.mobility.SourceQuery;
 import io.csi4j.driver.model.ContentSource;
@@ -10,6 +12,7 @@ import io.csi4j.proto.cluster.ReadSourceRequest;
 import io.csi4j.proto.cluster.SourceChunk;
 import io.csi4j.proto.cluster.SourceHeader;
 import io.csi4j.proto.cluster.SourceTrailer;
+import java.util.Optional;
 
 /** NodeAgent.ReadSource's messages to and from the domain's {@link SourceQuery} and {@link SourcePart}s. */
 final class CopyWire {
@@ -21,7 +24,10 @@ final class CopyWire {
             case VOLUME_ID -> new ContentSource.FromVolume(req.getVolumeId());
             case SOURCE_NOT_SET -> ContentSource.NONE;
         };
-        return new SourceQuery(source, req.getBaseSnapshotIdsList(), req.getReaderNodeId());
+        Optional<ChunkHashes> hashes = req.getHashBaseSnapshotId().isEmpty() ? Optional.empty()
+                : Optional.of(new ChunkHashes(req.getHashBaseSnapshotId(), Math.toIntExact(Math.min(req.getHashChunkBytes(), Integer.MAX_VALUE)),
+                        req.getHashChunkIndexesList().stream().mapToLong(Long::longValue).toArray(), req.getHashDigests().toByteArray()));
+        return new SourceQuery(source, req.getBaseSnapshotIdsList(), req.getReaderNodeId(), hashes);
     }
 
     static ReadSourceRequest request(SourceQuery query) {
@@ -31,6 +37,10 @@ final class CopyWire {
             case ContentSource.FromVolume v -> read.setVolumeId(v.volumeId());
             case ContentSource.None none -> { }
         }
+        query.hashes().ifPresent(h -> {
+            read.setHashBaseSnapshotId(h.baseSnapshotId()).setHashChunkBytes(h.chunkBytes()).setHashDigests(ByteString.copyFrom(h.digests()));
+            for (long i : h.indexes()) read.addHashChunkIndexes(i);
+        });
         return read.build();
     }
 

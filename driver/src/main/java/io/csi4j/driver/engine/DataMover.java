@@ -42,4 +42,10 @@ public interface DataMover extends Capability {
 
     /** Removes this one replica, durably; nothing when absent. */
     void dropReplica(Replica replica);
+
+    /**
+     * The replica's image to read (a receiver hashing the old point it holds for a resync by checksums); the caller
+     * closes it. NOT_FOUND without the replica. Reads only.
+     */
+    SourceImage openReplica(Replica replica);
 }

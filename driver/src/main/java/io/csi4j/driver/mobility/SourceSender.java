@@ -77,6 +77,11 @@ public final class SourceSender {
         Optional<DeltaBase.Base> base = kind == Artifact.Kind.SNAPSHOT ? base(mover, query, id, sourceVolumeId) : Optional.empty();
         try (SourceImage image = mover.openSource(kind, id);
              Copies.Copy copy = copies.start(id, false, peer, id)) {
+            // no common base, and the receiver holds an old point of the volume: only the chunks that differ from it
+            if (base.isEmpty() && kind == Artifact.Kind.SNAPSHOT && query.hashes().isPresent()) {
+                ChecksumSender.send(image, id, sourceVolumeId, query.hashes().get(), peer, sink, bandwidth, copy, cancelled);
+                return;
+            }
             // one walk of the extent maps where the ranges fit in memory (a round's delta does), two otherwise
             Optional<HeldRanges> held = HeldRanges.hold(ranges(image, base, sourceVolumeId, id, cancelled), HeldRanges.LIMIT);
             long toSend = held.isPresent() ? held.get().totalBytes() : 0;

@@ -121,21 +121,44 @@ public final class VolumeImports {
         }
     }
 
-    /** What one replication pull moved, and the point it started from (empty: a full copy). */
-    public record Pulled(long bytesReceived, String baseSnapshotId) {}
+    /**
+     * What one replication pull moved, and the point it started from (empty: a full copy); {@code byChecksums} when that
+     * point was the receiver's old one the sender never held (a resync by checksums).
+     */
+    public record Pulled(long bytesReceived, String baseSnapshotId, boolean byChecksums) {}
 
     /**
      * One replication round's pull on a secondary (docs/replication.md): the point {@code pointId} of {@code volumeId}
-     * from the primary, only what changed since the point this node holds a replica of (a full copy without one),
-     * over the same checked, bandwidth-limited stream as any copy; the volume's copy here is replaced by it whole
-     * ({@link Volumes#replaceImage}). The caller holds the volume's replication lock.
+     * from the primary, only what changed since the point this node holds a replica of, over the same checked,
+     * bandwidth-limited stream as any copy; the volume's copy here is replaced by it whole ({@link Volumes#replaceImage}).
+     * When the primary holds none of this node's points (a failover, a third copy after a handoff) and this node holds a
+     * replica of an old point, the stream is dropped after its header and asked again with that replica's chunk digests
+     * (a resync by checksums: the chunks that differ); a full copy only when this node holds no replica of the volume.
+     * The caller holds the volume's replication lock.
      */
     public Pulled pullPoint(String volumeId, String pointId, SourceNode source) {
         DataMover mover = engine.capability(DataMover.class).orElseThrow(() -> DomainException.precondition(
                 "the " + engine.name() + " engine of node '" + nodeId + "' cannot hold replicas (the image engine can)"));
-        List<Replica> held = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(volumeId)).toList();
+        List<Replica> held = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(volumeId))
+                .sorted(java.util.Comparator.comparing(Replica::snapshotId)).toList();
+        Pulled pulled = pull(volumeId, pointId, source, held, null, held.isEmpty());
+        if (pulled != null) return pulled;
+        long started = System.nanoTime();
+        Replica old = held.getLast();
+        ChunkHashes hashes = hashes(mover, old);
+        LOG.info(() -> "node '" + source.nodeId() + "' holds none of this node's points of " + volumeId + ": resync of " + pointId
+                + (hashes == null ? " whole: its replica " + old.snapshotId() + " has more chunks than a list holds"
+                : " by checksums against " + old.snapshotId() + " (" + hashes + ", hashed in " + (System.nanoTime() - started) / 1_000_000 + " ms)"));
+        return pull(volumeId, pointId, source, held, hashes, true);
+    }
+
+    /**
+     * One pull; null, nothing changed, when it would be a full copy and {@code fullAllowed} is false (the caller asks
+     * again with the digests of its old point).
+     */
+    private Pulled pull(String volumeId, String pointId, SourceNode source, List<Replica> held, ChunkHashes hashes, boolean fullAllowed) {
         try (SourceNode.Transfer transfer = source.read(new SourceQuery(new ContentSource.FromSnapshot(pointId),
-                held.stream().map(Replica::snapshotId).toList(), nodeId));
+                held.stream().map(Replica::snapshotId).toList(), nodeId, Optional.ofNullable(hashes)));
              Copies.Copy progress = copies.start("replica " + volumeId, true, source.nodeId(), pointId)) {
             SourcePart first = next(transfer, source);
             if (!(first instanceof SourcePart.Header header)) {
@@ -144,6 +167,7 @@ public final class VolumeImports {
             if (!header.sourceVolumeId().equals(volumeId)) {
                 throw protocolError("node '" + source.nodeId() + "' sent a point of " + header.sourceVolumeId() + ", not of " + volumeId);
             }
+            if (header.baseSnapshotId().isEmpty() && !fullAllowed) return null;   // dropped: the sender stops at its next part
             progress.total(header.bytesToSend());
             Replica base = header.baseSnapshotId().isEmpty() ? null : held.stream()
                     .filter(r -> r.snapshotId().equals(header.baseSnapshotId())).findFirst()
@@ -152,7 +176,15 @@ public final class VolumeImports {
             long[] received = {0};
             volumes.replaceImage(volumeId, header.sizeBytes(), base, new Replica(volumeId, pointId),
                     target -> received[0] = receive(transfer, target, header, source, progress));
-            return new Pulled(received[0], base == null ? "" : base.snapshotId());
+            return new Pulled(received[0], base == null ? "" : base.snapshotId(),
+                    hashes != null && base != null && base.snapshotId().equals(hashes.baseSnapshotId()));
+        }
+    }
+
+    /** The chunk digests of the replica here (null: too many chunks to list). */
+    private static ChunkHashes hashes(DataMover mover, Replica replica) {
+        try (var image = mover.openReplica(replica)) {
+            return ChunkHashes.of(replica.snapshotId(), image, () -> Thread.currentThread().isInterrupted());
         }
     }
 

@@ -9,6 +9,9 @@
  *       picks (an id the receiver offers and this node holds: one of its snapshots, or its replica of one); the ranges
  *       are found in one walk of the extent maps, held by {@link io.csi4j.driver.mobility.HeldRanges} so their total is
  *       known before the first is sent.</li>
+ *   <li>{@link io.csi4j.driver.mobility.ChecksumSender}: the sending side when there is no common base but the receiver
+ *       holds an old point of the volume: the receiver's {@link io.csi4j.driver.mobility.ChunkHashes} (SHA-256 of its
+ *       chunks), and {@link io.csi4j.driver.mobility.HashDelta}'s rules of what differs (a resync by checksums).</li>
  *   <li>{@link io.csi4j.driver.mobility.VolumeImports}: the receiving side, CreateVolume from a
  *       {@link io.csi4j.driver.mobility.SourceNode} (the node that holds the source; {@code cluster/PeerSource}
  *       implements it): one copy per name on a thread of its own, each range checked, rolled back unless complete.</li>

@@ -249,6 +249,7 @@ public final class Rounds {
                     java.time.Duration.ofNanos(took)));
             LOG.info(() -> "replica of " + id + " now holds point " + point + " from node '" + primary.source().nodeId() + "': "
                     + pulled.bytesReceived() + " bytes" + (pulled.baseSnapshotId().isEmpty() ? " (full)" : " since " + pulled.baseSnapshotId())
+                    + (pulled.byChecksums() ? " (by checksums)" : "")
                     + " in " + millis + " ms");
             return new Pulled(point, pulled.bytesReceived(), pulled.baseSnapshotId(), now);
         });

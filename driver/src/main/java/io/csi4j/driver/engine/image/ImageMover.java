@@ -154,6 +154,17 @@ final class ImageMover implements DataMover {
         });
     }
 
+    @Override
+    public SourceImage openReplica(Replica replica) {
+        return translate("opening replica " + replica + " to read", () -> {
+            Path file = replicaFile(replica);
+            if (!Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                throw StorageException.notFound("replica " + replica + " does not exist on this node");
+            }
+            return new FileSourceImage(file, false);
+        });
+    }
+
     private Path replicaFile(Replica replica) {
         return images.layout().replica(replica.sourceVolumeId(), replica.snapshotId());
     }
