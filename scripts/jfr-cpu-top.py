@@ -47,6 +47,13 @@ for k, c in threads.most_common(8):
 print("\n== parts (inclusive)")
 for name in PARTS:
     print(f"{100 * parts[name] / n:5.1f}%  {name}")
+def count(name):
+    out = subprocess.run([jfr, "print", "--json", "--stack-depth", "1", "--events", name, f], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out)["recording"]["events"]
+alloc = sum(e["values"]["weight"] for e in count("jdk.ObjectAllocationSample"))
+print(f"\n== memory: {len(count('jdk.YoungGarbageCollection'))} young collections, {alloc / 1e6:.0f} MB allocated "
+      f"(jdk.ObjectAllocationSample weights), {len(count('jdk.JavaExceptionThrow'))} exceptions thrown")
 print("\n== self")
 for k, c in self_frames.most_common(top_n):
     print(f"{100 * c / n:5.1f}%  {k}")
