@@ -265,12 +265,14 @@ public final class PoolLayout {
     public void writeSidecar(Artifact artifact) {
         Path target = sidecar(artifact.kind(), artifact.id());
         Path temp = writeSidecarTemp(artifact);
+        boolean renamed = false;
         try {
             Durable.fsync(temp);
             Durable.rename(temp, target);
+            renamed = true;
             Durable.fsyncDirectory(target.getParent());
         } finally {
-            deleteQuietly(temp);
+            if (!renamed) deleteQuietly(temp);   // after the rename the name is gone: deleting it only threw and caught
         }
     }
 
@@ -296,10 +298,14 @@ public final class PoolLayout {
     public void writeSidecarUnsynced(Artifact artifact) {
         Path target = sidecar(artifact.kind(), artifact.id());
         Path temp = writeSidecarTemp(artifact);
+        boolean renamed = false;
         try {
             Durable.rename(temp, target);   // replaces whatever is there (a planted symlink too), never writes through it
+            renamed = true;
         } finally {
-            deleteQuietly(temp);
+            // only a failed rename leaves the temporary: deleting a missing one cost two exceptions thrown and caught
+            // inside the JDK (lstat, then deleteIfExists), every CreateVolume
+            if (!renamed) deleteQuietly(temp);
         }
     }
 

@@ -21,7 +21,7 @@ final class KernelFile {
     /** The whole content; NoSuchFileException when the file is absent, as {@code Files.readString} throws. */
     static String read(Path path) throws IOException {
         try (FileInputStream in = new FileInputStream(path.toString())) {
-            byte[] buf = new byte[4096];
+            byte[] buf = new byte[512];   // an attribute is a line (a backing file's path); a table grows the buffer
             int length = 0;
             for (int n; (n = in.read(buf, length, buf.length - length)) > 0; ) {
                 length += n;

@@ -17,6 +17,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A bound loop device, as the kernel reports it in /sys/block/loopN. {@code backingFile} is the path
@@ -47,6 +48,8 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
     private static final int LOOP_CONTROL_MAJOR = 10;  // misc
     private static final int LOOP_CONTROL_MINOR = 237; // LOOP_CTRL_MINOR
     private static final int ATTACH_ATTEMPTS = 32;
+    private static final AtomicLong ATTACHES_STARTED = new AtomicLong();
+    private static final AtomicLong ATTACHES_FINISHED = new AtomicLong();
 
     /**
      * Binds {@code file} to a free loop device. Another process may grab the same free device between
@@ -63,6 +66,31 @@ public record LoopDevice(int number, Path node, Path backingFile, boolean backin
      * A filesystem whose sector size is smaller than the device's block size no longer mounts.
      */
     public static AttachedLoop attach(Path file, Set<LoopFlag> flags, int blockSize) {
+        ATTACHES_STARTED.incrementAndGet();
+        try {
+            return attachCounted(file, flags, blockSize);
+        } finally {
+            ATTACHES_FINISHED.incrementAndGet();
+        }
+    }
+
+    /**
+     * How many attaches this process has started, when none is running now; -1 while one is. Read before a look at
+     * the bound devices, and compared with {@link #attachesStarted()} later: equal means no device was bound by this
+     * process since the look began (one running as it began could have finished after it, hence -1).
+     */
+    public static long quietAttaches() {
+        long finished = ATTACHES_FINISHED.get();   // first: an attach started before this read makes started differ
+        long started = ATTACHES_STARTED.get();
+        return started == finished ? started : -1;
+    }
+
+    /** How many attaches this process has started. */
+    public static long attachesStarted() {
+        return ATTACHES_STARTED.get();
+    }
+
+    private static AttachedLoop attachCounted(Path file, Set<LoopFlag> flags, int blockSize) {
         if (blockSize != 0 && (blockSize < 512 || blockSize > 4096 || Integer.bitCount(blockSize) != 1)) {
             throw new IllegalArgumentException("loop block size must be 0, 512, 1024, 2048 or 4096: " + blockSize);
         }

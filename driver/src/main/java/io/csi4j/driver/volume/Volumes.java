@@ -381,12 +381,13 @@ public final class Volumes {
             finishDelete(volumeId);
             return;
         }
-        refuseDeleteWhileUsed(volumeId, catalog);
         if (engine.inUse(volumeId)) {
             throw DomainException.precondition("volume " + volumeId + " is staged on this node; unstage it first");
         }
         commitDelete(volumeId, tx -> {
-            refuseDeleteWhileUsed(volumeId, tx);   // again in the commit: a publish or a group may have come meanwhile
+            // in the commit only: a publish or a group may come until then, and a look before it (two more queries
+            // on every delete) would only have answered a published volume's refusal before the in-use check's
+            refuseDeleteWhileUsed(volumeId, tx);
             if (!tx.volumes().deleteInState(volumeId, State.READY)) {
                 throw DomainException.aborted("volume " + volumeId + " changed state; retry");
             }

@@ -73,6 +73,7 @@ public final class ImageEngine extends PoolEngine {
     private final ImageFreezer freezer;
     private final ImageCopies copies;
     private final ImageVolumes volumes;
+    private final UnattachedLooks unattached = new UnattachedLooks(LoopDevice::attachesStarted, System::nanoTime);
     private final ImageConditions conditions;
     private final Capabilities offered;
 
@@ -84,7 +85,7 @@ public final class ImageEngine extends PoolEngine {
         this.capacity = new ImageCapacity(layout, options.overcommitRatio(), this::pool);
         this.freezer = new ImageFreezer(images);
         this.copies = new ImageCopies(images, capacity, freezer);
-        this.volumes = new ImageVolumes(images, capacity);
+        this.volumes = new ImageVolumes(images, capacity, unattached);
         this.conditions = new ImageConditions(images);
         LoopStaging staging = new LoopStaging(options.directIo());
         ImageNode node = new ImageNode(images, staging, freezer);
@@ -235,7 +236,12 @@ public final class ImageEngine extends PoolEngine {
     public boolean inUse(String volumeId) {
         PoolLayout.checkId("volume", volumeId);
         // also a device of an image of it that was since replaced (a mount on it is a use however it came about)
-        return translate("looking up volume " + volumeId, () -> !LoopDevice.findUsingCanonicalPath(images.image(volumeId)).isEmpty());
+        return translate("looking up volume " + volumeId, () -> {
+            long quiet = LoopDevice.quietAttaches();
+            boolean used = !LoopDevice.findUsingCanonicalPath(images.image(volumeId)).isEmpty();
+            if (!used) unattached.remember(volumeId, quiet);   // a delete's own look under the lock may rely on it
+            return used;
+        });
     }
 
     @Override

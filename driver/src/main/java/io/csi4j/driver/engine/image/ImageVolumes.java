@@ -20,10 +20,12 @@ import java.util.List;
 final class ImageVolumes {
     private final ImagePool images;
     private final ImageCapacity capacity;
+    private final UnattachedLooks unattached;
 
-    ImageVolumes(ImagePool images, ImageCapacity capacity) {
+    ImageVolumes(ImagePool images, ImageCapacity capacity, UnattachedLooks unattached) {
         this.images = images;
         this.capacity = capacity;
+        this.unattached = unattached;
     }
 
     void delete(String volumeId) {
@@ -35,7 +37,9 @@ final class ImageVolumes {
             long freed = images.locks().locked(volumeId, () -> {
                 long size = 0;
                 if (images.layout().exists(Artifact.Kind.VOLUME, volumeId, EntryType.FILE)) {
-                    List<LoopDevice> attached = LoopDevice.findUsingCanonicalPath(images.image(volumeId));
+                    // the caller's in-use check looked a moment ago; look again only if a device may have come since
+                    List<LoopDevice> attached = unattached.stillUnattached(volumeId) ? List.of()
+                            : LoopDevice.findUsingCanonicalPath(images.image(volumeId));
                     if (!attached.isEmpty()) {
                         throw StorageException.inUse("volume " + volumeId + " is attached as "
                                 + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published on this node)");

@@ -8,7 +8,9 @@
  *       snapshot (single and group), modify, conditions, and the capabilities it registers.</li>
  *   <li>{@code ImageCapacity}: thin accounting (what is promised, what the overcommitted pool can still promise).</li>
  *   <li>{@code ImageCopies}: images made of other images' content (a restore, a clone, a group's snapshots), cut
- *       under a freeze and revealed after the thaw; {@code ImageVolumes}: growing and removing images.</li>
+ *       under a freeze and revealed after the thaw; {@code ImageVolumes}: growing and removing images
+ *       ({@code UnattachedLooks}: a delete's look at the loop devices, remembered from its in-use check while no
+ *       attach can have come since).</li>
  *   <li>{@code ImageConditions}: whether a volume (or a page of them) is healthy.</li>
  *   <li>Capabilities, one class each: {@code ImageNode} ({@code NodeStorage}: stage, publish ... through
  *       {@code LoopStaging}; an unstage or unpublish waits for a cut or a freeze hold of its volume, which holds the
