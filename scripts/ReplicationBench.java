@@ -165,20 +165,47 @@ public class ReplicationBench {
         stretch(scraper, mount, seconds, rate, bs, interval, floor, perQuietRound, idlePerSecond, primary, secondary);
         scraper.stop = true;
         cleanup(id, primary, mount);
+        // the idle cost again, now that the agents are warm: the first one also pays the JIT of the idle calls
+        Cpu end0 = agentsCpu();
+        long e0 = System.nanoTime();
+        Thread.sleep(15_000);
+        Cpu end = agentsCpu().minus(end0);
+        double took = (System.nanoTime() - e0) / 1e9;
+        System.out.printf("the agents idle again at the end (volume deleted, warm): %.3f CPU-s per second (user %.3f, sys %.3f; before the volume %.3f)%n",
+                end.total() / took, end.userTotal() / took, end.sysTotal() / took, idlePerSecond);
     }
 
     /** Three rounds of an unchanged volume: what a round costs the agents whatever it carries; returns CPU-s a round. */
     static double quietRounds(Scraper scraper, String when) throws Exception {
         // cut, freeze, delta of the extent maps, reflinks, fsyncs, renames, state: beside what each byte costs
         Cpu q0 = agentsCpu();
+        var from = java.time.Instant.now();
         int before = scraper.rounds.size();
+        // CSI4J_BENCH_STRACE=1: the agents' syscalls of these rounds counted (strace -c -f), the warm ones only
+        List<Process> traces = new ArrayList<>();
+        if (!when.isEmpty() && "1".equals(System.getenv("CSI4J_BENCH_STRACE"))) {
+            for (String pid : System.getenv("CSI4J_BENCH_AGENT_PIDS").trim().split(" +")) {
+                traces.add(new ProcessBuilder("strace", "-c", "-f", "-p", pid, "-o", work.resolve("strace-" + pid + ".txt").toString())
+                        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+            }
+            Thread.sleep(2000);
+        }
         scraper.awaitRounds(3, 180);
         Cpu q = agentsCpu().minus(q0);
+        for (Process t : traces) {
+            t.destroy();   // SIGTERM: strace detaches and writes its summary
+            t.waitFor(30, TimeUnit.SECONDS);
+        }
+        for (String pid : traces.isEmpty() ? new String[0] : System.getenv("CSI4J_BENCH_AGENT_PIDS").trim().split(" +")) {
+            System.out.println("strace -c -f of agent pid " + pid + " over these rounds (strace itself slows them: counts, not CPU):");
+            Files.readAllLines(work.resolve("strace-" + pid + ".txt")).stream().limit(25).forEach(l -> System.out.println("  " + l));
+        }
         List<Round> quiet;
         synchronized (scraper.rounds) { quiet = new ArrayList<>(scraper.rounds.subList(before, scraper.rounds.size())); }
         int n = quiet.size();
-        System.out.printf("rounds of the unchanged volume%s: %s bytes; the agents' CPU per round %.3f s (user %.3f, sys %.3f; idle included)%n",
-                when, quiet.stream().map(r -> String.format("%.0f", r.bytes)).toList(), q.total() / n, q.userTotal() / n, q.sysTotal() / n);
+        System.out.printf("rounds of the unchanged volume%s: %s bytes; the agents' CPU per round %.3f s (user %.3f, sys %.3f; idle included)"
+                        + " [%s to %s]%n", when, quiet.stream().map(r -> String.format("%.0f", r.bytes)).toList(), q.total() / n, q.userTotal() / n,
+                q.sysTotal() / n, from.truncatedTo(java.time.temporal.ChronoUnit.SECONDS), java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
         return q.total() / n;
     }
 
