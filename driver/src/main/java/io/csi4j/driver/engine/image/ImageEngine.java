@@ -12,6 +12,7 @@ import static io.csi4j.driver.engine.image.ImagePool.sized;
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.Capabilities;
+import io.csi4j.driver.engine.ChangeCheck;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.DataPath;
 import io.csi4j.driver.engine.EngineCapabilities;
@@ -97,6 +98,7 @@ public final class ImageEngine extends PoolEngine {
                 .add(Preallocation.class, new ImagePreallocation(images, volumes))
                 .add(WriteFence.class, new ImageWriteFence(images))
                 .add(PointCutter.class, this::cutPoint)
+                .add(ChangeCheck.class, new ImageChangeCheck(images))
                 .build();
     }
 
