@@ -8,11 +8,13 @@
 //       sync included), NodeStage there, each timed; the handoff's bytes from the new primary's log (its round
 //       metrics are forgotten on promotion, as docs/replication.md says); the file's CRC32C checked on the new node.
 //       The next round moves it back.
-//   steady CONTROLLER_SOCKET WORK PKI SECONDS RATE BS INTERVAL FLOOR
+//   steady CONTROLLER_SOCKET WORK PKI SECONDS RATE BS INTERVAL FLOOR [WARM_SECONDS]
 //       a 4 GiB replicated volume replicated every INTERVAL by the controller's own scheduler; fio randwrite at RATE
 //       with BS blocks for SECONDS on a 1 GiB file laid out (and replicated) before; the secondary's metrics scraped
-//       every second (lag, rounds and their bytes); the agents' CPU (both, user+sys) per GiB sent against FLOOR
-//       (MobilityBench floor, CPU-s per GiB).
+//       every second (lag, rounds and their bytes); the agents' CPU (both, user and sys apart) per GiB sent against
+//       FLOOR (MobilityBench floor, CPU-s per GiB). With WARM_SECONDS > 0, a warm-up stretch of that workload first
+//       and three rounds of the unchanged volume again, then the measured stretch on the same agents: the JIT's
+//       warm-up apart from the per-GiB cost.
 //   fio CONTROLLER_SOCKET WORK PKI ROUNDS SECONDS
 //       a replicated (2 replicas) and an ordinary 2 GiB volume staged on the same node, a 1 GiB fio file in each;
 //       ROUNDS rounds alternating which goes first; before each run on the replicated one a round cuts a fresh point
@@ -67,7 +69,7 @@ public class ReplicationBench {
         }
         switch (a[0]) {
             case "move" -> move(Integer.parseInt(a[4]));
-            case "steady" -> steady(Integer.parseInt(a[4]), a[5], a[6], a[7], Double.parseDouble(a[8]));
+            case "steady" -> steady(Integer.parseInt(a[4]), a[5], a[6], a[7], Double.parseDouble(a[8]), a.length > 9 ? Integer.parseInt(a[9]) : 0);
             case "fio" -> fioCompare(Integer.parseInt(a[4]), Integer.parseInt(a[5]));
             case "between" -> between(Integer.parseInt(a[4]), Integer.parseInt(a[5]), a[6]);
             case "decompose" -> decompose(Integer.parseInt(a[4]), Integer.parseInt(a[5]), Integer.parseInt(a[6]), a.length > 7 ? a[7] : "");
@@ -134,13 +136,12 @@ public class ReplicationBench {
 
     record Round(double syncAt, double bytes, double seconds) {}
 
-    static void steady(int seconds, String rate, String bs, String interval, double floor) throws Exception {
+    static void steady(int seconds, String rate, String bs, String interval, double floor, int warmSeconds) throws Exception {
         // what the agents spend with nothing to replicate (heartbeats, the scheduler's ListReplicas each second, scrapes)
-        double[] idle0 = agentsCpu();
+        Cpu idle0 = agentsCpu();
         long i0 = System.nanoTime();
         Thread.sleep(15_000);
-        double[] idle1 = agentsCpu();
-        double idlePerSecond = ((idle1[0] - idle0[0]) + (idle1[1] - idle0[1])) / ((System.nanoTime() - i0) / 1e9);
+        double idlePerSecond = agentsCpu().minus(idle0).total() / ((System.nanoTime() - i0) / 1e9);
         String id = create("bench-steady", 4 * GIB, Map.of("csi4j.io/replicas", "2", "csi4j.io/replication-interval", interval), null);
         String[] nodes = replicaNodes(id);
         String primary = nodes[0], secondary = nodes[1];
@@ -152,19 +153,67 @@ public class ReplicationBench {
         var scraper = new Scraper(secondary, id);
         Thread.ofPlatform().daemon().start(scraper);
         scraper.awaitRounds(2, 180);
-        // three rounds of an unchanged volume: what a round costs the agents whatever it carries (cut, freeze, delta
-        // of the extent maps, reflink, fsync, rename, state), beside what each byte costs
-        double[] q0 = agentsCpu();
+        double perQuietRound = quietRounds(scraper, "");
+        if (warmSeconds > 0) {
+            // the same agents, first a warm-up stretch (the JIT compiles the round's code), then the measured one: what
+            // the warm-up costs apart from what a GiB costs an agent that has run for a while
+            System.out.printf("-- warm-up stretch (%d s): the agents' first workload%n", warmSeconds);
+            stretch(scraper, mount, warmSeconds, rate, bs, interval, floor, perQuietRound, idlePerSecond, primary, secondary);
+            perQuietRound = quietRounds(scraper, " after the warm-up");
+            System.out.printf("-- measured stretch (%d s), the same agents after the warm-up%n", seconds);
+        }
+        stretch(scraper, mount, seconds, rate, bs, interval, floor, perQuietRound, idlePerSecond, primary, secondary);
+        scraper.stop = true;
+        cleanup(id, primary, mount);
+        // the idle cost again, now that the agents are warm: the first one also pays the JIT of the idle calls
+        Cpu end0 = agentsCpu();
+        long e0 = System.nanoTime();
+        Thread.sleep(15_000);
+        Cpu end = agentsCpu().minus(end0);
+        double took = (System.nanoTime() - e0) / 1e9;
+        System.out.printf("the agents idle again at the end (volume deleted, warm): %.3f CPU-s per second (user %.3f, sys %.3f; before the volume %.3f)%n",
+                end.total() / took, end.userTotal() / took, end.sysTotal() / took, idlePerSecond);
+    }
+
+    /** Three rounds of an unchanged volume: what a round costs the agents whatever it carries; returns CPU-s a round. */
+    static double quietRounds(Scraper scraper, String when) throws Exception {
+        // cut, freeze, delta of the extent maps, reflinks, fsyncs, renames, state: beside what each byte costs
+        Cpu q0 = agentsCpu();
+        var from = java.time.Instant.now();
         int before = scraper.rounds.size();
+        // CSI4J_BENCH_STRACE=1: the agents' syscalls of these rounds counted (strace -c -f), the warm ones only
+        List<Process> traces = new ArrayList<>();
+        if (!when.isEmpty() && "1".equals(System.getenv("CSI4J_BENCH_STRACE"))) {
+            for (String pid : System.getenv("CSI4J_BENCH_AGENT_PIDS").trim().split(" +")) {
+                traces.add(new ProcessBuilder("strace", "-c", "-f", "-p", pid, "-o", work.resolve("strace-" + pid + ".txt").toString())
+                        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+            }
+            Thread.sleep(2000);
+        }
         scraper.awaitRounds(3, 180);
-        double[] q1 = agentsCpu();
-        double perQuietRound = ((q1[0] - q0[0]) + (q1[1] - q0[1])) / 3;
+        Cpu q = agentsCpu().minus(q0);
+        for (Process t : traces) {
+            t.destroy();   // SIGTERM: strace detaches and writes its summary
+            t.waitFor(30, TimeUnit.SECONDS);
+        }
+        for (String pid : traces.isEmpty() ? new String[0] : System.getenv("CSI4J_BENCH_AGENT_PIDS").trim().split(" +")) {
+            System.out.println("strace -c -f of agent pid " + pid + " over these rounds (strace itself slows them: counts, not CPU):");
+            Files.readAllLines(work.resolve("strace-" + pid + ".txt")).stream().limit(25).forEach(l -> System.out.println("  " + l));
+        }
         List<Round> quiet;
         synchronized (scraper.rounds) { quiet = new ArrayList<>(scraper.rounds.subList(before, scraper.rounds.size())); }
-        System.out.printf("rounds of the unchanged volume: %s bytes; the agents' CPU per round %.3f s (idle included)%n",
-                quiet.stream().map(r -> String.format("%.0f", r.bytes)).toList(), perQuietRound);
+        int n = quiet.size();
+        System.out.printf("rounds of the unchanged volume%s: %s bytes; the agents' CPU per round %.3f s (user %.3f, sys %.3f; idle included)"
+                        + " [%s to %s]%n", when, quiet.stream().map(r -> String.format("%.0f", r.bytes)).toList(), q.total() / n, q.userTotal() / n,
+                q.sysTotal() / n, from.truncatedTo(java.time.temporal.ChronoUnit.SECONDS), java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+        return q.total() / n;
+    }
+
+    /** fio randwrite for {@code seconds}, until a round cut after its end: lag, bytes, and the agents' CPU per GiB sent. */
+    static void stretch(Scraper scraper, Path mount, int seconds, String rate, String bs, String interval, double floor,
+                        double perQuietRound, double idlePerSecond, String primary, String secondary) throws Exception {
         double startSync = scraper.lastSync();
-        double[] cpu0 = agentsCpu();
+        Cpu cpu0 = agentsCpu();
         long t0 = System.nanoTime();
         double load0 = load();
         scraper.recordLag(true);
@@ -174,11 +223,11 @@ public class ReplicationBench {
         // the rounds that complete once the workload stopped carry its last writes: wait for one cut after its end
         scraper.awaitSyncAfter(fioEnd, 120);
         scraper.recordLag(false);
-        double[] cpu1 = agentsCpu();
+        Cpu d = agentsCpu().minus(cpu0);
         double wall = (System.nanoTime() - t0) / 1e9;
         List<Round> rounds = scraper.roundsAfter(startSync);
         double sent = rounds.stream().mapToDouble(Round::bytes).sum();
-        double cpu = (cpu1[0] - cpu0[0]) + (cpu1[1] - cpu0[1]);
+        double cpu = d.total(), gib = sent / GIB;
         System.out.printf("fio randwrite %s, bs %s, %d s on a 1 GiB file (random map: no block written twice in a run under 1 GiB,"
                 + " so written = changed): wrote %d bytes (%.1f MiB), %.0f IOPS%n", rate, bs, seconds, w.writeBytes, w.writeBytes / (double) MIB, w.writeIops);
         System.out.printf("rounds completed from fio's start to the first cut after its end: %d; bytes sent %.0f (%.1f MiB) = %.3fx the bytes written%n",
@@ -187,20 +236,21 @@ public class ReplicationBench {
         for (Round r : rounds) each.add(String.format("%.1f MiB/%.1f s", r.bytes / MIB, r.seconds));
         System.out.println("each round (bytes/duration): " + String.join(", ", each));
         double[] lags = scraper.lags();
+        scraper.lags.clear();
         System.out.printf("lag scraped every second while fio ran and until that round (%d samples): median %.1f s, p90 %.1f s, max %.1f s (interval %s)%n",
                 lags.length, pct(lags, 0.5), pct(lags, 0.9), pct(lags, 1.0), interval);
-        System.out.printf("agents' CPU (user+sys) over %.0f s: %s %.2f s + %s %.2f s = %.2f s; per GiB sent: %.2f CPU-s = %.2fx the copy floor (%.2f)%n",
-                wall, primary, cpu1[index(primary)] - cpu0[index(primary)], secondary, cpu1[index(secondary)] - cpu0[index(secondary)], cpu,
-                cpu / (sent / GIB), cpu / (sent / GIB) / floor, floor);
+        int p = index(primary), s = index(secondary);
+        System.out.printf("agents' CPU (user+sys) over %.0f s: %s %.2f s (user %.2f, sys %.2f) + %s %.2f s (user %.2f, sys %.2f) = %.2f s;"
+                        + " per GiB sent: %.2f CPU-s (user %.2f, sys %.2f) = %.2fx the copy floor (%.2f)%n",
+                wall, primary, d.user[p] + d.sys[p], d.user[p], d.sys[p], secondary, d.user[s] + d.sys[s], d.user[s], d.sys[s], cpu,
+                cpu / gib, d.userTotal() / gib, d.sysTotal() / gib, cpu / gib / floor, floor);
         double net = cpu - idlePerSecond * wall;
         System.out.printf("the agents idle (no volume) cost %.3f CPU-s per second; without it: %.2f CPU-s per GiB sent = %.2fx the floor%n",
-                idlePerSecond, net / (sent / GIB), net / (sent / GIB) / floor);
+                idlePerSecond, net / gib, net / gib / floor);
         double perByte = cpu - perQuietRound * rounds.size();
         System.out.printf("split: %d rounds x %.3f CPU-s a round costs unchanged = %.2f s; the rest, %.2f s, is %.2f CPU-s per GiB sent = %.2fx the floor%n",
-                rounds.size(), perQuietRound, perQuietRound * rounds.size(), perByte, perByte / (sent / GIB), perByte / (sent / GIB) / floor);
+                rounds.size(), perQuietRound, perQuietRound * rounds.size(), perByte, perByte / gib, perByte / gib / floor);
         System.out.printf("load %.2f -> %.2f%n", load0, load());
-        scraper.stop = true;
-        cleanup(id, primary, mount);
     }
 
     static int index(String node) {
@@ -348,39 +398,25 @@ public class ReplicationBench {
         jobs.put("4k randwrite QD1 fsync, zipf:1.2", new String[] {"--rw=randwrite", "--bs=4k", "--ioengine=psync", "--fsync=1", "--random_distribution=zipf:1.2"});
         jobs.put("4k randread QD32 direct", new String[] {"--rw=randread", "--bs=4k", "--ioengine=libaio", "--iodepth=32", "--direct=1"});
         jobs.put("1M write (sequential) QD1 direct", new String[] {"--rw=write", "--bs=1M", "--ioengine=psync", "--direct=1"});
-        Map<String, List<Double>> ratios = new LinkedHashMap<>(), repIops = new HashMap<>(), plainIops = new HashMap<>();
-        for (int r = 0; r < rounds; r++) {
-            int j = 0;
-            for (var job : jobs.entrySet()) {
-                List<String> order = (r + j++) % 2 == 0 ? List.of(plain, rep) : List.of(rep, plain);   // each job flips every round
-                Map<String, Double> got = new HashMap<>();
-                for (String v : order) {
-                    List<String> args = new ArrayList<>(List.of("--filename=" + mounts.get(v).resolve("data")));
-                    args.addAll(List.of(job.getValue()));
-                    args.addAll(List.of(common));
-                    double l0 = load(), t0 = System.currentTimeMillis() / 1e3;
-                    var f = fio("between", args.toArray(String[]::new));
-                    double iops = job.getKey().contains("read") ? f.readIops : f.writeIops;
-                    got.put(v, iops);
-                    String during = "";
-                    if (v.equals(rep)) {
-                        List<Round> in;
-                        synchronized (scraper.rounds) { in = scraper.rounds.stream().filter(x -> x.syncAt > t0).toList(); }
-                        during = String.format(", %d rounds completed during it (%s MiB)", in.size(),
-                                in.stream().map(x -> String.format("%.1f", x.bytes / MIB)).toList());
-                    }
-                    System.out.printf("round %d %-44s %s %.0f IOPS%s; load %.2f -> %.2f%n", r + 1, job.getKey(),
-                            v.equals(rep) ? "replicated" : "ordinary  ", iops, during, l0, load());
-                }
-                ratios.computeIfAbsent(job.getKey(), k -> new ArrayList<>()).add(got.get(rep) / got.get(plain));
-                repIops.computeIfAbsent(job.getKey(), k -> new ArrayList<>()).add(got.get(rep));
-                plainIops.computeIfAbsent(job.getKey(), k -> new ArrayList<>()).add(got.get(plain));
+        Map<String, Map<String, List<Double>>> got = alternate(rounds, jobs, common, List.of(plain, rep), mounts::get, (r, job, v, args) -> {
+            double l0 = load(), t0 = System.currentTimeMillis() / 1e3;
+            var f = fio("between", args);
+            double iops = job.contains("read") ? f.readIops : f.writeIops;
+            String during = "";
+            if (v.equals(rep)) {
+                List<Round> in;
+                synchronized (scraper.rounds) { in = scraper.rounds.stream().filter(x -> x.syncAt > t0).toList(); }
+                during = String.format(", %d rounds completed during it (%s MiB)", in.size(),
+                        in.stream().map(x -> String.format("%.1f", x.bytes / MIB)).toList());
             }
-        }
+            System.out.printf("round %d %-44s %s %.0f IOPS%s; load %.2f -> %.2f%n", r + 1, job,
+                    v.equals(rep) ? "replicated" : "ordinary  ", iops, during, l0, load());
+            return iops;
+        });
         System.out.println("replicated/ordinary, per round and median (min-max):");
         for (String k : jobs.keySet()) {
-            double[] q = ratios.get(k).stream().mapToDouble(d -> d).toArray();
-            System.out.printf("  %-44s ordinary %s IOPS, replicated %s IOPS; ratios %s: median %s%n", k, med(plainIops.get(k)), med(repIops.get(k)), fmt(q), med(q, "%.3f"));
+            double[] q = ratios(got.get(k).get(rep), got.get(k).get(plain));
+            System.out.printf("  %-44s ordinary %s IOPS, replicated %s IOPS; ratios %s: median %s%n", k, med(got.get(k).get(plain)), med(got.get(k).get(rep)), fmt(q), med(q, "%.3f"));
         }
         scraper.stop = true;
         cleanup(plain, primary, mounts.get(plain));
@@ -419,83 +455,108 @@ public class ReplicationBench {
         jobs.put("1M write (sequential) QD1 direct", new String[] {"--rw=write", "--bs=1M", "--ioengine=psync", "--direct=1"});
         if (!only.isEmpty()) jobs.keySet().removeIf(k -> !k.startsWith(only));
         List<String> regimes = List.of("ordinary", "held", "cuts", "rounds");
-        Map<String, List<Double>> iops = new HashMap<>(), ratio = new HashMap<>(), p99 = new HashMap<>(), max = new HashMap<>(),
-                held = new HashMap<>(), heldMax = new HashMap<>(), flush = new HashMap<>(), clone = new HashMap<>();
+        Map<String, List<Double>> p99 = new HashMap<>(), max = new HashMap<>(), held = new HashMap<>(), flush = new HashMap<>(), clone = new HashMap<>();
         Path log = work.resolve(primary + ".err");
-        for (int r = 0; r < rounds; r++) {
-            int j = 0;
-            for (var job : jobs.entrySet()) {
-                List<String> order = new ArrayList<>(regimes);
-                if ((r + j++) % 2 == 1) Collections.reverse(order);
-                Map<String, Double> got = new HashMap<>();
-                for (String regime : order) {
-                    String v = regime.equals("ordinary") ? plain : rep;
-                    String before = "";
-                    if (!regime.equals("ordinary")) {
-                        var s = sync(secondary, primary, rep);   // a point cut just before: every block shared with it
-                        before = String.format(" (round before: %.1f MiB in %.1f s)", s.bytes / (double) MIB, s.seconds);
-                    }
-                    var stop = new java.util.concurrent.atomic.AtomicBoolean();
-                    var done = new java.util.concurrent.atomic.AtomicInteger();
-                    Thread beside = switch (regime) {
-                        case "cuts" -> Thread.ofPlatform().start(() -> {
-                            String last = null;
-                            for (int n = 0; sleepUntil(stop, intervalSeconds); n++) {
-                                String id = csi().createSnapshot(CreateSnapshotRequest.newBuilder().setName("bench-decompose-" + System.nanoTime())
-                                        .setSourceVolumeId(rep).build()).getSnapshot().getSnapshotId();
-                                if (last != null) csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(last).build());
-                                last = id;
-                                done.incrementAndGet();
-                            }
-                            if (last != null) csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(last).build());
-                        });
-                        case "rounds" -> Thread.ofPlatform().start(() -> {
-                            while (sleepUntil(stop, intervalSeconds)) {
-                                sync(secondary, primary, rep);
-                                done.incrementAndGet();
-                            }
-                        });
-                        default -> null;
-                    };
-                    long logFrom = Files.size(log);
-                    List<String> args = new ArrayList<>(List.of("--filename=" + mounts.get(v).resolve("data")));
-                    args.addAll(List.of(job.getValue()));
-                    args.addAll(List.of(common));
-                    double l0 = load();
-                    var f = fio("decompose", args.toArray(String[]::new));
-                    stop.set(true);
-                    if (beside != null) beside.join();
-                    List<double[]> cuts = cutLines(log, logFrom, v);
-                    String k = job.getKey() + "|" + regime;
-                    got.put(regime, f.writeIops);
-                    iops.computeIfAbsent(k, x -> new ArrayList<>()).add(f.writeIops);
-                    p99.computeIfAbsent(k, x -> new ArrayList<>()).add(f.p99Ms);
-                    max.computeIfAbsent(k, x -> new ArrayList<>()).add(f.maxMs);
-                    for (double[] c : cuts) {
-                        held.computeIfAbsent(k, x -> new ArrayList<>()).add(c[0]);
-                        flush.computeIfAbsent(k, x -> new ArrayList<>()).add(c[1]);
-                        clone.computeIfAbsent(k, x -> new ArrayList<>()).add(c[2]);
-                    }
-                    System.out.printf("round %d %-34s %-8s %6.0f IOPS, write+fsync p99 %.1f ms, max %.1f ms; %d %s during it, writes held per cut %s ms%s; load %.2f -> %.2f%n",
-                            r + 1, job.getKey(), regime, f.writeIops, f.p99Ms, f.maxMs, done.get(), regime.equals("cuts") ? "snapshots" : "rounds",
-                            cuts.stream().map(c -> String.format("%.0f", c[0])).toList(), before, l0, load());
-                }
-                for (String regime : regimes) ratio.computeIfAbsent(job.getKey() + "|" + regime, x -> new ArrayList<>()).add(got.get(regime) / got.get("ordinary"));
+        Map<String, Map<String, List<Double>>> iops = alternate(rounds, jobs, common, regimes,
+                regime -> mounts.get(regime.equals("ordinary") ? plain : rep), (r, job, regime, args) -> {
+            String v = regime.equals("ordinary") ? plain : rep;
+            String before = "";
+            if (!regime.equals("ordinary")) {
+                var s = sync(secondary, primary, rep);   // a point cut just before: every block shared with it
+                before = String.format(" (round before: %.1f MiB in %.1f s)", s.bytes / (double) MIB, s.seconds);
             }
-        }
+            var stop = new java.util.concurrent.atomic.AtomicBoolean();
+            var done = new java.util.concurrent.atomic.AtomicInteger();
+            Thread beside = switch (regime) {
+                case "cuts" -> Thread.ofPlatform().start(() -> {
+                    String last = null;
+                    for (int n = 0; sleepUntil(stop, intervalSeconds); n++) {
+                        String id = csi().createSnapshot(CreateSnapshotRequest.newBuilder().setName("bench-decompose-" + System.nanoTime())
+                                .setSourceVolumeId(rep).build()).getSnapshot().getSnapshotId();
+                        if (last != null) csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(last).build());
+                        last = id;
+                        done.incrementAndGet();
+                    }
+                    if (last != null) csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(last).build());
+                });
+                case "rounds" -> Thread.ofPlatform().start(() -> {
+                    while (sleepUntil(stop, intervalSeconds)) {
+                        sync(secondary, primary, rep);
+                        done.incrementAndGet();
+                    }
+                });
+                default -> null;
+            };
+            long logFrom = Files.size(log);
+            double l0 = load();
+            var f = fio("decompose", args);
+            stop.set(true);
+            if (beside != null) beside.join();
+            List<double[]> cuts = cutLines(log, logFrom, v);
+            String k = job + "|" + regime;
+            p99.computeIfAbsent(k, x -> new ArrayList<>()).add(f.p99Ms);
+            max.computeIfAbsent(k, x -> new ArrayList<>()).add(f.maxMs);
+            for (double[] c : cuts) {
+                held.computeIfAbsent(k, x -> new ArrayList<>()).add(c[0]);
+                flush.computeIfAbsent(k, x -> new ArrayList<>()).add(c[1]);
+                clone.computeIfAbsent(k, x -> new ArrayList<>()).add(c[2]);
+            }
+            System.out.printf("round %d %-34s %-8s %6.0f IOPS, write+fsync p99 %.1f ms, max %.1f ms; %d %s during it, writes held per cut %s ms%s; load %.2f -> %.2f%n",
+                    r + 1, job, regime, f.writeIops, f.p99Ms, f.maxMs, done.get(), regime.equals("cuts") ? "snapshots" : "rounds",
+                    cuts.stream().map(c -> String.format("%.0f", c[0])).toList(), before, l0, load());
+            return f.writeIops;
+        });
         System.out.println("per workload and regime: median (min-max) over the rounds; ratio to the ordinary volume of the same round;"
                 + " writes held per cut (all cuts of those runs: median (min-max); FIFREEZE with its flush / the clone)");
         for (String job : jobs.keySet()) {
             for (String regime : regimes) {
                 String k = job + "|" + regime;
-                double[] q = ratio.get(k).stream().mapToDouble(d -> d).toArray();
-                System.out.printf("  %-34s %-8s %s IOPS, ratio %s, p99 %s ms, max %s ms%s%n", job, regime, med(iops.get(k)), med(q, "%.3f"),
+                double[] q = ratios(iops.get(job).get(regime), iops.get(job).get("ordinary"));
+                System.out.printf("  %-34s %-8s %s IOPS, ratio %s, p99 %s ms, max %s ms%s%n", job, regime, med(iops.get(job).get(regime)), med(q, "%.3f"),
                         med(p99.get(k)), med(max.get(k)), held.containsKey(k) ? String.format("; held %s ms per cut (freeze+flush %s, clone %s)",
                                 med(held.get(k)), med(flush.get(k)), med(clone.get(k))) : "");
             }
         }
         cleanup(plain, primary, mounts.get(plain));
         cleanup(rep, primary, mounts.get(rep));
+    }
+
+    /** One fio run of a workload on one arm of {@link #alternate}; returns the IOPS it measured. */
+    interface Run {
+        double run(int round, String job, String arm, String[] fioArgs) throws Exception;
+    }
+
+    /**
+     * The alternated loop of {@code between} and {@code decompose}: {@code rounds} rounds, each workload of {@code jobs}
+     * on every arm (a volume, or a regime of one) with its file, the arms' order reversed every other round and
+     * workload so neither goes first always; returns per workload and arm the IOPS of each round (the same index is
+     * the same round).
+     */
+    static Map<String, Map<String, List<Double>>> alternate(int rounds, Map<String, String[]> jobs, String[] common, List<String> arms,
+            java.util.function.Function<String, Path> file, Run run) throws Exception {
+        Map<String, Map<String, List<Double>>> got = new LinkedHashMap<>();
+        for (int r = 0; r < rounds; r++) {
+            int j = 0;
+            for (var job : jobs.entrySet()) {
+                List<String> order = new ArrayList<>(arms);
+                if ((r + j++) % 2 == 1) Collections.reverse(order);
+                for (String arm : order) {
+                    List<String> args = new ArrayList<>(List.of("--filename=" + file.apply(arm).resolve("data")));
+                    args.addAll(List.of(job.getValue()));
+                    args.addAll(List.of(common));
+                    double iops = run.run(r, job.getKey(), arm, args.toArray(String[]::new));
+                    got.computeIfAbsent(job.getKey(), k -> new LinkedHashMap<>()).computeIfAbsent(arm, k -> new ArrayList<>()).add(iops);
+                }
+            }
+        }
+        return got;
+    }
+
+    /** Each round's {@code of / to}. */
+    static double[] ratios(List<Double> of, List<Double> to) {
+        double[] q = new double[of.size()];
+        for (int i = 0; i < q.length; i++) q[i] = of.get(i) / to.get(i);
+        return q;
     }
 
     /** Sleeps one interval unless stopped meanwhile; true when the interval passed. */
@@ -658,16 +719,29 @@ public class ReplicationBench {
         return c.getValue();
     }
 
-    /** CPU seconds (user + system) of each agent so far, from CSI4J_BENCH_AGENT_PIDS (in the order of CSI4J_BENCH_AGENTS). */
-    static double[] agentsCpu() throws IOException {
+    /** CPU seconds of each agent so far, user and system apart (in the order of CSI4J_BENCH_AGENTS). */
+    record Cpu(double[] user, double[] sys) {
+        double userTotal() { return Arrays.stream(user).sum(); }
+        double sysTotal() { return Arrays.stream(sys).sum(); }
+        double total() { return userTotal() + sysTotal(); }
+        Cpu minus(Cpu o) {
+            double[] u = user.clone(), y = sys.clone();
+            for (int i = 0; i < u.length; i++) { u[i] -= o.user[i]; y[i] -= o.sys[i]; }
+            return new Cpu(u, y);
+        }
+    }
+
+    /** From /proc/PID/stat of CSI4J_BENCH_AGENT_PIDS: utime and stime (kernel work: FICLONE, FIEMAP, fsync, copy-on-write). */
+    static Cpu agentsCpu() throws IOException {
         String[] each = System.getenv("CSI4J_BENCH_AGENT_PIDS").trim().split(" +");
-        double[] cpu = new double[each.length];
+        double[] user = new double[each.length], sys = new double[each.length];
         for (int i = 0; i < each.length; i++) {
             String stat = Files.readString(Path.of("/proc/" + each[i] + "/stat"));
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            cpu[i] = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;   // utime, stime in USER_HZ
+            user[i] = Long.parseLong(f[11]) / 100.0;   // utime, stime in USER_HZ
+            sys[i] = Long.parseLong(f[12]) / 100.0;
         }
-        return cpu;
+        return new Cpu(user, sys);
     }
 
     static double load() throws IOException {

@@ -162,7 +162,8 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     @Override
     public void cutPoint(CutPointRequest req, StreamObserver<CutPointResponse> out) {
         if (req.getHolderNodeId().isEmpty()) throw CsiException.invalidArgument("holder_node_id is REQUIRED");
-        String point = rounds.cutPoint(replicatedId(req.getVolumeId()), req.getHolderNodeId(), req.getHeldPoint());
+        String point = rounds.cutPoint(replicatedId(req.getVolumeId()), req.getHolderNodeId(), req.getHeldPoint(),
+                req.getMayKeepHeld());
         reply(out, CutPointResponse.newBuilder().setPoint(point).build());
     }
 

@@ -17,10 +17,10 @@ final class PeerPrimary implements Rounds.Primary {
     }
 
     @Override
-    public String cutPoint(String volumeId, String holder, String held) {
+    public String cutPoint(String volumeId, String holder, String held, boolean mayKeepHeld) {
         try {
             return peers.agent(peer).cutPoint(CutPointRequest.newBuilder().setVolumeId(volumeId).setHolderNodeId(holder)
-                    .setHeldPoint(held).build()).getPoint();
+                    .setHeldPoint(held).setMayKeepHeld(mayKeepHeld).build()).getPoint();
         } catch (StatusRuntimeException e) {
             throw AgentStatus.fromSource(e, peer);
         }

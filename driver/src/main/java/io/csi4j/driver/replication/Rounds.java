@@ -1,6 +1,7 @@
 package io.csi4j.driver.replication;
 
 import io.csi4j.driver.domain.DomainException;
+import io.csi4j.driver.engine.ChangeCheck;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.WriteFence;
@@ -41,8 +42,11 @@ public final class Rounds {
 
     /** The current primary as a secondary sees it: where points are cut and read from. */
     public interface Primary {
-        /** The primary cuts a point for {@code holder}, which holds {@code held} (empty: none); returns its snapshot id. */
-        String cutPoint(String volumeId, String holder, String held);
+        /**
+         * The primary cuts a point for {@code holder}, which holds {@code held} (empty: none); returns its snapshot id.
+         * With {@code mayKeepHeld}, {@code held} itself when the primary proved its volume unchanged since (no new point).
+         */
+        String cutPoint(String volumeId, String holder, String held, boolean mayKeepHeld);
 
         SourceNode source();
     }
@@ -153,6 +157,8 @@ public final class Rounds {
             String prefix = POINT_PREFIX + id + "-" + tag + "-";
             java.time.Instant last = cut.stream().filter(p -> p.name().startsWith(prefix)).map(SnapshotRecord::createdAt)
                     .filter(t -> t.isAfter(since)).max(java.util.Comparator.naturalOrder()).orElse(since);
+            java.time.Instant current = kept.get(id + "@" + tag);                 // a held point found current counts as cut then
+            if (current != null && current.isAfter(last)) last = current;
             java.time.Duration behind = java.time.Duration.between(last, now);
             if (behind.compareTo(interval.multipliedBy(2)) > 0) {
                 return java.util.Optional.of("replica on node '" + tag + "' is " + behind.toSeconds() + "s behind: no point cut for it"
@@ -191,6 +197,15 @@ public final class Rounds {
      * refuses writable use already, so nothing is written after this point).
      */
     public String cutPoint(ReplicatedVolumeId id, String holder, String held) {
+        return cutPoint(id, holder, held, false);
+    }
+
+    /**
+     * As above; with {@code mayKeepHeld} (a holder that takes its held point back as the round's, never a handoff's final
+     * point) the held point itself, with nothing cut, when it is this holder's point here and the engine proves the
+     * volume unchanged since ({@link ChangeCheck}: not staged nor published, the image's extents the point's).
+     */
+    public String cutPoint(ReplicatedVolumeId id, String holder, String held, boolean mayKeepHeld) {
         return locked(id, () -> {
             ReplicaState s = state(id);
             boolean handingOver = s.role() == ReplicaState.Role.SECONDARY && s.successor().equals(holder);
@@ -199,6 +214,11 @@ public final class Rounds {
                         + s.epoch() + "; points are cut by the primary");
             }
             String prefix = POINT_PREFIX + id + "-" + ObjectId.nodeTag(holder) + "-";
+            if (mayKeepHeld && !handingOver && unchangedSince(id, prefix, held)) {
+                kept.put(id + "@" + ObjectId.nodeTag(holder), java.time.Instant.now());
+                LOG.fine(() -> "replica of " + id + " on node '" + holder + "' keeps point " + held + ": the volume is unchanged since");
+                return held;
+            }
             SnapshotRecord point = snapshots.createPoint(prefix + System.nanoTime(), id.toString(), held);
             // this holder's older points go, but the one it holds: its next pull is a delta against it
             for (SnapshotRecord old : points(id)) {
@@ -226,6 +246,18 @@ public final class Rounds {
         });
     }
 
+    /** Whether {@code held} is {@code prefix}'s point of {@code id} here and the volume is proven unchanged since it. */
+    private boolean unchangedSince(ReplicatedVolumeId id, String prefix, String held) {
+        if (held.isEmpty()) return false;
+        var check = engine.capability(ChangeCheck.class);
+        if (check.isEmpty()) return false;
+        boolean ours = points(id).stream().anyMatch(p -> p.id().equals(held) && p.name().startsWith(prefix));
+        return ours && check.get().unchangedSince(id.toString(), held);
+    }
+
+    /** When each holder's point was last found current without a cut ("volume@holder tag"): its lag counts from then. */
+    private final Map<String, java.time.Instant> kept = new ConcurrentHashMap<>();
+
     /** On a secondary: one round, or with {@code promoteEpoch > 0} the last step of a handoff to this node. */
     public Pulled pull(ReplicatedVolumeId id, Primary primary, long promoteEpoch) {
         return locked(id, () -> {
@@ -238,7 +270,16 @@ public final class Rounds {
             long started = System.nanoTime();
             var cutAt = java.time.Instant.now();                                 // at the latest: the lag shown is never less
             lastTry.put(id.toString(), started);
-            String point = primary.cutPoint(id.toString(), nodeId, s.point());
+            // a round, not a handoff: the held point may come back, nothing to copy (the primary proved it current)
+            boolean mayKeep = promoteEpoch == 0 && !s.point().isEmpty();
+            String point = primary.cutPoint(id.toString(), nodeId, s.point(), mayKeep);
+            if (mayKeep && point.equals(s.point())) {
+                long took = System.nanoTime() - started;
+                log.completed(id.toString(), new RoundLog.Round(cutAt, java.time.Instant.now(), 0, java.time.Duration.ofNanos(took)));
+                LOG.info(() -> "replica of " + id + " still holds point " + point + " from node '" + primary.source().nodeId()
+                        + "': 0 bytes (the volume is unchanged since) in " + took / 1_000_000 + " ms");
+                return new Pulled(point, 0, point, s);
+            }
             var pulled = imports.pullPoint(id.toString(), point, primary.source());
             ReplicaState now = states.holding(id, point);                       // durable before the answer
             if (promoteEpoch > 0) now = states.promote(id, promoteEpoch);
@@ -416,6 +457,7 @@ public final class Rounds {
             engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
             states.delete(id);
             lastTry.remove(id.toString());
+            kept.keySet().removeIf(k -> k.startsWith(id + "@"));
             log.forget(id.toString());
             return null;
         });

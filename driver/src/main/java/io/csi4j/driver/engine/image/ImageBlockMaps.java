@@ -16,9 +16,11 @@ import java.util.function.BooleanSupplier;
 /** What a snapshot's image holds and what changed between two ({@link SnapshotRanges}), from extents or data. */
 final class ImageBlockMaps implements SnapshotRanges {
     private final ImagePool images;
+    private final CutDeltas deltas;
 
-    ImageBlockMaps(ImagePool images) {
+    ImageBlockMaps(ImagePool images, CutDeltas deltas) {
         this.images = images;
+        this.deltas = deltas;
     }
 
     @Override
@@ -39,6 +41,14 @@ final class ImageBlockMaps implements SnapshotRanges {
      */
     @Override
     public RangeCursor changedRanges(String baseSnapshotId, String targetSnapshotId, long from, BooleanSupplier cancelled) {
+        // the incremental cut that made target from base found the ranges already (CutDeltas): no walk of both maps
+        var cut = deltas.between(baseSnapshotId, targetSnapshotId);
+        if (cut.isPresent()) {
+            openSnapshot(baseSnapshotId).close();                           // both still here: NOT_FOUND as below otherwise
+            openSnapshot(targetSnapshotId).close();
+            checkOffset(from, cut.get().sizeBytes());
+            return CutDeltas.cursor(cut.get(), from);
+        }
         return delta(openSnapshot(baseSnapshotId), targetSnapshotId, from, cancelled);
     }
 

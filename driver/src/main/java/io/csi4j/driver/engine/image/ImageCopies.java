@@ -25,8 +25,10 @@ final class ImageCopies {
     private final ImagePool images;
     private final ImageCapacity capacity;
     private final ImageFreezer freezer;
+    private final CutDeltas deltas;
 
-    ImageCopies(ImagePool images, ImageCapacity capacity, ImageFreezer freezer) {
+    ImageCopies(ImagePool images, ImageCapacity capacity, ImageFreezer freezer, CutDeltas deltas) {
+        this.deltas = deltas;
         this.images = images;
         this.capacity = capacity;
         this.freezer = freezer;
@@ -86,6 +88,7 @@ final class ImageCopies {
         Map<String, Path> temps = new LinkedHashMap<>();
         Map<String, Long> sizes = new TreeMap<>();
         List<PoolLayout.Finished> finished = new ArrayList<>();
+        Map<String, IncrementalCut> cutsMade = new LinkedHashMap<>();
         try {
             members.forEach((snapshotId, volumeId) -> {
                 long size = fileSize(images.image(volumeId));
@@ -101,6 +104,7 @@ final class ImageCopies {
                 Map<String, IncrementalCut> cuts = new LinkedHashMap<>();
                 members.forEach((snapshotId, volumeId) -> cuts.put(snapshotId,
                         IncrementalCut.prepare(images, volumeId, bases.getOrDefault(snapshotId, ""), temps.get(snapshotId))));
+                cutsMade.putAll(cuts);
                 freezer.cut(List.copyOf(members.values()), frozenWhole -> {
                     List<String> how = new ArrayList<>();
                     members.forEach((snapshotId, volumeId) -> how.add(cuts.get(snapshotId).cut(frozenWhole.contains(volumeId),
@@ -112,6 +116,9 @@ final class ImageCopies {
                         images.cloneOrCopy(images.image(volumeId), temps.get(snapshotId))));
             }
             layout.reveal(finished);  // after the thaw: syncing is no reason to keep a workload frozen
+            // what an incremental cut found changed, for the sender's delta of the same two points (once they are durable)
+            cutsMade.forEach((snapshotId, cut) -> cut.delta(snapshotId, sizes.get(snapshotId)).ifPresentOrElse(
+                    d -> deltas.remember(members.get(snapshotId), d), () -> deltas.forget(members.get(snapshotId))));
             return sizes;
         } finally {
             temps.values().forEach(PoolLayout::deleteQuietly);

@@ -12,6 +12,7 @@ import static io.csi4j.driver.engine.image.ImagePool.sized;
 import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.Capabilities;
+import io.csi4j.driver.engine.ChangeCheck;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.DataPath;
 import io.csi4j.driver.engine.EngineCapabilities;
@@ -72,6 +73,7 @@ public final class ImageEngine extends PoolEngine {
     private final ImageCapacity capacity;
     private final ImageFreezer freezer;
     private final ImageCopies copies;
+    private final CutDeltas deltas;
     private final ImageVolumes volumes;
     private final UnattachedLooks unattached = new UnattachedLooks(LoopDevice::attachesStarted, System::nanoTime);
     private final ImageConditions conditions;
@@ -84,7 +86,8 @@ public final class ImageEngine extends PoolEngine {
         this.images = new ImagePool(pool, layout, locks, store);
         this.capacity = new ImageCapacity(layout, options.overcommitRatio(), this::pool);
         this.freezer = new ImageFreezer(images);
-        this.copies = new ImageCopies(images, capacity, freezer);
+        this.deltas = new CutDeltas();
+        this.copies = new ImageCopies(images, capacity, freezer, deltas);
         this.volumes = new ImageVolumes(images, capacity, unattached);
         this.conditions = new ImageConditions(images);
         LoopStaging staging = new LoopStaging(options.directIo());
@@ -92,13 +95,19 @@ public final class ImageEngine extends PoolEngine {
         this.offered = Capabilities.builder()
                 .add(NodeStorage.class, node)
                 .add(Freezer.class, freezer)
-                .add(SnapshotRanges.class, new ImageBlockMaps(images))
+                .add(SnapshotRanges.class, new ImageBlockMaps(images, deltas))
                 .add(DataMover.class, new ImageMover(images, capacity, freezer))
                 .add(SpaceReclaimer.class, new ImageReclaimer(images, staging, node))
                 .add(Preallocation.class, new ImagePreallocation(images, volumes))
                 .add(WriteFence.class, new ImageWriteFence(images))
                 .add(PointCutter.class, this::cutPoint)
+                .add(ChangeCheck.class, new ImageChangeCheck(images))
                 .build();
+    }
+
+    /** What the incremental cuts found: tests of the sender's delta. */
+    CutDeltas cutDeltas() {
+        return deltas;
     }
 
     /** The pool's files: tests of the replica layout. */

@@ -55,6 +55,8 @@ final class IncrementalCut {
     private final String baseId;
     private final List<ExtentFile.Extent> baseExtents;   // P's, read before the freeze; null: walked inside it
     private String whyNot;
+    /** The ranges found changed, once applied (null otherwise, or past {@link CutDeltas#MAX_RANGES}). */
+    private List<RangeCursor.Range> applied;
 
     private IncrementalCut(Path image, Path temp, Path base, String baseId, List<ExtentFile.Extent> baseExtents, String whyNot) {
         this.image = image;
@@ -117,6 +119,12 @@ final class IncrementalCut {
         return "whole clone (" + whyNot + ")";
     }
 
+    /** After {@link #cut}: what the new point differs from its base in, when it was cut incrementally. */
+    java.util.Optional<CutDeltas.Delta> delta(String snapshotId, long sizeBytes) {
+        return applied == null ? java.util.Optional.empty()
+                : java.util.Optional.of(new CutDeltas.Delta(baseId, snapshotId, sizeBytes, List.copyOf(applied)));
+    }
+
     /** The changed ranges applied to temp; null (whyNot set) when anything failed: temp is then anything. */
     private String applyDelta() {
         long calls = 0;
@@ -135,6 +143,7 @@ final class IncrementalCut {
             long applying = 0;
             long from = -1;
             long end = -1;
+            List<RangeCursor.Range> found = new java.util.ArrayList<>();
             while (true) {
                 long t0 = System.nanoTime();
                 RangeCursor.Range r = delta.next();
@@ -143,6 +152,7 @@ final class IncrementalCut {
                 if (r != null) {
                     ranges++;
                     bytes += r.length();
+                    if (found != null && found.size() < CutDeltas.MAX_RANGES) found.add(r); else found = null;
                 }
                 // a call costs more than remapping a few unchanged extents again: ranges close together go as one
                 if (r != null && from >= 0 && r.offset() - end <= MERGE_GAP) {
@@ -159,6 +169,7 @@ final class IncrementalCut {
                 end = r.offset() + r.length();
             }
             if (ZeroFill.fresh(image)) ZeroFill.mark(temp);
+            applied = found;
             return String.format("incremental since %s: %d ranges, %d bytes changed, %d FICLONERANGE calls (extents compared in"
                     + " %.1f ms, ranges cloned in %.1f ms)", baseId, ranges, bytes, calls, comparing / 1e6, applying / 1e6);
         } catch (RuntimeException e) {

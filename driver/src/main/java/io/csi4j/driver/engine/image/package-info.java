@@ -17,7 +17,9 @@
  *       mount open; a stage attaches under the volume's lock, which an import's commit takes to look and rename),
  *       {@code ImageFreezer} ({@code Freezer}; also the freeze around every cut, logged with how long it held writes and
  *       which way it cut, and the thaw at start-up), {@code IncrementalCut} ({@code PointCutter}: a replication point
- *       as its secondary's base plus the ranges that changed, when its rule lets it), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
+ *       as its secondary's base plus the ranges that changed, when its rule lets it; the ranges kept in {@code CutDeltas}
+ *       for the sender's delta of the same two points), {@code ImageChangeCheck} ({@code ChangeCheck}: an unattached
+ *       volume whose extents are still its held point's, so a round keeps that point), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
  *       {@code SharedExtentDelta}, {@code DataComparisonDelta}), {@code ImageMover} ({@code DataMover}, with
  *       {@code FileSourceImage} and {@code FileImageImport}), {@code ImageReclaimer} ({@code SpaceReclaimer}),
  *       {@code ImagePreallocation} ({@code Preallocation}: thick images through {@code os/ZeroFill}),
