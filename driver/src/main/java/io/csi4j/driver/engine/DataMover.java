@@ -18,14 +18,15 @@ public interface DataMover extends Capability {
     /**
      * Starts a volume made of {@code sourceBytes} that arrive from another node, grown to {@code capacityBytes}
      * (0: the source's size; smaller: OUT_OF_RANGE), its size promised to the pool now (NO_SPACE). It starts as the
-     * content of the replica {@code base} when given (then only changed ranges need writing), else as zeros. It is
+     * content of {@code base} when given (a replica, or a still copy of the volume's own image: then only changed ranges
+     * need writing), else as zeros. It is
      * invisible until {@link ImageImport#commit}, which makes it durable and keeps it as replica {@code keepAs} when
      * given; closing it uncommitted leaves nothing behind. Commit never replaces an image in use: while the volume is
      * staged or published on this node it is IN_USE and keeps nothing, decided atomically with respect to a stage
      * (a stage either is seen, or attaches the new image).
      */
     ImageImport beginImport(String volumeId, long sourceBytes, long capacityBytes, AccessType access, String sourceRef,
-                            Artifact.Label label, Replica base, Replica keepAs);
+                            Artifact.Label label, ImportBase base, Replica keepAs);
 
     /** The copies of other nodes' snapshots this pool keeps; empty where the pool cannot reflink. Reads only. */
     List<Replica> replicas();
@@ -48,4 +49,11 @@ public interface DataMover extends Capability {
      * closes it. NOT_FOUND without the replica. Reads only.
      */
     SourceImage openReplica(Replica replica);
+
+    /**
+     * A still copy of the volume's own image (a reflink), taken under the volume's lock while no loop device backs the
+     * image (IN_USE otherwise: staged or published here), to hash and then to build from ({@link StillImage}); the
+     * caller closes it. Empty where the pool cannot reflink. NOT_FOUND without the volume. The volume is not changed.
+     */
+    java.util.Optional<StillImage> stillImage(String volumeId);
 }

@@ -5,7 +5,7 @@ package io.csi4j.driver.engine;
  * restored volume diverges). A later restore of a newer snapshot of that volume starts from it and needs only the
  * ranges that changed. One per source volume.
  */
-public record Replica(String sourceVolumeId, String snapshotId) {
+public record Replica(String sourceVolumeId, String snapshotId) implements ImportBase {
     public Replica {
         PoolLayout.checkId("volume", sourceVolumeId);
         PoolLayout.checkId("snapshot", snapshotId);

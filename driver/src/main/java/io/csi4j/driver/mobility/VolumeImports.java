@@ -3,8 +3,10 @@ package io.csi4j.driver.mobility;
 import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.ImageImport;
+import io.csi4j.driver.engine.ImportBase;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.Replica;
+import io.csi4j.driver.engine.StillImage;
 import io.csi4j.driver.model.ContentSource;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.NewVolume;
@@ -123,9 +125,16 @@ public final class VolumeImports {
 
     /**
      * What one replication pull moved, and the point it started from (empty: a full copy); {@code byChecksums} when that
-     * point was the receiver's old one the sender never held (a resync by checksums).
+     * point was the receiver's old one the sender never held (a resync by checksums); a resync against the volume's own
+     * image has {@code byChecksums} with an empty base (no point was its base).
      */
     public record Pulled(long bytesReceived, String baseSnapshotId, boolean byChecksums) {}
+
+    /**
+     * What a resync by checksums against the volume's own image names as its base (the request's and the header's base
+     * snapshot id): no snapshot has this id, and it is never kept as a point.
+     */
+    public static final String IMAGE_BASE = "volume-image";
 
     /**
      * One replication round's pull on a secondary (docs/replication.md): the point {@code pointId} of {@code volumeId}
@@ -133,15 +142,31 @@ public final class VolumeImports {
      * bandwidth-limited stream as any copy; the volume's copy here is replaced by it whole ({@link Volumes#replaceImage}).
      * When the primary holds none of this node's points (a failover, a third copy after a handoff) and this node holds a
      * replica of an old point, the stream is dropped after its header and asked again with that replica's chunk digests
-     * (a resync by checksums: the chunks that differ); a full copy only when this node holds no replica of the volume.
-     * The caller holds the volume's replication lock.
+     * (a resync by checksums: the chunks that differ). With {@code imageIsBase} (a fenced old primary that follows: it
+     * holds no point, but its image is almost the primary's) and no replica held, the digests are those of a still copy
+     * of the volume's own image, and the new image is built from that copy: the image is only a base, the result the
+     * primary's point. A full copy only when neither is there. The caller holds the volume's replication lock.
      */
-    public Pulled pullPoint(String volumeId, String pointId, SourceNode source) {
+    public Pulled pullPoint(String volumeId, String pointId, SourceNode source, boolean imageIsBase) {
         DataMover mover = engine.capability(DataMover.class).orElseThrow(() -> DomainException.precondition(
                 "the " + engine.name() + " engine of node '" + nodeId + "' cannot hold replicas (the image engine can)"));
         List<Replica> held = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(volumeId))
                 .sorted(java.util.Comparator.comparing(Replica::snapshotId)).toList();
-        Pulled pulled = pull(volumeId, pointId, source, held, null, held.isEmpty());
+        if (held.isEmpty() && imageIsBase) {
+            Optional<StillImage> still = mover.stillImage(volumeId);
+            if (still.isPresent()) {
+                try (StillImage image = still.get()) {
+                    long started = System.nanoTime();
+                    ChunkHashes hashes = ChunkHashes.of(IMAGE_BASE, image, () -> Thread.currentThread().isInterrupted());
+                    LOG.info(() -> "replica of " + volumeId + " holds no point: resync of " + pointId + (hashes == null
+                            ? " whole: its image has more chunks than a list holds"
+                            : " by checksums against its own image (" + hashes + ", hashed in " + (System.nanoTime() - started) / 1_000_000 + " ms)"));
+                    // a blank image (nothing listed) gains nothing from its digests: the plain full copy
+                    if (hashes != null && hashes.indexes().length > 0) return pull(volumeId, pointId, source, held, hashes, image, true);
+                }
+            }
+        }
+        Pulled pulled = pull(volumeId, pointId, source, held, null, null, held.isEmpty());
         if (pulled != null) return pulled;
         long started = System.nanoTime();
         Replica old = held.getLast();
@@ -149,14 +174,21 @@ public final class VolumeImports {
         LOG.info(() -> "node '" + source.nodeId() + "' holds none of this node's points of " + volumeId + ": resync of " + pointId
                 + (hashes == null ? " whole: its replica " + old.snapshotId() + " has more chunks than a list holds"
                 : " by checksums against " + old.snapshotId() + " (" + hashes + ", hashed in " + (System.nanoTime() - started) / 1_000_000 + " ms)"));
-        return pull(volumeId, pointId, source, held, hashes, true);
+        return pull(volumeId, pointId, source, held, hashes, null, true);
+    }
+
+    /** {@link #pullPoint(String, String, SourceNode, boolean)} of a copy whose image is not a base. */
+    public Pulled pullPoint(String volumeId, String pointId, SourceNode source) {
+        return pullPoint(volumeId, pointId, source, false);
     }
 
     /**
      * One pull; null, nothing changed, when it would be a full copy and {@code fullAllowed} is false (the caller asks
-     * again with the digests of its old point).
+     * again with the digests of its old point). {@code still}: the still image {@code hashes} are of, the base when
+     * the header names {@link #IMAGE_BASE}.
      */
-    private Pulled pull(String volumeId, String pointId, SourceNode source, List<Replica> held, ChunkHashes hashes, boolean fullAllowed) {
+    private Pulled pull(String volumeId, String pointId, SourceNode source, List<Replica> held, ChunkHashes hashes,
+                        StillImage still, boolean fullAllowed) {
         try (SourceNode.Transfer transfer = source.read(new SourceQuery(new ContentSource.FromSnapshot(pointId),
                 held.stream().map(Replica::snapshotId).toList(), nodeId, Optional.ofNullable(hashes)));
              Copies.Copy progress = copies.start("replica " + volumeId, true, source.nodeId(), pointId)) {
@@ -169,15 +201,17 @@ public final class VolumeImports {
             }
             if (header.baseSnapshotId().isEmpty() && !fullAllowed) return null;   // dropped: the sender stops at its next part
             progress.total(header.bytesToSend());
-            Replica base = header.baseSnapshotId().isEmpty() ? null : held.stream()
-                    .filter(r -> r.snapshotId().equals(header.baseSnapshotId())).findFirst()
+            ImportBase base = header.baseSnapshotId().isEmpty() ? null
+                    : still != null && header.baseSnapshotId().equals(IMAGE_BASE) ? still
+                    : held.stream().filter(r -> r.snapshotId().equals(header.baseSnapshotId())).findFirst()
                     .orElseThrow(() -> protocolError("node '" + source.nodeId() + "' sent a delta against "
                             + header.baseSnapshotId() + ", which this node holds no replica of"));
             long[] received = {0};
             volumes.replaceImage(volumeId, header.sizeBytes(), base, new Replica(volumeId, pointId),
                     target -> received[0] = receive(transfer, target, header, source, progress));
-            return new Pulled(received[0], base == null ? "" : base.snapshotId(),
-                    hashes != null && base != null && base.snapshotId().equals(hashes.baseSnapshotId()));
+            // against the image: no point was the base (empty, as for a full copy), but it went by checksums
+            String baseId = base instanceof Replica r ? r.snapshotId() : "";
+            return new Pulled(received[0], baseId, hashes != null && header.baseSnapshotId().equals(hashes.baseSnapshotId()));
         }
     }
 

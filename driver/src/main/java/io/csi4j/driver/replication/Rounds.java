@@ -280,7 +280,9 @@ public final class Rounds {
                         + "': 0 bytes (the volume is unchanged since) in " + took / 1_000_000 + " ms");
                 return new Pulled(point, 0, point, s);
             }
-            var pulled = imports.pullPoint(id.toString(), point, primary.source());
+            // holding no point past epoch 1 is a fenced old primary that followed: its image, almost the point, is a base
+            // to resync against by checksums (an epoch-1 copy holding none is a new one, its image blank)
+            var pulled = imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1);
             ReplicaState now = states.holding(id, point);                       // durable before the answer
             if (promoteEpoch > 0) now = states.promote(id, promoteEpoch);
             long took = System.nanoTime() - started;
@@ -289,8 +291,9 @@ public final class Rounds {
             else log.completed(id.toString(), new RoundLog.Round(cutAt, java.time.Instant.now(), pulled.bytesReceived(),
                     java.time.Duration.ofNanos(took)));
             LOG.info(() -> "replica of " + id + " now holds point " + point + " from node '" + primary.source().nodeId() + "': "
-                    + pulled.bytesReceived() + " bytes" + (pulled.baseSnapshotId().isEmpty() ? " (full)" : " since " + pulled.baseSnapshotId())
-                    + (pulled.byChecksums() ? " (by checksums)" : "")
+                    + pulled.bytesReceived() + " bytes" + (pulled.baseSnapshotId().isEmpty()
+                    ? (pulled.byChecksums() ? " (by checksums against its own image)" : " (full)") : " since " + pulled.baseSnapshotId())
+                    + (pulled.byChecksums() && !pulled.baseSnapshotId().isEmpty() ? " (by checksums)" : "")
                     + " in " + millis + " ms");
             return new Pulled(point, pulled.bytesReceived(), pulled.baseSnapshotId(), now);
         });
@@ -407,7 +410,7 @@ public final class Rounds {
      * of that epoch and gets rounds from the primary. A FENCED copy only when nothing uses it on this node: no loop
      * device on its image (staged, or published, which needs a stage), so a round never replaces an image under a mount
      * (PRECONDITION otherwise, nothing changed); its image's writes since the failover are then discarded by its next
-     * round, a full copy. The catalog's ControllerPublish record is not asked: after a failover the CO's
+     * round, a resync by checksums against a still copy of that image (docs/replication.md). The catalog's ControllerPublish record is not asked: after a failover the CO's
      * ControllerUnpublishVolume of the old node goes to the new primary, so the old node's record stays.
      */
     public ReplicaState follow(ReplicatedVolumeId id, long epoch) {

@@ -273,14 +273,14 @@ public final class Volumes {
 
     /**
      * A replicated volume's secondary copy replaced by a new complete point (docs/replication.md): a new image is
-     * built beside the old one (a reflink of the replica {@code base} when given, plus what {@code incoming} writes),
+     * built beside the old one (a reflink of {@code base} when given: a replica, or a still copy of this image, plus what {@code incoming} writes),
      * synced, kept as the replica {@code keepAs} and renamed over the old image, so the copy is always one complete
      * point. NOT_FOUND when the volume is gone: a round never recreates a deleted volume. The caller holds the
      * volume's replication lock and has checked that this copy is not writable here. A read-only stage is allowed
      * meanwhile: the look below only fails fast, the engine's commit looks again atomically with its rename (a stage
      * before it refuses the replacement, FAILED_PRECONDITION; one after attaches the new image).
      */
-    public void replaceImage(String volumeId, long sourceBytes, Replica base, Replica keepAs, java.util.function.Consumer<ImageImport> fill) {
+    public void replaceImage(String volumeId, long sourceBytes, io.csi4j.driver.engine.ImportBase base, Replica keepAs, java.util.function.Consumer<ImageImport> fill) {
         VolumeRecord v = readyVolume(volumeId, "volume");
         if (engine.inUse(volumeId)) {
             throw DomainException.precondition("volume " + volumeId + " is staged on this node; its copy cannot be replaced");

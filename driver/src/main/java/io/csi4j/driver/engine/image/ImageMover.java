@@ -7,9 +7,11 @@ import io.csi4j.driver.engine.AccessType;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.ImageImport;
+import io.csi4j.driver.engine.ImportBase;
 import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.engine.SourceImage;
+import io.csi4j.driver.engine.StillImage;
 import io.csi4j.driver.os.Durable;
 import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.Reflink;
@@ -56,15 +58,15 @@ final class ImageMover implements DataMover {
     }
 
     /**
-     * A sparse temporary image of {@code sourceBytes} (a reflink of the replica of {@code baseSnapshotId} when given,
-     * cut to that size), its final size promised to the pool now. Commit syncs it, keeps it as the replica of
+     * A sparse temporary image of {@code sourceBytes} (a reflink of {@code base} when given: a replica, or a still copy
+     * of the volume's image, cut or grown to that size), its final size promised to the pool now. Commit syncs it, keeps it as the replica of
      * {@code keepAs} (when given: the snapshot it now holds, replacing older replicas of that source volume), grows
      * it to {@code capacityBytes} and reveals it; IN_USE, nothing kept or revealed, while a loop device backs the
      * volume's current image (or an image of it replaced before this check existed).
      */
     @Override
     public ImageImport beginImport(String volumeId, long sourceBytes, long capacityBytes, AccessType access, String sourceRef,
-                                   Artifact.Label label, Replica base, Replica keepAs) {
+                                   Artifact.Label label, ImportBase base, Replica keepAs) {
         PoolLayout.checkId("volume", volumeId);
         ImagePool.checkCapacity(capacityBytes);
         long size = capacityBytes == 0 ? sourceBytes : Math.max(Math.ceilDiv(capacityBytes, MIB) * MIB, sourceBytes);
@@ -78,7 +80,11 @@ final class ImageMover implements DataMover {
         try {
             translate("starting " + what, () -> {
                 if (base != null) {
-                    Reflink.clone(replicaFile(base), temp);
+                    Reflink.clone(switch (base) {
+                        case Replica r -> replicaFile(r);
+                        case StillFile still -> still.file();
+                        case StillImage other -> throw new IllegalArgumentException("not this engine's still image: " + other);
+                    }, temp);
                     ImagePool.sized(temp, sourceBytes);
                 } else {
                     SparseFile.create(temp, sourceBytes);
@@ -163,6 +169,30 @@ final class ImageMover implements DataMover {
             }
             return new FileSourceImage(file, false);
         });
+    }
+
+    @Override
+    public java.util.Optional<StillImage> stillImage(String volumeId) {
+        PoolLayout.checkId("volume", volumeId);
+        if (!images.pool().reflink()) return java.util.Optional.empty();
+        // under the volume's lock, which a stage holds while it attaches: no loop device now means no mount writes the
+        // image while it is cloned; the clone is private, so nothing changes what is hashed and built from afterwards
+        return java.util.Optional.of(translate("taking a still copy of volume " + volumeId + "'s image", () -> images.locks().locked(volumeId, () -> {
+            images.store().require(Artifact.Kind.VOLUME, volumeId);
+            List<LoopDevice> attached = LoopDevice.findUsingCanonicalPath(images.image(volumeId));
+            if (!attached.isEmpty()) {
+                throw StorageException.inUse("volume " + volumeId + " is attached on this node as "
+                        + attached.stream().map(d -> d.node().toString()).toList() + " (staged or published); its image is not read");
+            }
+            Path still = images.layout().temporary(volumeId, ".still");
+            try {
+                Reflink.clone(images.image(volumeId), still);
+                return new StillFile(still);
+            } catch (RuntimeException e) {
+                PoolLayout.deleteQuietly(still);
+                throw e;
+            }
+        })));
     }
 
     private Path replicaFile(Replica replica) {
