@@ -11,7 +11,9 @@
  *       known before the first is sent.</li>
  *   <li>{@link io.csi4j.driver.mobility.ChecksumSender}: the sending side when there is no common base but the receiver
  *       holds an old point of the volume: the receiver's {@link io.csi4j.driver.mobility.ChunkHashes} (SHA-256 of its
- *       chunks), and {@link io.csi4j.driver.mobility.HashDelta}'s rules of what differs (a resync by checksums).</li>
+ *       chunks), and {@link io.csi4j.driver.mobility.HashDelta}'s rules of what differs (a resync by checksums). A fenced
+ *       copy that follows holds no point: it hashes a still copy of its own image instead
+ *       ({@code engine/DataMover.stillImage}), the base of its build, never a point.</li>
  *   <li>{@link io.csi4j.driver.mobility.VolumeImports}: the receiving side, CreateVolume from a
  *       {@link io.csi4j.driver.mobility.SourceNode} (the node that holds the source; {@code cluster/PeerSource}
  *       implements it): one copy per name on a thread of its own, each range checked, rolled back unless complete.</li>

@@ -179,7 +179,7 @@ public final class ReplicaStates {
      * A primary answers at {@code epoch} (after a failover or a handoff elsewhere) and this copy follows it: a SECONDARY
      * below it moves up keeping the point it holds (a complete image, and the base of its next round); a FENCED copy at
      * or below it becomes a SECONDARY holding <b>no</b> point (its image has writes no primary has: they are discarded by
-     * its next round, a full copy, and until then it is never failed over to). A SECONDARY already at {@code epoch}
+     * its next round, which replaces its image whole with the primary's point, and until then it is never failed over to). A SECONDARY already at {@code epoch}
      * is a no-op. A primary, or any copy above {@code epoch}, is PRECONDITION: only a fence or a handoff ends a primary,
      * and an epoch never goes down.
      */

@@ -410,8 +410,9 @@ public final class Rounds {
      * of that epoch and gets rounds from the primary. A FENCED copy only when nothing uses it on this node: no loop
      * device on its image (staged, or published, which needs a stage), so a round never replaces an image under a mount
      * (PRECONDITION otherwise, nothing changed); its image's writes since the failover are then discarded by its next
-     * round, a resync by checksums against a still copy of that image (docs/replication.md). The catalog's ControllerPublish record is not asked: after a failover the CO's
-     * ControllerUnpublishVolume of the old node goes to the new primary, so the old node's record stays.
+     * round, a resync by checksums against a still copy of that image (docs/replication.md). The catalog's
+     * ControllerPublish record is not asked: after a failover the CO's ControllerUnpublishVolume of the old node goes to
+     * the new primary, so the old node's record stays.
      */
     public ReplicaState follow(ReplicatedVolumeId id, long epoch) {
         return locked(id, () -> {
@@ -423,7 +424,7 @@ public final class Rounds {
             ReplicaState now = states.follow(id, epoch);
             if (!now.equals(s)) {
                 LOG.info(() -> "replica of " + id + " on node '" + nodeId + "' was " + s.role() + " at epoch " + s.epoch()
-                        + ": now a secondary of epoch " + epoch + (now.point().isEmpty() ? " holding no point (its next round is a full copy)"
+                        + ": now a secondary of epoch " + epoch + (now.point().isEmpty() ? " holding no point (its next round replaces its image by checksums against it)"
                         : " holding point " + now.point()));
             }
             return now;
