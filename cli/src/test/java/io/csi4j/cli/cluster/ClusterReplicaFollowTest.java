@@ -102,9 +102,9 @@ class ClusterReplicaFollowTest {
             long unstaged = System.nanoTime();
             var aFollowing = await(a, id, r -> r.getEpoch() == 2 && r.getRole().equals("SECONDARY") && !r.getPoint().isEmpty()
                     && r.hasLastRound());
-            System.out.printf("%s a secondary of epoch 2 holding %s's point %d ms after its mounts went: %d bytes (a full copy)%n", a, b,
+            System.out.printf("%s a secondary of epoch 2 holding %s's point %d ms after its mounts went: %d bytes (by checksums against its own image)%n", a, b,
                     (System.nanoTime() - unstaged) / 1_000_000, aFollowing.getLastRound().getBytes());
-            assertTrue(aFollowing.hasLastRound() && aFollowing.getLastRound().getBytes() > 0, "a full copy from " + b + ": " + aFollowing);
+            assertTrue(aFollowing.hasLastRound() && aFollowing.getLastRound().getBytes() > 0, "a round from " + b + ": " + aFollowing);
 
             // a handoff to C: every record B has, byte-identical
             fx.unpublishAndUnstage(b, id);
