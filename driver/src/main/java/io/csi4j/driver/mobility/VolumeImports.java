@@ -177,11 +177,6 @@ public final class VolumeImports {
         return pull(volumeId, pointId, source, held, hashes, null, true);
     }
 
-    /** {@link #pullPoint(String, String, SourceNode, boolean)} of a copy whose image is not a base. */
-    public Pulled pullPoint(String volumeId, String pointId, SourceNode source) {
-        return pullPoint(volumeId, pointId, source, false);
-    }
-
     /**
      * One pull; null, nothing changed, when it would be a full copy and {@code fullAllowed} is false (the caller asks
      * again with the digests of its old point). {@code still}: the still image {@code hashes} are of, the base when
