@@ -12,8 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * walking both points' extent maps again (two FIEMAP walks a round, whose cost follows the images' extent counts).
  * <p>Sound as {@link SharedExtentDelta} is: the new point is a reflink of the base with exactly these ranges cloned from
  * the image, everywhere else the base's blocks, so it differs from the base nowhere else; both are immutable snapshots.
- * The last cut of each volume only (replaced by its next); at most {@link #MAX_RANGES} ranges, else nothing kept (the
- * walks as before). Lost with the agent: the walks again.
+ * The last cut of each volume only (replaced by its next, dropped with the volume); at most {@link #MAX_RANGES} ranges,
+ * else nothing kept (the walks as before). Lost with the agent: the walks again.
  */
 final class CutDeltas {
     static final int MAX_RANGES = 16 * 1024;

@@ -239,6 +239,7 @@ public final class ImageEngine extends PoolEngine {
     @Override
     public void deleteVolume(String volumeId) {
         volumes.delete(volumeId);
+        deltas.forget(volumeId);   // its last cut's ranges (up to CutDeltas.MAX_RANGES) would stay for the agent's life
     }
 
     @Override
