@@ -155,7 +155,7 @@ public final class Rounds {
             if (i == self) continue;
             String tag = id.tags().get(i);
             String prefix = POINT_PREFIX + id + "-" + tag + "-";
-            java.time.Instant last = cut.stream().filter(p -> p.name().startsWith(prefix)).map(SnapshotRecord::createdAt)
+            java.time.Instant last = cut.stream().filter(p -> isPointFor(p.name(), prefix)).map(SnapshotRecord::createdAt)
                     .filter(t -> t.isAfter(since)).max(java.util.Comparator.naturalOrder()).orElse(since);
             java.time.Instant current = kept.get(id + "@" + tag);                 // a held point found current counts as cut then
             if (current != null && current.isAfter(last)) last = current;
@@ -222,7 +222,7 @@ public final class Rounds {
             SnapshotRecord point = snapshots.createPoint(prefix + System.nanoTime(), id.toString(), held);
             // this holder's older points go, but the one it holds: its next pull is a delta against it
             for (SnapshotRecord old : points(id)) {
-                if (old.name().startsWith(prefix) && !old.id().equals(point.id()) && !old.id().equals(held)) snapshots.deletePoint(old.id());
+                if (isPointFor(old.name(), prefix) && !old.id().equals(point.id()) && !old.id().equals(held)) snapshots.deletePoint(old.id());
             }
             var mover = engine.capability(DataMover.class);
             if (handingOver) {
@@ -251,8 +251,24 @@ public final class Rounds {
         if (held.isEmpty()) return false;
         var check = engine.capability(ChangeCheck.class);
         if (check.isEmpty()) return false;
-        boolean ours = points(id).stream().anyMatch(p -> p.id().equals(held) && p.name().startsWith(prefix));
+        boolean ours = points(id).stream().anyMatch(p -> p.id().equals(held) && isPointFor(p.name(), prefix));
         return ours && check.get().unchangedSince(id.toString(), held);
+    }
+
+    /**
+     * Whether the point named {@code name} was cut for the holder whose names start with {@code prefix} ("...-tag-"):
+     * the rest is the cut's System.nanoTime(), digits only. A bare startsWith also took the points of a holder whose
+     * tag starts with this one's and a dash ("worker-1" and "worker-1-gpu" are both node tags): a cut for one deleted
+     * the point the other holds (its base) and counted the other's cuts in this one's lag.
+     */
+    static boolean isPointFor(String name, String prefix) {
+        if (!name.startsWith(prefix)) return false;
+        int at = prefix.length() + (name.startsWith("-", prefix.length()) ? 1 : 0);   // nanoTime may be negative
+        if (at == name.length()) return false;
+        for (int i = at; i < name.length(); i++) {
+            if (name.charAt(i) < '0' || name.charAt(i) > '9') return false;
+        }
+        return true;
     }
 
     /** When each holder's point was last found current without a cut ("volume@holder tag"): its lag counts from then. */
