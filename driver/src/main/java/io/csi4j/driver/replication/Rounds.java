@@ -154,8 +154,7 @@ public final class Rounds {
         for (int i = 0; i < id.tags().size(); i++) {
             if (i == self) continue;
             String tag = id.tags().get(i);
-            String prefix = POINT_PREFIX + id + "-" + tag + "-";
-            java.time.Instant last = cut.stream().filter(p -> isPointFor(p.name(), prefix)).map(SnapshotRecord::createdAt)
+            java.time.Instant last = cut.stream().filter(p -> isPointOf(p.name(), id, tag)).map(SnapshotRecord::createdAt)
                     .filter(t -> t.isAfter(since)).max(java.util.Comparator.naturalOrder()).orElse(since);
             java.time.Instant current = kept.get(id + "@" + tag);                 // a held point found current counts as cut then
             if (current != null && current.isAfter(last)) last = current;
@@ -215,7 +214,8 @@ public final class Rounds {
             }
             String prefix = POINT_PREFIX + id + "-" + ObjectId.nodeTag(holder) + "-";
             if (mayKeepHeld && !handingOver && unchangedSince(id, prefix, held)) {
-                kept.put(id + "@" + ObjectId.nodeTag(holder), java.time.Instant.now());
+                int index = id.replicaIndex(holder);                              // the lag condition's key: the id's tag
+                kept.put(id + "@" + (index >= 0 ? id.tags().get(index) : ObjectId.nodeTag(holder)), java.time.Instant.now());
                 LOG.fine(() -> "replica of " + id + " on node '" + holder + "' keeps point " + held + ": the volume is unchanged since");
                 return held;
             }
@@ -269,6 +269,27 @@ public final class Rounds {
             if (name.charAt(i) < '0' || name.charAt(i) > '9') return false;
         }
         return true;
+    }
+
+    /**
+     * Whether the point named {@code name} was cut for the holder that {@code id} names by {@code tag}. Points are named
+     * with the holder's node tag ({@link ObjectId#nodeTag}: the node id itself when it is a short DNS name), while an
+     * id longer than {@link ReplicatedVolumeId#MAX_LENGTH} carries the hash of a long node name instead (three nodes
+     * named like "ip-10-0-1-23.eu-west-1.compute.internal"): matched by prefix only, such a holder had no points, and
+     * the lag condition called its volume abnormal two intervals after every start as primary.
+     */
+    static boolean isPointOf(String name, ReplicatedVolumeId id, String tag) {
+        String volume = POINT_PREFIX + id + "-";
+        if (isPointFor(name, volume + tag + "-")) return true;
+        if (!tag.startsWith("_") || !name.startsWith(volume)) return false;
+        // "<holder>-<nanos>" or "<holder>--<nanos>": a node tag ends with a letter or digit, never a dash
+        int end = name.length();
+        while (end > volume.length() && name.charAt(end - 1) >= '0' && name.charAt(end - 1) <= '9') end--;
+        if (end == name.length() || name.charAt(end - 1) != '-') return false;
+        end -= name.charAt(end - 2) == '-' ? 2 : 1;
+        if (end <= volume.length()) return false;
+        String holder = name.substring(volume.length(), end);
+        return ObjectId.hashedTag(holder).equals(tag);
     }
 
     /** When each holder's point was last found current without a cut ("volume@holder tag"): its lag counts from then. */

@@ -40,6 +40,30 @@ class PointHolderTest {
     }
 
     @Test
+    void aHolderTheIdNamesByTheHashOfItsLongNodeNameHasItsPoints() {
+        List<String> nodes = List.of("ip-10-0-1-23.eu-west-1.compute.internal", "ip-10-0-2-41.eu-west-1.compute.internal",
+                "ip-10-0-3-17.eu-west-1.compute.internal");
+        ReplicatedVolumeId id = ReplicatedVolumeId.generate(nodes);
+        assertTrue(id.tags().stream().anyMatch(t -> t.startsWith("_")), "three such names make the id hash a tag: " + id);
+        for (int k = 0; k < nodes.size(); k++) {
+            String tag = id.tags().get(k);
+            for (long nanos : new long[] {123456789L, -5L}) {
+                // Rounds.cutPoint names a point with the holder's node tag, the plain name
+                String name = Snapshots.POINT_PREFIX + id + "-" + ObjectId.nodeTag(nodes.get(k)) + "-" + nanos;
+                assertTrue(Rounds.isPointOf(name, id, tag), name + " is " + tag + "'s");
+                for (int other = 0; other < nodes.size(); other++) {
+                    if (other != k) assertFalse(Rounds.isPointOf(name, id, id.tags().get(other)), name + " is not " + id.tags().get(other) + "'s");
+                }
+            }
+        }
+        int hashed = id.tags().indexOf(id.tags().stream().filter(t -> t.startsWith("_")).findFirst().orElseThrow());
+        String name = Snapshots.POINT_PREFIX + id + "-" + ObjectId.nodeTag(nodes.get(hashed)) + "-" + 7L;
+        assertFalse(Rounds.isPointFor(name, Snapshots.POINT_PREFIX + id + "-" + id.tags().get(hashed) + "-"),
+                "the old rule, the id's tag as the prefix, found none of its points");
+        assertFalse(Rounds.isPointOf(Snapshots.POINT_PREFIX + id + "-" + 7L, id, id.tags().get(hashed)), "no holder in the name");
+    }
+
+    @Test
     void aNameWithoutItsCutTimeIsNoPoint() {
         assertFalse(Rounds.isPointFor(prefix("worker-1"), prefix("worker-1")));
         assertFalse(Rounds.isPointFor(prefix("worker-1") + "-", prefix("worker-1")));
