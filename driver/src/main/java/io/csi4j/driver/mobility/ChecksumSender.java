@@ -18,6 +18,12 @@ final class ChecksumSender {
 
     static void send(SourceImage image, String id, String sourceVolumeId, ChunkHashes hashes, String peer, SourceSender.Sink sink,
                      Bandwidth bandwidth, Copies.Copy copy, BooleanSupplier cancelled) {
+        send(image, id, sourceVolumeId, hashes, peer, sink, bandwidth, copy, cancelled, SourceSender.CHUNK);
+    }
+
+    /** As above, the data sent in ranges of at most {@code maxPart} bytes (smaller than a stream part in tests). */
+    static void send(SourceImage image, String id, String sourceVolumeId, ChunkHashes hashes, String peer, SourceSender.Sink sink,
+                     Bandwidth bandwidth, Copies.Copy copy, BooleanSupplier cancelled, int maxPart) {
         // two walks of the extent map, as the sender does for ranges it does not hold: the total first (the header's)
         long toRead = 0;
         try (RangeCursor count = HashDelta.candidates(image.allocated(cancelled), image.sizeBytes(), hashes)) {
@@ -28,8 +34,9 @@ final class ChecksumSender {
         long started = System.nanoTime();
         SendLoop.Sent sent;
         try (RangeCursor candidates = HashDelta.candidates(image.allocated(cancelled), image.sizeBytes(), hashes);
-             ChunkReader reader = new ChunkReader(image, candidates)) {
-            sent = SendLoop.send(reader, piece -> HashDelta.plan(hashes, piece.offset(), piece.data(), piece.length()), sink, bandwidth, copy, id);
+             // a piece is one chunk when chunks are bigger than a part: read as its digest, sent again in parts if it differs
+             ChunkReader reader = new ChunkReader(image, candidates, Math.max(SourceSender.CHUNK, hashes.chunkBytes()))) {
+            sent = SendLoop.send(image, reader, piece -> HashDelta.plan(hashes, piece), sink, bandwidth, copy, id, maxPart);
         }
         if (!sent.complete()) return;
         sink.send(new SourcePart.Trailer(sent.ranges(), sent.dataBytes()));

@@ -158,7 +158,11 @@ public final class SourceSender {
         return (int) crc.getValue();
     }
 
-    static int crcOfZeros(int length) {
-        return crc(ZEROS, length);
+    /** The CRC32C of {@code length} zero bytes, any length (a range of zeros may span chunks bigger than a part). */
+    static int crcOfZeros(long length) {
+        if (length <= CHUNK) return crc(ZEROS, (int) length);
+        CRC32C crc = new CRC32C();
+        for (long left = length; left > 0; left -= CHUNK) crc.update(ZEROS, 0, (int) Math.min(CHUNK, left));
+        return (int) crc.getValue();
     }
 }
