@@ -31,6 +31,14 @@ public interface DataMover extends Capability {
     /** The copies of other nodes' snapshots this pool keeps; empty where the pool cannot reflink. Reads only. */
     List<Replica> replicas();
 
+    /**
+     * When this pool kept {@code replica}: a replica is written once, as it is kept (the round that received its point
+     * committed, or a handoff kept its final point), so this orders a volume's replicas from oldest to newest (the
+     * wall clock's: a clock stepped back can misorder them, which only costs a resync by checksums more chunks).
+     * NOT_FOUND without the replica. Reads only.
+     */
+    java.time.Instant keptAt(Replica replica);
+
     /** Removes every replica of {@code sourceVolumeId} (its volume was deleted), durably. */
     void dropReplicas(String sourceVolumeId);
 

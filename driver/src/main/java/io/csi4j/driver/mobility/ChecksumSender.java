@@ -1,9 +1,7 @@
 package io.csi4j.driver.mobility;
 
-import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.engine.SourceImage;
-import java.nio.ByteBuffer;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
 
@@ -20,6 +18,12 @@ final class ChecksumSender {
 
     static void send(SourceImage image, String id, String sourceVolumeId, ChunkHashes hashes, String peer, SourceSender.Sink sink,
                      Bandwidth bandwidth, Copies.Copy copy, BooleanSupplier cancelled) {
+        send(image, id, sourceVolumeId, hashes, peer, sink, bandwidth, copy, cancelled, SourceSender.CHUNK);
+    }
+
+    /** As above, the data sent in ranges of at most {@code maxPart} bytes (smaller than a stream part in tests). */
+    static void send(SourceImage image, String id, String sourceVolumeId, ChunkHashes hashes, String peer, SourceSender.Sink sink,
+                     Bandwidth bandwidth, Copies.Copy copy, BooleanSupplier cancelled, int maxPart) {
         // two walks of the extent map, as the sender does for ranges it does not hold: the total first (the header's)
         long toRead = 0;
         try (RangeCursor count = HashDelta.candidates(image.allocated(cancelled), image.sizeBytes(), hashes)) {
@@ -27,39 +31,18 @@ final class ChecksumSender {
         }
         copy.total(toRead);
         if (!sink.send(new SourcePart.Header(image.sizeBytes(), sourceVolumeId, hashes.baseSnapshotId(), toRead))) return;
-        long ranges = 0;
-        long dataBytes = 0;
-        long zeroBytes = 0;
         long started = System.nanoTime();
+        SendLoop.Sent sent;
         try (RangeCursor candidates = HashDelta.candidates(image.allocated(cancelled), image.sizeBytes(), hashes);
-             ChunkReader reader = new ChunkReader(image, candidates)) {
-            for (ChunkReader.Chunk chunk = reader.next(); chunk != null; chunk = reader.next()) {
-                try {
-                    for (HashDelta.Run run : HashDelta.plan(hashes, chunk.offset(), chunk.data(), chunk.length())) {
-                        int at = (int) (run.offset() - chunk.offset());
-                        bandwidth.take(run.length());
-                        copy.moved(run.length());
-                        SourcePart.Range range = run.action() == HashDelta.Action.ZERO
-                                ? new SourcePart.Range(run.offset(), run.length(), null, true, SourceSender.crcOfZeros(run.length()))
-                                : new SourcePart.Range(run.offset(), run.length(), ByteBuffer.wrap(chunk.data(), at, run.length()),
-                                        false, SourceSender.crc(ByteBuffer.wrap(chunk.data(), at, run.length())));
-                        if (run.action() == HashDelta.Action.ZERO) zeroBytes += run.length();
-                        else dataBytes += run.length();
-                        if (!sink.send(range)) return;
-                        ranges++;
-                    }
-                } finally {
-                    reader.release(chunk);
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw DomainException.aborted("interrupted while sending " + id);
+             // a piece is one chunk when chunks are bigger than a part: read as its digest, sent again in parts if it differs
+             ChunkReader reader = new ChunkReader(image, candidates, Math.max(SourceSender.CHUNK, hashes.chunkBytes()))) {
+            sent = SendLoop.send(image, reader, piece -> HashDelta.plan(hashes, piece), sink, bandwidth, copy, id, maxPart);
         }
-        sink.send(new SourcePart.Trailer(ranges, dataBytes));
-        long read = toRead, data = dataBytes, zeros = zeroBytes, sent = ranges;
+        if (!sent.complete()) return;
+        sink.send(new SourcePart.Trailer(sent.ranges(), sent.dataBytes()));
+        long read = toRead;
         LOG.info(() -> "sent " + id + " to " + peer + " by checksums against " + hashes.baseSnapshotId() + " (" + hashes.indexes().length
-                + " digests of " + hashes.chunkBytes() + "-byte chunks): " + data + " data bytes and " + zeros + " of zeros in " + sent
-                + " ranges, of " + read + " bytes compared, in " + (System.nanoTime() - started) / 1_000_000 + " ms");
+                + " digests of " + hashes.chunkBytes() + "-byte chunks): " + sent.dataBytes() + " data bytes and " + sent.zeroBytes()
+                + " of zeros in " + sent.ranges() + " ranges, of " + read + " bytes compared, in " + (System.nanoTime() - started) / 1_000_000 + " ms");
     }
 }

@@ -24,10 +24,15 @@ public record ChunkHashes(String baseSnapshotId, int chunkBytes, long[] indexes,
     public static final int DIGEST = 32;
     /** The finest chunk: a few 4 KiB writes cost this much each on the wire, not the extent-exact delta's 4 KiB. */
     public static final int MIN_CHUNK = 64 << 10;
-    /** The coarsest: one stream message ({@link SourceSender#CHUNK}), which every chunk size divides. */
-    public static final int MAX_CHUNK = SourceSender.CHUNK;
+    /**
+     * The coarsest: 4 TiB allocated at {@link #MAX_CHUNKS} chunks; more gets a full copy. A chunk bigger than one stream
+     * part ({@link SourceSender#CHUNK}) is hashed and sent in parts, never held whole in memory.
+     */
+    public static final int MAX_CHUNK = 64 << 20;
     /** Chunks listed at most: 40 bytes each on the wire, so about 2.5 MiB, under gRPC's 4 MiB message limit. */
     public static final int MAX_CHUNKS = 1 << 16;
+    /** The chunk sizes from {@link #MIN_CHUNK} to {@link #MAX_CHUNK}, doubling. */
+    static final int SIZES = Integer.numberOfTrailingZeros(MAX_CHUNK / MIN_CHUNK) + 1;
 
     public ChunkHashes {
         if (Integer.bitCount(chunkBytes) != 1 || chunkBytes < MIN_CHUNK || chunkBytes > MAX_CHUNK) {
@@ -61,65 +66,104 @@ public record ChunkHashes(String baseSnapshotId, int chunkBytes, long[] indexes,
 
     /** How many chunks of {@code size} the ranges (ascending, not overlapping) touch. */
     static long touched(long[][] ranges, int size) {
-        long count = 0;
-        long last = -1;
-        for (long[] r : ranges) {
-            long first = Math.max(r[0] / size, last + 1);
-            long end = (r[0] + r[1] - 1) / size;
-            if (end >= first) count += end - first + 1;
-            last = Math.max(last, end);
+        Touched t = new Touched();
+        for (long[] r : ranges) t.add(r[0], r[1]);
+        return t.count(size);
+    }
+
+    /**
+     * The chunks of every size that ranges added in ascending order touch, counted as they come: the extent map is
+     * walked once to choose the size, in memory bounded whatever its length.
+     */
+    static final class Touched {
+        private final long[] count = new long[SIZES];
+        private final long[] last = new long[SIZES];
+
+        Touched() { Arrays.fill(last, -1); }
+
+        void add(long offset, long length) {
+            if (length <= 0) return;
+            for (int k = 0; k < SIZES; k++) {
+                long size = (long) MIN_CHUNK << k;
+                long first = Math.max(offset / size, last[k] + 1), end = (offset + length - 1) / size;
+                if (end >= first) count[k] += end - first + 1;
+                last[k] = Math.max(last[k], end);
+            }
         }
-        return count;
+
+        long count(int size) { return count[Integer.numberOfTrailingZeros(size / MIN_CHUNK)]; }
+
+        /** Whether even the coarsest chunk is touched more than {@link #MAX_CHUNKS} times: no list can hold it. */
+        boolean tooMany() { return count[SIZES - 1] > MAX_CHUNKS; }
     }
 
     /**
      * The digests of {@code image} (the receiver's replica of {@code baseSnapshotId}): its allocated ranges read chunk
-     * by chunk, zero chunks left out. Null when the image is too big to list at the coarsest chunk (a full copy instead).
+     * by chunk in parts of at most {@link SourceSender#CHUNK}, zero chunks left out. Null when the image is too big to
+     * list at the coarsest chunk (a full copy instead). Two walks of the extent map: the chunk size, then the digests.
      */
     public static ChunkHashes of(String baseSnapshotId, SourceImage image, BooleanSupplier cancelled) {
-        // the allocated ranges widened to the finest chunks and joined: what any chunk size touches, in bounded memory
-        java.util.List<long[]> held = new java.util.ArrayList<>();
+        Touched touched = new Touched();
         try (RangeCursor allocated = image.allocated(cancelled)) {
             for (RangeCursor.Range r = allocated.next(); r != null; r = allocated.next()) {
-                long from = r.offset() / MIN_CHUNK * MIN_CHUNK, to = Math.ceilDiv(r.end(), MIN_CHUNK) * MIN_CHUNK;
-                long[] last = held.isEmpty() ? null : held.getLast();
-                if (last != null && from <= last[0] + last[1]) {
-                    last[1] = Math.max(last[1], to - last[0]);
-                } else if (held.size() == (MAX_CHUNK / MIN_CHUNK) * MAX_CHUNKS) {
-                    return null;                                   // more runs than the coarsest list could hold chunks
-                } else {
-                    held.add(new long[] {from, to - from});
+                touched.add(r.offset(), Math.min(r.end(), image.sizeBytes()) - r.offset());
+                if (touched.tooMany()) return null;
+            }
+        }
+        int size = chunkSize(touched::count);
+        return size == 0 ? null : of(baseSnapshotId, image, cancelled, size, touched.count(size));
+    }
+
+    /** The digests of {@code image} in chunks of {@code size}, {@code most} at most (the chunks its ranges touch). */
+    static ChunkHashes of(String baseSnapshotId, SourceImage image, BooleanSupplier cancelled, int size, long most) {
+        if (most > MAX_CHUNKS) throw new IllegalArgumentException(most + " chunks; at most " + MAX_CHUNKS);
+        long[] indexes = new long[(int) most];
+        byte[] digests = new byte[indexes.length * DIGEST];
+        MessageDigest sha = sha256();
+        ByteBuffer buffer = ByteBuffer.allocate(Math.min(size, SourceSender.CHUNK));
+        int listed = 0;
+        long last = -1;
+        try (RangeCursor allocated = image.allocated(cancelled)) {
+            for (RangeCursor.Range r = allocated.next(); r != null; r = allocated.next()) {
+                long end = Math.min(r.end(), image.sizeBytes());
+                for (long i = Math.max(r.offset() / size, last + 1); end > r.offset() && i <= (end - 1) / size; i++) {
+                    if (cancelled.getAsBoolean()) throw new java.util.concurrent.CancellationException("hashing " + baseSnapshotId);
+                    last = i;
+                    if (listed == indexes.length) throw new IllegalStateException(baseSnapshotId + "'s extent map changed while hashed");
+                    long offset = i * size;
+                    if (digest(image, offset, (int) Math.min(size, image.sizeBytes() - offset), buffer, sha, digests, listed * DIGEST)) {
+                        indexes[listed++] = i;
+                    }
                 }
             }
         }
-        long[][] ranges = held.toArray(long[][]::new);
-        int size = chunkSize(s -> touched(ranges, s));
-        if (size == 0) return null;
-        long[] indexes = new long[(int) touched(ranges, size)];
-        byte[] digests = new byte[indexes.length * DIGEST];
-        MessageDigest sha = sha256();
-        ByteBuffer buffer = ByteBuffer.allocate(size);
-        int listed = 0;
-        long last = -1;
-        for (long[] r : ranges) {
-            for (long i = Math.max(r[0] / size, last + 1); i <= (r[0] + r[1] - 1) / size; i++) {
-                if (cancelled.getAsBoolean()) throw new java.util.concurrent.CancellationException("hashing " + baseSnapshotId);
-                last = i;
-                long offset = i * size;
-                int length = (int) Math.min(size, image.sizeBytes() - offset);
-                if (length <= 0) break;
-                buffer.clear().limit(length);
-                int read = image.read(buffer, offset);
-                byte[] bytes = buffer.array();
-                if (read < length) Arrays.fill(bytes, read, length, (byte) 0);
-                if (SourceSender.isZero(bytes, length)) continue;   // reads as zeros: not listed
-                sha.update(bytes, 0, length);
-                indexes[listed] = i;
-                System.arraycopy(sha.digest(), 0, digests, listed * DIGEST, DIGEST);
-                listed++;
-            }
-        }
         return new ChunkHashes(baseSnapshotId, size, Arrays.copyOf(indexes, listed), Arrays.copyOf(digests, listed * DIGEST));
+    }
+
+    /**
+     * Reads {@code length} bytes at {@code offset} in parts of {@code buffer}'s capacity (past the image's end: zeros);
+     * false when they all read as zeros, else true with their SHA-256 written to {@code into} at {@code at}.
+     */
+    static boolean digest(SourceImage image, long offset, int length, ByteBuffer buffer, MessageDigest sha, byte[] into, int at) {
+        sha.reset();
+        boolean zero = true;
+        for (int done = 0; done < length; ) {
+            int n = Math.min(buffer.capacity(), length - done);
+            buffer.clear().limit(n);
+            int read = Math.max(0, image.read(buffer, offset + done));
+            byte[] bytes = buffer.array();
+            if (read < n) Arrays.fill(bytes, read, n, (byte) 0);
+            zero = zero && SourceSender.isZero(bytes, n);
+            sha.update(bytes, 0, n);
+            done += n;
+        }
+        if (zero) return false;
+        try {
+            sha.digest(into, at, DIGEST);
+        } catch (java.security.DigestException e) {
+            throw new IllegalStateException("a SHA-256 digest is 32 bytes", e);
+        }
+        return true;
     }
 
     static MessageDigest sha256() {

@@ -11,14 +11,23 @@ import java.util.concurrent.TimeUnit;
 /**
  * Reads a source's ranges in chunks ahead of the sender, on {@link #READERS} threads of its own, so the disk is read
  * while earlier chunks are on the wire (and several reads are in flight: a sparse image's ranges are scattered). Chunks
- * come out in no particular order (each carries its offset); at most {@link #BUFFERS} are held at once.
+ * come out in no particular order (each carries its offset); at most {@link #BUFFERS} are held at once. Pieces bigger
+ * than a buffer (a resync by checksums with chunks above {@link SourceSender#CHUNK}) are read through a buffer and
+ * come out as their SHA-256 and whether they are zeros, without their bytes: the sender reads again what it sends.
  */
 final class ChunkReader implements AutoCloseable {
     static final int READERS = 2;
     static final int BUFFERS = 6;
 
-    /** One chunk: its bytes (a buffer of the pool, returned by {@link #release}), whether it reads as zeros, its CRC32C. */
-    record Chunk(long offset, int length, byte[] data, boolean zero, int crc) {}
+    /**
+     * One chunk: its bytes (a buffer of the pool, returned by {@link #release}), whether it reads as zeros, its CRC32C;
+     * for a piece bigger than a buffer, no bytes (null) and no CRC32C but its SHA-256 ({@code digest}, else null).
+     */
+    record Chunk(long offset, int length, byte[] data, boolean zero, int crc, byte[] digest) {
+        Chunk(long offset, int length, byte[] data, boolean zero, int crc) {
+            this(offset, length, data, zero, crc, null);
+        }
+    }
 
     private static final Chunk END = new Chunk(-1, 0, null, false, 0);
 
@@ -32,10 +41,18 @@ final class ChunkReader implements AutoCloseable {
     private long at;
     private int ended;
     private final Thread[] readers = new Thread[READERS];
+    private final int pieceBytes;
 
     ChunkReader(SourceImage image, RangeCursor cursor) {
+        this(image, cursor, SourceSender.CHUNK);
+    }
+
+    /** Pieces of at most {@code pieceBytes}; above {@link SourceSender#CHUNK}, digested and not held. */
+    ChunkReader(SourceImage image, RangeCursor cursor, int pieceBytes) {
+        if (pieceBytes <= 0) throw new IllegalArgumentException("pieces of " + pieceBytes + " bytes");
         this.image = image;
         this.cursor = cursor;
+        this.pieceBytes = pieceBytes;
         for (int i = 0; i < BUFFERS; i++) free.add(new byte[SourceSender.CHUNK]);
         for (int i = 0; i < READERS; i++) readers[i] = Thread.ofVirtual().name("csi4j-read-" + i).start(this::read);
     }
@@ -52,7 +69,7 @@ final class ChunkReader implements AutoCloseable {
 
     /** Gives a chunk's buffer back for the readers to fill again. */
     void release(Chunk chunk) {
-        free.offer(chunk.data());
+        if (chunk.data() != null) free.offer(chunk.data());
     }
 
     private void read() {
@@ -66,6 +83,10 @@ final class ChunkReader implements AutoCloseable {
                     break;
                 }
                 int length = (int) next[1];
+                if (length > buffer.length) {
+                    ready.put(digested(next[0], length, buffer));
+                    continue;
+                }
                 int read = image.read(ByteBuffer.wrap(buffer, 0, length), next[0]);
                 if (read < length) Arrays.fill(buffer, read, length, (byte) 0);   // past the image's end: zeros
                 boolean zero = SourceSender.isZero(buffer, length);
@@ -85,14 +106,25 @@ final class ChunkReader implements AutoCloseable {
         }
     }
 
-    /** The next piece of at most one chunk, {offset, length}, or null at the end. */
+    /** A piece bigger than a buffer, read through {@code buffer} (given back): its SHA-256 when it is not zeros. */
+    private Chunk digested(long offset, int length, byte[] buffer) {
+        try {
+            byte[] digest = new byte[ChunkHashes.DIGEST];
+            boolean data = ChunkHashes.digest(image, offset, length, ByteBuffer.wrap(buffer), ChunkHashes.sha256(), digest, 0);
+            return new Chunk(offset, length, null, !data, 0, data ? digest : null);
+        } finally {
+            free.offer(buffer);
+        }
+    }
+
+    /** The next piece of at most {@code pieceBytes}, {offset, length}, or null at the end. */
     private synchronized long[] nextPiece() {
         while (range == null || at >= range.end()) {
             range = cursor.next();
             if (range == null) return null;
             at = range.offset();
         }
-        long length = Math.min(SourceSender.CHUNK, range.end() - at);
+        long length = Math.min(pieceBytes, range.end() - at);
         long[] piece = {at, length};
         at += length;
         return piece;

@@ -65,7 +65,23 @@ final class HashDelta {
         return runs;
     }
 
-    private static final byte[] ZEROS = new byte[ChunkHashes.MAX_CHUNK];
+    /**
+     * The runs to send of one piece {@link ChunkReader} read: its bytes as {@link #plan(ChunkHashes, long, byte[], int)}
+     * plans them, or, for a piece read as its digest only (a chunk bigger than a stream part), that one chunk by its
+     * digest: sent whole as data (the sender reads it again, in parts) or as zeros, or nothing.
+     */
+    static List<Run> plan(ChunkHashes hashes, ChunkReader.Chunk piece) {
+        if (piece.data() != null) return plan(hashes, piece.offset(), piece.data(), piece.length());
+        int size = hashes.chunkBytes();
+        if (piece.offset() % size != 0 || piece.length() > size) {
+            throw new IllegalArgumentException("piece " + piece.offset() + "+" + piece.length() + " is not one chunk of " + size);
+        }
+        Action action = decide(piece.zero(), hashes.digest(piece.offset() / size), piece.digest());
+        return action == Action.SKIP ? List.of() : List.of(new Run(piece.offset(), piece.length(), action));
+    }
+
+    /** Pieces with their bytes are at most one stream part. */
+    private static final byte[] ZEROS = new byte[SourceSender.CHUNK];
 
     /**
      * The ranges the sender reads, ascending and joined, computed as they are pulled (never the whole map in memory):

@@ -15,7 +15,7 @@ import io.csi4j.driver.model.State;
 import io.csi4j.driver.volume.Volumes;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.Comparator;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.logging.Logger;
@@ -98,35 +98,18 @@ public final class SourceSender {
                 if (!headerSent) held.ifPresent(HeldRanges::close);   // its files stay open only for the loop below
             }
             if (!headerSent) return;
-            long ranges = 0;
-            long dataBytes = 0;
-            long sendingNanos = 0;
             long started = System.nanoTime();
+            SendLoop.Sent sent;
+            // each piece read whole: its data, or its zeros (left out of a full copy: the receiver's image is zeros there)
+            SendLoop.Plan plan = piece -> List.of(new HashDelta.Run(piece.offset(), piece.length(), !piece.zero() ? HashDelta.Action.DATA
+                    : base.isEmpty() ? HashDelta.Action.SKIP : HashDelta.Action.ZERO));
             try (RangeCursor cursor = held.isPresent() ? held.get() : ranges(image, base, sourceVolumeId, id, cancelled); ChunkReader reader = new ChunkReader(image, cursor)) {
-                for (ChunkReader.Chunk chunk = reader.next(); chunk != null; chunk = reader.next()) {
-                    try {
-                        bandwidth.take(chunk.length());
-                        copy.moved(chunk.length());
-                        if (chunk.zero() && base.isEmpty()) continue;   // the receiver's image is zeros there already
-                        // no copy: the sink is done with the buffer when send returns, before the buffer is released
-                        var range = new SourcePart.Range(chunk.offset(), chunk.length(),
-                                chunk.zero() ? null : ByteBuffer.wrap(chunk.data(), 0, chunk.length()), chunk.zero(), chunk.crc());
-                        if (!chunk.zero()) dataBytes += chunk.length();
-                        long sending = System.nanoTime();
-                        if (!sink.send(range)) return;
-                        sendingNanos += System.nanoTime() - sending;
-                        ranges++;
-                    } finally {
-                        reader.release(chunk);
-                    }
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw DomainException.aborted("interrupted while sending " + id);
+                sent = SendLoop.send(reader, plan, sink, bandwidth, copy, id);
             }
-            sink.send(new SourcePart.Trailer(ranges, dataBytes));
-            LOG.info("sent " + id + " to " + peer + ": " + ranges + " ranges in " + (System.nanoTime() - started) / 1_000_000
-                    + " ms (" + sendingNanos / 1_000_000 + " ms of it handing chunks to gRPC, while " + ChunkReader.READERS
+            if (!sent.complete()) return;
+            sink.send(new SourcePart.Trailer(sent.ranges(), sent.dataBytes()));
+            LOG.info("sent " + id + " to " + peer + ": " + sent.ranges() + " ranges in " + (System.nanoTime() - started) / 1_000_000
+                    + " ms (" + sent.sendingNanos() / 1_000_000 + " ms of it handing chunks to gRPC, while " + ChunkReader.READERS
                     + " threads read ahead)");
         }
     }
@@ -175,7 +158,11 @@ public final class SourceSender {
         return (int) crc.getValue();
     }
 
-    static int crcOfZeros(int length) {
-        return crc(ZEROS, length);
+    /** The CRC32C of {@code length} zero bytes, any length (a range of zeros may span chunks bigger than a part). */
+    static int crcOfZeros(long length) {
+        if (length <= CHUNK) return crc(ZEROS, (int) length);
+        CRC32C crc = new CRC32C();
+        for (long left = length; left > 0; left -= CHUNK) crc.update(ZEROS, 0, (int) Math.min(CHUNK, left));
+        return (int) crc.getValue();
     }
 }

@@ -150,8 +150,7 @@ public final class VolumeImports {
     public Pulled pullPoint(String volumeId, String pointId, SourceNode source, boolean imageIsBase) {
         DataMover mover = engine.capability(DataMover.class).orElseThrow(() -> DomainException.precondition(
                 "the " + engine.name() + " engine of node '" + nodeId + "' cannot hold replicas (the image engine can)"));
-        List<Replica> held = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(volumeId))
-                .sorted(java.util.Comparator.comparing(Replica::snapshotId)).toList();
+        List<Replica> held = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(volumeId)).toList();
         if (held.isEmpty() && imageIsBase) {
             Optional<StillImage> still = mover.stillImage(volumeId);
             if (still.isPresent()) {
@@ -169,7 +168,8 @@ public final class VolumeImports {
         Pulled pulled = pull(volumeId, pointId, source, held, null, null, held.isEmpty());
         if (pulled != null) return pulled;
         long started = System.nanoTime();
-        Replica old = held.getLast();
+        // the newest point held (kept last here): the fewest chunks differ; the header must name it (pull checks)
+        Replica old = NewestReplica.of(held.stream().map(r -> new NewestReplica.Kept(r, mover.keptAt(r))).toList()).orElseThrow();
         ChunkHashes hashes = hashes(mover, old);
         LOG.info(() -> "node '" + source.nodeId() + "' holds none of this node's points of " + volumeId + ": resync of " + pointId
                 + (hashes == null ? " whole: its replica " + old.snapshotId() + " has more chunks than a list holds"

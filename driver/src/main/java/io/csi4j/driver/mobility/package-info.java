@@ -9,6 +9,9 @@
  *       picks (an id the receiver offers and this node holds: one of its snapshots, or its replica of one); the ranges
  *       are found in one walk of the extent maps, held by {@link io.csi4j.driver.mobility.HeldRanges} so their total is
  *       known before the first is sent.</li>
+ *   <li>{@link io.csi4j.driver.mobility.SendLoop}: the one loop both senders put ranges on the wire with (framing,
+ *       CRC32C, the bandwidth limit, progress, a receiver gone); a sender only decides what each piece read becomes
+ *       (data, zeros to punch, nothing).</li>
  *   <li>{@link io.csi4j.driver.mobility.ChecksumSender}: the sending side when there is no common base but the receiver
  *       holds an old point of the volume: the receiver's {@link io.csi4j.driver.mobility.ChunkHashes} (SHA-256 of its
  *       chunks), and {@link io.csi4j.driver.mobility.HashDelta}'s rules of what differs (a resync by checksums). A fenced

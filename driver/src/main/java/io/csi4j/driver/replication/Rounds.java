@@ -64,6 +64,8 @@ public final class Rounds {
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
     /** When each secondary here last tried a round (System.nanoTime); a volume first seen counts from then. */
     private final Map<String, Long> lastTry = new ConcurrentHashMap<>();
+    /** Each secondary's rounds that failed in a row here: the next is tried sooner ({@link RoundDeadline}). */
+    private final Map<String, Integer> failedInARow = new ConcurrentHashMap<>();
 
     /**
      * One replica of this node, whether a round of it is due, and for a FENCED copy whether it is in use here (staged or
@@ -85,7 +87,8 @@ public final class Rounds {
                 continue;
             }
             long last = lastTry.computeIfAbsent(h.id().toString(), k -> now);
-            long wait = RoundDeadline.waitAfterStart(h.interval().get(), log.last(h.id().toString()).map(RoundLog.Round::took)).toNanos();
+            long wait = RoundDeadline.waitAfterStart(h.interval().get(), log.last(h.id().toString()).map(RoundLog.Round::took),
+                    failedInARow.getOrDefault(h.id().toString(), 0)).toNanos();
             boolean due = h.state().role() == ReplicaState.Role.SECONDARY && now - last >= wait;
             entries.add(new Entry(h.id(), h.state(), due, h.state().role() == ReplicaState.Role.FENCED && inUse(h.id())));
         }
@@ -297,6 +300,17 @@ public final class Rounds {
 
     /** On a secondary: one round, or with {@code promoteEpoch > 0} the last step of a handoff to this node. */
     public Pulled pull(ReplicatedVolumeId id, Primary primary, long promoteEpoch) {
+        try {
+            Pulled pulled = pullLocked(id, primary, promoteEpoch);
+            failedInARow.remove(id.toString());
+            return pulled;
+        } catch (RuntimeException e) {
+            failedInARow.merge(id.toString(), 1, Integer::sum);     // tried again sooner than the interval (RoundDeadline)
+            throw e;
+        }
+    }
+
+    private Pulled pullLocked(ReplicatedVolumeId id, Primary primary, long promoteEpoch) {
         return locked(id, () -> {
             ReplicaState s = state(id);
             if (s.writable()) {
@@ -498,6 +512,7 @@ public final class Rounds {
             engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
             states.delete(id);
             lastTry.remove(id.toString());
+            failedInARow.remove(id.toString());
             kept.keySet().removeIf(k -> k.startsWith(id + "@"));
             log.forget(id.toString());
             return null;

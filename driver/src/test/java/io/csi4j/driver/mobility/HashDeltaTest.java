@@ -184,16 +184,34 @@ class HashDeltaTest {
         assertEquals(K64, ChunkHashes.chunkSize(size -> (4L << 30) / size));          // 4 GiB: 65536 chunks of 64 KiB
         assertEquals(4 * K64, ChunkHashes.chunkSize(size -> (10L << 30) / size));    // 10 GiB: 256 KiB chunks
         assertEquals(MIB, ChunkHashes.chunkSize(size -> (64L << 30) / size));
-        assertEquals(0, ChunkHashes.chunkSize(size -> (65L << 30) / size));          // more: a full copy
+        // past 64 GiB the chunk keeps doubling, bigger than one stream part, up to 64 MiB: 4 TiB allocated
+        record Row(long allocated, int chunk) {}
+        for (Row row : List.of(new Row(65L << 30, 2 * MIB), new Row(100L << 30, 2 * MIB), new Row(128L << 30, 2 * MIB),
+                new Row((128L << 30) + 1, 4 * MIB), new Row(1L << 40, 16 * MIB), new Row(4L << 40, 64 * MIB),
+                new Row((4L << 40) + 1, 0))) {                                         // more: a full copy
+            assertEquals(row.chunk(), ChunkHashes.chunkSize(size -> Math.ceilDiv(row.allocated(), size)), row.allocated() + " bytes allocated");
+        }
+        assertEquals(64 * MIB, ChunkHashes.MAX_CHUNK);
         long[][] ranges = {{0, 10}, {K64 - 1, 2}, {3L * K64, K64}};
         assertEquals(3, ChunkHashes.touched(ranges, K64));
+        assertEquals(1, ChunkHashes.touched(ranges, 4 * K64));
+        // counted as the extent map is walked, every size at once: 100 GiB in 4 KiB extents 1.5 MiB apart
+        var touched = new ChunkHashes.Touched();
+        long extents = (100L << 30) / (3 * MIB / 2);
+        for (long i = 0; i < extents; i++) touched.add(i * (3 * MIB / 2), 4096);
+        assertEquals(extents, touched.count(MIB), "each in a 1 MiB chunk of its own");
+        assertEquals(2 * MIB, ChunkHashes.chunkSize(touched::count), extents + " extents: " + touched.count(2 * MIB) + " 2 MiB chunks");
+        assertEquals(false, touched.tooMany());
+        var huge = new ChunkHashes.Touched();
+        huge.add(0, (4L << 40) + 1);
+        assertEquals(true, huge.tooMany(), "more than 4 TiB allocated: no list");
     }
 
     @Test
     void aBadListIsRefused() {
         byte[] d = new byte[64];
         assertThrows(DomainException.class, () -> new ChunkHashes("p", 3 * K64, new long[] {0}, new byte[32]));
-        assertThrows(DomainException.class, () -> new ChunkHashes("p", 2 * MIB, new long[] {0}, new byte[32]));
+        assertThrows(DomainException.class, () -> new ChunkHashes("p", 2 * ChunkHashes.MAX_CHUNK, new long[] {0}, new byte[32]));
         assertThrows(DomainException.class, () -> new ChunkHashes("p", K64, new long[] {1, 1}, d));
         assertThrows(DomainException.class, () -> new ChunkHashes("p", K64, new long[] {1, 2}, new byte[63]));
         assertNull(new ChunkHashes("p", K64, new long[] {1, 3}, d).digest(2));

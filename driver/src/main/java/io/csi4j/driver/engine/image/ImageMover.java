@@ -160,6 +160,21 @@ final class ImageMover implements DataMover {
         });
     }
 
+    /** The replica file's modification time: its data was last written by the round that kept it (a hard link of the
+     * built image is never written again: whatever writes the image first makes it its own file, {@link ImagePool#ownImage}). */
+    @Override
+    public Instant keptAt(Replica replica) {
+        return translate("reading when replica " + replica + " was kept", () -> {
+            try {
+                return Files.getLastModifiedTime(replicaFile(replica), java.nio.file.LinkOption.NOFOLLOW_LINKS).toInstant();
+            } catch (java.nio.file.NoSuchFileException e) {
+                throw StorageException.notFound("replica " + replica + " does not exist on this node");
+            } catch (IOException e) {
+                throw new UncheckedIOException("reading the modification time of " + replicaFile(replica), e);
+            }
+        });
+    }
+
     @Override
     public SourceImage openReplica(Replica replica) {
         return translate("opening replica " + replica + " to read", () -> {
