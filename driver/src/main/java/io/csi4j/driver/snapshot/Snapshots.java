@@ -16,8 +16,11 @@ import io.csi4j.driver.volume.Lifecycle;
 import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /** Single-volume snapshots: intent → effect (reflink or copy, frozen if mounted) → commit. */
 public final class Snapshots {
@@ -161,6 +164,23 @@ public final class Snapshots {
 
     public Page<SnapshotRecord> list(long afterSeq, int limit, SnapshotFilter filter) {
         return catalog.snapshots().page(afterSeq, limit, filter);
+    }
+
+    /**
+     * Every READY snapshot a CO named here (not a replication point, not a group member) whose source {@code source}
+     * accepts: what the controller compares across a replicated volume's nodes to find two of one name.
+     */
+    public List<SnapshotRecord> named(Predicate<String> source) {
+        List<SnapshotRecord> named = new ArrayList<>();
+        long after = 0;
+        Page<SnapshotRecord> page;
+        do {
+            page = list(after, 1000, SnapshotFilter.ALL);
+            page.items().stream().filter(s -> s.state() == State.READY && s.groupSnapshotId() == null && s.name() != null
+                    && !isPoint(s.name()) && source.test(s.sourceVolumeId())).forEach(named::add);
+            after = page.lastSeq();
+        } while (page.more());
+        return named;
     }
 
     /** READY snapshots of one keyset page; {@link Page#lastSeq()} continues after the rows left out too. */
