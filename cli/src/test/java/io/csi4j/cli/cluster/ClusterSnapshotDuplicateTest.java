@@ -17,6 +17,8 @@ import io.csi4j.proto.csi.DeleteVolumeRequest;
 import io.csi4j.proto.csi.ListSnapshotsRequest;
 import io.csi4j.proto.csi.Snapshot;
 import io.csi4j.proto.csi.VolumeContentSource;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -52,6 +54,49 @@ class ClusterSnapshotDuplicateTest {
                 .findSnapshot(FindSnapshotRequest.newBuilder().setName(name).build()).getSnapshotId();
     }
 
+    /** Restored into an ordinary volume on {@code node} (the snapshot's), mounted there: the 1000 records, byte-identical. */
+    static void assertRestores(Snapshot snapshot, String node, String name) throws Exception {
+        String restored = f.csi().createVolume(CreateVolumeRequest.newBuilder().setName(name).addVolumeCapabilities(ext4())
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(64 * ReplicaFixture.MIB))
+                .setVolumeContentSource(VolumeContentSource.newBuilder().setSnapshot(VolumeContentSource.SnapshotSource.newBuilder()
+                        .setSnapshotId(snapshot.getSnapshotId()))).build()).getVolume().getVolumeId();
+        try {
+            assertEquals(ObjectId.nodeTag(node), ObjectId.parse(ObjectId.Kind.VOLUME, restored).orElseThrow().nodeTag());
+            Path target = mount(node, restored);
+            try {
+                assertRecords(target.resolve("records"), 1000);
+            } finally {
+                f.unpublishAndUnstage(node, restored);
+            }
+        } finally {
+            f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(restored).build());
+        }
+    }
+
+    /** CreateSnapshot as a CO sends it: again after UNAVAILABLE (a node just back may not be heard yet), for a bounded time. */
+    static Snapshot retried(CreateSnapshotRequest request) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SWEEP_BOUND_S);
+        while (true) {
+            try {
+                return f.csi().createSnapshot(request).getSnapshot();
+            } catch (StatusRuntimeException e) {
+                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
+                System.out.println("CreateSnapshot UNAVAILABLE, retried: " + e.getStatus().getDescription());
+                Thread.sleep(1000);
+            }
+        }
+    }
+
+    /** Waits until {@code node} holds no snapshot of {@code name}; the seconds it took from {@code since}. */
+    static double awaitSwept(String node, String name, long since, String what) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SWEEP_BOUND_S);
+        while (!heldOn(node, name).isEmpty()) {
+            if (System.nanoTime() > deadline) throw new AssertionError(what + " still there " + SWEEP_BOUND_S + " s later");
+            Thread.sleep(250);
+        }
+        return (System.nanoTime() - since) / 1e9;
+    }
+
     @Test
     void aRetryWhileTheHolderIsSilentCutsASecondOneAndTheOlderIsSweptWhenItAnswers() throws Exception {
         String id = f.csi().createVolume(ReplicaFixture.replicated("dup-rep", 2, 64 * ReplicaFixture.MIB)).getVolume().getVolumeId();
@@ -85,36 +130,66 @@ class ClusterSnapshotDuplicateTest {
         // both nodes hold the name: a retry answers the newest, b's
         assertEquals(onB, f.csi().createSnapshot(request).getSnapshot());
 
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SWEEP_BOUND_S);
-        while (!heldOn(a, "dup").isEmpty()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("a's older duplicate " + onA.getSnapshotId()
-                    + " still there " + SWEEP_BOUND_S + " s after its agent answered again");
-            Thread.sleep(250);
-        }
+        double swept = awaitSwept(a, "dup", resumed, "a's older duplicate " + onA.getSnapshotId());
         System.out.printf("older duplicate %s on %s swept %.1f s after SIGCONT; %s on %s kept%n", onA.getSnapshotId(), a,
-                (System.nanoTime() - resumed) / 1e9, onB.getSnapshotId(), b);
+                swept, onB.getSnapshotId(), b);
         assertEquals(onB.getSnapshotId(), heldOn(b, "dup"), "the newest stays");
         assertEquals(onB, f.csi().createSnapshot(request).getSnapshot(), "the retry answers b's again");
         assertEquals(List.of(onB.getSnapshotId()), f.csi().listSnapshots(ListSnapshotsRequest.newBuilder().setSourceVolumeId(id).build())
                 .getEntriesList().stream().map(e -> e.getSnapshot().getSnapshotId()).toList());
 
-        // b's restores every record, byte-identical (an ordinary volume on b, the snapshot's node)
-        String restored = f.csi().createVolume(CreateVolumeRequest.newBuilder().setName("dup-restore").addVolumeCapabilities(ext4())
-                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(64 * ReplicaFixture.MIB))
-                .setVolumeContentSource(VolumeContentSource.newBuilder().setSnapshot(VolumeContentSource.SnapshotSource.newBuilder()
-                        .setSnapshotId(onB.getSnapshotId()))).build()).getVolume().getVolumeId();
+        assertRestores(onB, b, "dup-restore");                // b's restores every record, byte-identical
+        f.csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(onB.getSnapshotId()).build());
+        f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+    }
+
+    /**
+     * Two silences in turn: the retry cut on B while A was silent is lost too; then B is silent and A back, and a second
+     * retry is answered with A's, which the CO records. When B answers again the sweep must delete B's (created later,
+     * answered earlier), not the one the CO holds: the one answered last is the newest.
+     */
+    @Test
+    void theOneAnsweredLastIsKeptThoughCreatedFirst() throws Exception {
+        String id = f.csi().createVolume(ReplicaFixture.replicated("dup2-rep", 2, 64 * ReplicaFixture.MIB)).getVolume().getVolumeId();
+        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
+        String a = parsed.tags().get(0);
+        String b = parsed.tags().get(1);
+        writeRecords(mount(a, id).resolve("records"), 0, 1000);
+        f.unpublishAndUnstage(a, id);
+        var request = CreateSnapshotRequest.newBuilder().setSourceVolumeId(id).setName("dup2").build();
+        Snapshot onA = f.csi().createSnapshot(request).getSnapshot();
+        mount(b, id);                                       // the handoff
+        f.unpublishAndUnstage(b, id);
+
+        var agentA = f.cluster.agent(a);
+        var agentB = f.cluster.agent(b);
+        Snapshot onB;
+        Snapshot recorded;
+        agentA.child.signal("STOP");
         try {
-            assertEquals(ObjectId.nodeTag(b), ObjectId.parse(ObjectId.Kind.VOLUME, restored).orElseThrow().nodeTag());
-            Path target = mount(b, restored);
+            onB = f.csi().createSnapshot(request).getSnapshot();      // its answer "lost": the CO retries
+            assertEquals(ObjectId.nodeTag(b), ownerTag(onB.getSnapshotId()));
+            agentB.child.signal("STOP");
             try {
-                assertRecords(target.resolve("records"), 1000);
+                agentA.child.signal("CONT");
+                recorded = retried(request);                             // only a answers: its own, recorded
+                assertEquals(onA.getSnapshotId(), recorded.getSnapshotId());
             } finally {
-                f.unpublishAndUnstage(b, restored);
+                agentB.child.signal("CONT");
             }
         } finally {
-            f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(restored).build());
+            agentA.child.signal("CONT");                              // a no-op when it runs already
         }
-        f.csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(onB.getSnapshotId()).build());
+        long resumed = System.nanoTime();
+        double swept = awaitSwept(b, "dup2", resumed, "b's duplicate " + onB.getSnapshotId() + " (answered earlier)");
+        System.out.printf("duplicate %s on %s, created later but answered earlier, swept %.1f s after SIGCONT; %s on %s kept%n",
+                onB.getSnapshotId(), b, swept, onA.getSnapshotId(), a);
+        assertEquals(onA.getSnapshotId(), heldOn(a, "dup2"), "the snapshot the CO recorded stays");
+        assertEquals(onA.getSnapshotId(), f.csi().createSnapshot(request).getSnapshot().getSnapshotId());
+        assertEquals(List.of(onA.getSnapshotId()), f.csi().listSnapshots(ListSnapshotsRequest.newBuilder().setSourceVolumeId(id).build())
+                .getEntriesList().stream().map(e -> e.getSnapshot().getSnapshotId()).toList());
+        assertRestores(onA, a, "dup2-restore");
+        f.csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(onA.getSnapshotId()).build());
         f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
     }
 }

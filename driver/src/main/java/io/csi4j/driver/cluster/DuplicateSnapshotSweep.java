@@ -57,7 +57,7 @@ final class DuplicateSnapshotSweep {
                 byNode.put(agent.nodeId(), agent);
                 answered.add(agent.nodeId());
                 named.getSnapshotsList().forEach(s -> listed.add(new SnapshotDuplicates.Held(agent.nodeId(), s.getName(),
-                        s.getSnapshotId(), s.getSourceVolumeId(), Instant.EPOCH.plusNanos(s.getCreatedAtUnixNanos()))));
+                        s.getSnapshotId(), s.getSourceVolumeId(), Instant.EPOCH.plusNanos(s.getAnsweredAtUnixNanos()))));
             } catch (RuntimeException silent) {   // an older agent without the call, or silent: its volumes wait
                 LOG.fine(() -> "snapshots: " + agent.nodeId() + " did not list its named snapshots: " + silent.getMessage());
             }
@@ -67,10 +67,10 @@ final class DuplicateSnapshotSweep {
             try {
                 byNode.get(older.nodeId()).call(a -> a.controller().deleteSnapshot(
                         DeleteSnapshotRequest.newBuilder().setSnapshotId(older.snapshotId()).build()));
-                LOG.info(() -> "snapshots: deleted " + older.snapshotId() + " on node '" + older.nodeId() + "' (created "
-                        + older.createdAt() + "), an older snapshot named '" + older.name() + "' of " + older.sourceVolumeId()
-                        + " than " + d.kept().snapshotId() + " on node '" + d.kept().nodeId() + "' (created " + d.kept().createdAt()
-                        + "; kept: the CO holds or will hold the newest)");
+                LOG.info(() -> "snapshots: deleted " + older.snapshotId() + " on node '" + older.nodeId() + "' (answered "
+                        + older.answeredAt() + "), an older snapshot named '" + older.name() + "' of " + older.sourceVolumeId()
+                        + " than " + d.kept().snapshotId() + " on node '" + d.kept().nodeId() + "' (answered " + d.kept().answeredAt()
+                        + "; kept: the CO holds or will hold the one answered last)");
             } catch (RuntimeException failed) {
                 LOG.warning(() -> "snapshots: deleting the older duplicate " + older.snapshotId() + " named '" + older.name()
                         + "' on node '" + older.nodeId() + "' failed (tried again): " + failed.getMessage());

@@ -324,7 +324,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     public void findSnapshot(FindSnapshotRequest req, StreamObserver<FindSnapshotResponse> out) {
         var b = FindSnapshotResponse.newBuilder();
         snapshots.byName(req.getName()).ifPresent(s -> b.setSnapshotId(s.id()).setSourceVolumeId(s.sourceVolumeId())
-                .setCreatedAtUnixNanos(nanos(s.createdAt())));
+                .setAnsweredAtUnixNanos(nanos(s.updatedAt())));
         reply(out, b.build());
     }
 
@@ -333,7 +333,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         var b = ListNamedSnapshotsResponse.newBuilder();
         for (var s : snapshots.named(ReplicatedVolumeId::isReplicated)) {
             b.addSnapshots(NamedSnapshot.newBuilder().setName(s.name()).setSnapshotId(s.id())
-                    .setSourceVolumeId(s.sourceVolumeId()).setCreatedAtUnixNanos(nanos(s.createdAt())));
+                    .setSourceVolumeId(s.sourceVolumeId()).setAnsweredAtUnixNanos(nanos(s.updatedAt())));
         }
         reply(out, b.build());
     }

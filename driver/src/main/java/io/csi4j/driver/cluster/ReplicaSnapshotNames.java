@@ -43,7 +43,7 @@ final class ReplicaSnapshotNames {
             if (found.getSnapshotId().isEmpty()) return;
             byNode.put(agent.nodeId(), agent);
             holders.add(new SnapshotDuplicates.Held(agent.nodeId(), name, found.getSnapshotId(), found.getSourceVolumeId(),
-                    Instant.EPOCH.plusNanos(found.getCreatedAtUnixNanos())));
+                    Instant.EPOCH.plusNanos(found.getAnsweredAtUnixNanos())));
         });
         return SnapshotDuplicates.answer(source.toString(), holders).map(h -> byNode.get(h.nodeId()));
     }

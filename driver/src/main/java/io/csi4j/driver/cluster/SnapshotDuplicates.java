@@ -16,23 +16,26 @@ import java.util.TreeMap;
  * CreateSnapshot retried while the node holding the name was silent is cut again on the primary, since a degraded
  * volume keeps taking snapshots. A CO retries CreateSnapshot only while it has recorded no answer (the
  * external-snapshotter keeps the snapshot_id of the first successful answer, and csi4j's snapshots are ready at it), so
- * of several snapshots of one name and source the {@link #NEWEST newest} is the one the CO holds or will hold:
+ * of several snapshots of one name and source the one answered last (its creation, or a retry answered with it; each
+ * node keeps that time durably before it answers) is the one the CO holds or will hold: the {@link #NEWEST newest}.
+ * Creation time alone would not do: a retry answered with the older one while the newer one's node was silent is
+ * what the CO records then.
  * <ul>
  *   <li>CreateSnapshot answers the newest of those its answering nodes hold ({@link #answer});</li>
  *   <li>the sweep deletes the older ones once every node of the source answered in one tick ({@link #older}): never
  *       for names of different sources, never while a node of the source is silent (it may hold a newer one).</li>
  * </ul>
- * Creation times come from the nodes' clocks: the rule assumes they agree far better than the seconds between a
- * CreateSnapshot and its retry after a handoff. Pure: no state, no calls.
+ * The times come from the nodes' clocks: the rule assumes they agree far better than the seconds between a
+ * CreateSnapshot and its retry. Pure: no state, no calls.
  */
 final class SnapshotDuplicates {
     private SnapshotDuplicates() {}
 
-    /** One named snapshot as a node listed it. */
-    record Held(String nodeId, String name, String snapshotId, String sourceVolumeId, Instant createdAt) {}
+    /** One named snapshot as a node listed it, with when that node last answered a CreateSnapshot with it. */
+    record Held(String nodeId, String name, String snapshotId, String sourceVolumeId, Instant answeredAt) {}
 
-    /** Older first; equal creation times by snapshot id, so every tick and every retry picks the same one. */
-    static final Comparator<Held> NEWEST = Comparator.comparing(Held::createdAt).thenComparing(Held::snapshotId);
+    /** Older first; equal times by snapshot id, so every tick and every retry picks the same one. */
+    static final Comparator<Held> NEWEST = Comparator.comparing(Held::answeredAt).thenComparing(Held::snapshotId);
 
     /** Delete {@code older} on its node; {@code kept} is the newest of its name, which stays. */
     record Deletion(Held older, Held kept) {}

@@ -7,6 +7,7 @@ import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.PointCutter;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.model.Page;
 import io.csi4j.driver.model.SnapshotFilter;
@@ -96,6 +97,9 @@ public final class Snapshots {
                         + ") for source volume " + s.sourceVolumeId());
             }
             if (s.state() != State.READY) throw DomainException.aborted("snapshot '" + name + "' is being " + verb(s.state()));
+            // a replicated volume's: durably when it was answered last, before the answer (of two of one name on two
+            // nodes the one answered last is the one the CO may have recorded: cluster/SnapshotDuplicates)
+            if (!isPoint(name) && ReplicatedVolumeId.isReplicated(sourceVolumeId)) catalog.snapshots().setAnswered(s.id());
             return s;
         }
         volumes.readyVolume(sourceVolumeId, "source volume");
