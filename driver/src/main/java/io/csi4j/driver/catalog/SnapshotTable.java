@@ -25,6 +25,7 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
     private static final String PAGE_BY_ID_AND_SOURCE =
             SELECT + " WHERE id = ? AND source_volume_id = ? AND seq > ? ORDER BY seq LIMIT ?";
     private static final String SET_SIZE = "UPDATE snapshots SET size_bytes = ?, updated_at = ? WHERE id = ?";
+    private static final String ANSWERED = "UPDATE snapshots SET updated_at = ? WHERE id = ? AND state = 'READY'";
     private static final String OF_GROUP = SELECT + " WHERE group_snapshot_id = ? ORDER BY seq";
 
     SnapshotTable(Session session, InstantSource clock) {
@@ -47,6 +48,13 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
         if (sizeBytes < 0) throw new IllegalArgumentException("sizeBytes < 0: " + sizeBytes);
         long now = Rows.nanos(clock.instant());
         return session.write(c -> Rows.update(c, SET_SIZE, sizeBytes, now, id) == 1);
+    }
+
+    /** A READY snapshot answered a CreateSnapshot again: its updated_at is now; false if no such READY snapshot. */
+    public boolean setAnswered(String id) {
+        Objects.requireNonNull(id, "id");
+        long now = Rows.nanos(clock.instant());
+        return session.write(c -> Rows.update(c, ANSWERED, now, id) == 1);
     }
 
     /** ListSnapshots: rows matching {@code filter} in insertion order, after {@code afterSeq}. */
@@ -82,6 +90,7 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
         queries.put("snapshots.pageBySource", PAGE_BY_SOURCE);
         queries.put("snapshots.pageByIdAndSource", PAGE_BY_ID_AND_SOURCE);
         queries.put("snapshots.ofGroup", OF_GROUP);
+        queries.put("snapshots.setAnswered", ANSWERED);
         return queries;
     }
 }

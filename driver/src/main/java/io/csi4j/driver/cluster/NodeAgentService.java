@@ -323,7 +323,18 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     @Override
     public void findSnapshot(FindSnapshotRequest req, StreamObserver<FindSnapshotResponse> out) {
         var b = FindSnapshotResponse.newBuilder();
-        snapshots.byName(req.getName()).ifPresent(s -> b.setSnapshotId(s.id()).setSourceVolumeId(s.sourceVolumeId()));
+        snapshots.byName(req.getName()).ifPresent(s -> b.setSnapshotId(s.id()).setSourceVolumeId(s.sourceVolumeId())
+                .setAnsweredAtUnixNanos(nanos(s.updatedAt())));
+        reply(out, b.build());
+    }
+
+    @Override
+    public void listNamedSnapshots(ListNamedSnapshotsRequest req, StreamObserver<ListNamedSnapshotsResponse> out) {
+        var b = ListNamedSnapshotsResponse.newBuilder();
+        for (var s : snapshots.named(ReplicatedVolumeId::isReplicated)) {
+            b.addSnapshots(NamedSnapshot.newBuilder().setName(s.name()).setSnapshotId(s.id())
+                    .setSourceVolumeId(s.sourceVolumeId()).setAnsweredAtUnixNanos(nanos(s.updatedAt())));
+        }
         reply(out, b.build());
     }
 

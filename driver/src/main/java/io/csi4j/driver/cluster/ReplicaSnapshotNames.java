@@ -2,8 +2,11 @@ package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.proto.cluster.FindSnapshotRequest;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -12,7 +15,9 @@ import java.util.Optional;
  * were taken; so a retry by name after a handoff would be cut again on the new primary. The nodes of the volume's
  * replicas are asked first: one that holds a snapshot of that name answers the retry (the same snapshot for the same
  * source, ALREADY_EXISTS for another), whatever its copy's role now; else the current primary takes it.
- * A replica's node that does not answer is not waited for (a degraded volume keeps taking snapshots).
+ * A replica's node that does not answer is not waited for (a degraded volume keeps taking snapshots), so a retry while
+ * the node holding the name is silent is cut again; when several answering nodes hold the name, the newest answers
+ * and the sweep deletes the others ({@link SnapshotDuplicates}, {@link DuplicateSnapshotSweep}).
  */
 final class ReplicaSnapshotNames {
     private final Agents agents;
@@ -32,9 +37,14 @@ final class ReplicaSnapshotNames {
         List<Agent> nodes = new ArrayList<>();
         for (String tag : source.tags()) agents.byNodeTag(tag).ifPresent(nodes::add);
         var answers = Fanout.all(nodes, a -> a.nodeAgent().findSnapshot(FindSnapshotRequest.newBuilder().setName(name).build()));
-        return nodes.stream().filter(a -> {
-            var found = answers.results().get(a);
-            return found != null && !found.getSnapshotId().isEmpty();
-        }).findFirst();
+        Map<String, Agent> byNode = new HashMap<>();
+        List<SnapshotDuplicates.Held> holders = new ArrayList<>();
+        answers.results().forEach((agent, found) -> {
+            if (found.getSnapshotId().isEmpty()) return;
+            byNode.put(agent.nodeId(), agent);
+            holders.add(new SnapshotDuplicates.Held(agent.nodeId(), name, found.getSnapshotId(), found.getSourceVolumeId(),
+                    Instant.EPOCH.plusNanos(found.getAnsweredAtUnixNanos())));
+        });
+        return SnapshotDuplicates.answer(source.toString(), holders).map(h -> byNode.get(h.nodeId()));
     }
 }

@@ -29,7 +29,8 @@ import java.util.logging.Logger;
  * virtual thread: a slow copy delays no other volume. A controller restart loses nothing: the agents know what is due.
  * From the same answers it fences a superseded primary ({@link #fenceSuperseded}) within a tick of its answering.
  * The same answers carry the agents' tombstones: the leftover of a volume deleted while its node was silent is swept
- * here when that node answers again, and no round starts for a tombstoned id ({@link Sweep}).
+ * here when that node answers again, and no round starts for a tombstoned id ({@link Sweep}). The agents that answered
+ * also have the older of two snapshots of one name and source deleted ({@link DuplicateSnapshotSweep}).
  */
 final class ReplicationScheduler implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(ReplicationScheduler.class.getName());
@@ -40,6 +41,7 @@ final class ReplicationScheduler implements AutoCloseable {
     private final Agents agents;
     private final Replicas replicas;
     private final Set<String> running = ConcurrentHashMap.newKeySet();
+    private final DuplicateSnapshotSweep duplicates = new DuplicateSnapshotSweep();
     private final Thread loop;
     /** Told to every agent at each listing: its silence from the controller this long unconfirms its primaries. */
     private final ListReplicasRequest listing;
@@ -86,6 +88,7 @@ final class ReplicationScheduler implements AutoCloseable {
                 }
             });
             if (!deleted.isEmpty()) sweep(listed);
+            duplicates.tick(listed.keySet());
         }
     }
 

@@ -7,6 +7,7 @@ import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.PointCutter;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.id.ObjectId;
+import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.model.Page;
 import io.csi4j.driver.model.SnapshotFilter;
@@ -16,8 +17,11 @@ import io.csi4j.driver.volume.Lifecycle;
 import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /** Single-volume snapshots: intent → effect (reflink or copy, frozen if mounted) → commit. */
 public final class Snapshots {
@@ -93,6 +97,9 @@ public final class Snapshots {
                         + ") for source volume " + s.sourceVolumeId());
             }
             if (s.state() != State.READY) throw DomainException.aborted("snapshot '" + name + "' is being " + verb(s.state()));
+            // a replicated volume's: durably when it was answered last, before the answer (of two of one name on two
+            // nodes the one answered last is the one the CO may have recorded: cluster/SnapshotDuplicates)
+            if (!isPoint(name) && ReplicatedVolumeId.isReplicated(sourceVolumeId)) catalog.snapshots().setAnswered(s.id());
             return s;
         }
         volumes.readyVolume(sourceVolumeId, "source volume");
@@ -161,6 +168,23 @@ public final class Snapshots {
 
     public Page<SnapshotRecord> list(long afterSeq, int limit, SnapshotFilter filter) {
         return catalog.snapshots().page(afterSeq, limit, filter);
+    }
+
+    /**
+     * Every READY snapshot a CO named here (not a replication point, not a group member) whose source {@code source}
+     * accepts: what the controller compares across a replicated volume's nodes to find two of one name.
+     */
+    public List<SnapshotRecord> named(Predicate<String> source) {
+        List<SnapshotRecord> named = new ArrayList<>();
+        long after = 0;
+        Page<SnapshotRecord> page;
+        do {
+            page = list(after, 1000, SnapshotFilter.ALL);
+            page.items().stream().filter(s -> s.state() == State.READY && s.groupSnapshotId() == null && s.name() != null
+                    && !isPoint(s.name()) && source.test(s.sourceVolumeId())).forEach(named::add);
+            after = page.lastSeq();
+        } while (page.more());
+        return named;
     }
 
     /** READY snapshots of one keyset page; {@link Page#lastSeq()} continues after the rows left out too. */
