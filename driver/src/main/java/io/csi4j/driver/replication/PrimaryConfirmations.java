@@ -12,8 +12,8 @@ import java.util.logging.Logger;
  * Which primaries of this node the controller has confirmed since this node may last have been away (in memory;
  * docs/replication.md, "Confirmation"). A primary may have been superseded by a failover while its node was away, and
  * with two replicas nothing that answers may know the higher epoch; so a PRIMARY copy is <b>unconfirmed</b> when the
- * agent starts and whenever it has heard nothing from the controller (its heartbeat Probe, its listing) for at least the
- * failover delay, and an unconfirmed primary refuses a new writable stage or publish (UNAVAILABLE) until the
+ * agent starts and whenever it has heard nothing from the controller (its heartbeat Probe, its listing) for the
+ * failover delay less {@link #HEARD_AFTER_LAST_ANSWER} ({@link #unconfirmAfter}), and an unconfirmed primary refuses a new writable stage or publish (UNAVAILABLE) until the
  * controller confirms it (NodeAgent.ConfirmPrimary: every node of the volume answered in one tick and this copy is
  * primary at the highest epoch). A copy made primary here by the controller (creation, promotion, failover) is
  * confirmed by that act. The monotonic clock keeps running while the process is stopped (SIGSTOP), so a resumed agent
@@ -23,6 +23,16 @@ public final class PrimaryConfirmations {
     private static final Logger LOG = Logger.getLogger(PrimaryConfirmations.class.getName());
     /** The controller's default --failover-after (cluster/Replicas.FAILOVER_AFTER), until it says its own. */
     public static final Duration DEFAULT_FAILOVER_AFTER = Duration.ofMinutes(2);
+    /**
+     * How much later than the controller's last answer from this agent the agent may still hear the controller: the
+     * controller counts a failover's silence from its last answer, but the request after it (the next heartbeat, within
+     * the 1 s heartbeat interval, late by the controller's own scheduling) can arrive while its answer is lost (a
+     * one-way partition, or a cut between the two). After that the connection stalls: TCP sends nothing new once a
+     * segment went unacknowledged for its first retransmission timeout (200 ms and up), and no new connection completes
+     * without the agent's SYN-ACK (ClusterOneWayPartitionTest measures it). So the agent unconfirms this much earlier
+     * than the delay, and is unconfirmed before any failover can supersede it (docs/replication.md, "Confirmation").
+     */
+    public static final Duration HEARD_AFTER_LAST_ANSWER = Duration.ofSeconds(3);
 
     private final LongSupplier nanoTime;
     /** Volume id to the epoch confirmed at. */
@@ -73,11 +83,24 @@ public final class PrimaryConfirmations {
         }
     }
 
+    /**
+     * The silence that unconfirms: the failover delay less {@link #HEARD_AFTER_LAST_ANSWER}, or half the delay when it
+     * is shorter than twice that (a delay that short cannot be sound against a one-way partition anyway; half keeps
+     * the 1 s heartbeats from unconfirming a healthy agent).
+     */
+    synchronized Duration unconfirmAfter() {
+        Duration margin = HEARD_AFTER_LAST_ANSWER.compareTo(failoverAfter.dividedBy(2)) < 0 ? HEARD_AFTER_LAST_ANSWER
+                : failoverAfter.dividedBy(2);
+        return failoverAfter.minus(margin);
+    }
+
     private void noticeGap() {
         long silent = nanoTime.getAsLong() - lastHeard;
-        if (silent >= failoverAfter.toNanos() && !confirmed.isEmpty()) {
+        Duration after = unconfirmAfter();
+        if (silent >= after.toNanos() && !confirmed.isEmpty()) {
             LOG.warning(() -> "nothing heard from the controller for " + Duration.ofNanos(silent).toMillis() + " ms (failover after "
-                    + failoverAfter.toMillis() + " ms): every primary here is unconfirmed until the controller confirms it");
+                    + failoverAfter.toMillis() + " ms, unconfirmed after " + after.toMillis() + " ms): every primary here is"
+                    + " unconfirmed until the controller confirms it");
             confirmed.clear();
         }
     }
