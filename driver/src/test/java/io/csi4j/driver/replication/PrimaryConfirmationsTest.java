@@ -44,8 +44,8 @@ class PrimaryConfirmationsTest {
             advance(Duration.ofSeconds(1));
             confirmations.heard();
         }
-        advance(Duration.ofMillis(4_900));
-        assertTrue(confirmations.confirmed(ID, 1), "4.9 s of silence, 8 s delay less the 3 s the agent may hear after the last answer");
+        advance(Duration.ofMillis(5_300));
+        assertTrue(confirmations.confirmed(ID, 1), "5.3 s of silence, 8 s delay less a third (the agent may hear after the last answer)");
         advance(Duration.ofMillis(100));
         assertFalse(confirmations.confirmed(ID, 1), "seen at a stage, before any heartbeat: the gap counts at once");
         confirmations.heard();
@@ -59,15 +59,15 @@ class PrimaryConfirmationsTest {
     }
 
     @Test
-    void theMarginIsThreeSecondsOrHalfAShortDelay() {
-        confirmations.failoverAfter(Duration.ofSeconds(8));
-        assertEquals(Duration.ofSeconds(5), confirmations.unconfirmAfter());
+    void theMarginIsThreeSecondsOrAThirdOfAShortDelay() {
         confirmations.failoverAfter(Duration.ofMinutes(2));
         assertEquals(Duration.ofSeconds(117), confirmations.unconfirmAfter());
-        confirmations.failoverAfter(Duration.ofSeconds(4));
-        assertEquals(Duration.ofSeconds(2), confirmations.unconfirmAfter());
+        confirmations.failoverAfter(Duration.ofSeconds(12));
+        assertEquals(Duration.ofSeconds(9), confirmations.unconfirmAfter());
+        confirmations.failoverAfter(Duration.ofSeconds(9));
+        assertEquals(Duration.ofSeconds(6), confirmations.unconfirmAfter());
         confirmations.failoverAfter(Duration.ofSeconds(6));
-        assertEquals(Duration.ofSeconds(3), confirmations.unconfirmAfter());
+        assertEquals(Duration.ofSeconds(4), confirmations.unconfirmAfter());
     }
 
     @Test
