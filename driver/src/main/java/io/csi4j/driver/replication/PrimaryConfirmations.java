@@ -13,9 +13,9 @@ import java.util.logging.Logger;
  * docs/replication.md, "Confirmation"). A primary may have been superseded by a failover while its node was away, and
  * with two replicas nothing that answers may know the higher epoch; so a PRIMARY copy is <b>unconfirmed</b> when the
  * agent starts and whenever it has heard nothing from the controller (its heartbeat Probe, its listing) for the
- * failover delay less {@link #HEARD_AFTER_LAST_ANSWER} ({@link #unconfirmAfter}), and an unconfirmed primary refuses a new writable stage or publish (UNAVAILABLE) until the
- * controller confirms it (NodeAgent.ConfirmPrimary: every node of the volume answered in one tick and this copy is
- * primary at the highest epoch). A copy made primary here by the controller (creation, promotion, failover) is
+ * failover delay less {@link #HEARD_AFTER_LAST_ANSWER} ({@link #unconfirmAfter}), and an unconfirmed primary refuses
+ * a new writable stage or publish (UNAVAILABLE) until the controller confirms it (NodeAgent.ConfirmPrimary: every
+ * node of the volume answered in one tick and this copy is primary at the highest epoch). A copy made primary here by the controller (creation, promotion, failover) is
  * confirmed by that act. The monotonic clock keeps running while the process is stopped (SIGSTOP), so a resumed agent
  * sees the gap at its first contact or stage.
  */

@@ -10,7 +10,8 @@
  *       volumes deleted while a peer did not answer (the controller sweeps that peer's leftover: cluster/Sweep);</li>
  *   <li>{@link io.csi4j.driver.replication.PrimaryConfirmations}: in memory, which primaries here the controller
  *       confirmed since this node may last have been away (agent start, no controller heartbeat for the failover
- *       delay less 3 s: it may hear the controller after the controller's last answer); an unconfirmed one refuses a new writable stage or publish (UNAVAILABLE), so a returning old primary
+ *       delay less 3 s: it may hear the controller after the controller's last answer); an unconfirmed one
+ *       refuses a new writable stage or publish (UNAVAILABLE), so a returning old primary
  *       whose successor is silent cannot fork the successor's writes away ({@code Rounds.confirm} confirms);</li>
  *   <li>{@link io.csi4j.driver.replication.PointRetention}: which of the primary's points a round may drop (none that
  *       a secondary holds) and the base of a secondary's pull;</li>
