@@ -4,6 +4,7 @@ import static io.csi4j.cli.cluster.ClusterReplicationTest.RECORD;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.record;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
@@ -402,14 +403,16 @@ final class FailoverPair implements AutoCloseable {
 
     /**
      * A test's pods on the nodes, for a try-with-resources around it: {@link #on} stages and publishes the volume on a
-     * node, {@link #off} takes that down (node-side). Closed, pass or fail: the agent the test may have killed is started
-     * again if it is down, then every mount still there is taken down; each error is kept, the later ones added to the
-     * first as suppressed (and to the test's own failure by the try, so that one is what is reported).
+     * node, {@link #off} takes that down (node-side). Closed, pass or fail: the steps given to {@link #first} run, the
+     * agent the test may have killed is started again if it is down, then every mount still there is taken down; each
+     * error is kept, the later ones added to the first as suppressed (and to the test's own failure by the try, so that
+     * one is what is reported).
      */
     final class Mounted implements AutoCloseable {
         private final String id;
         private final String killed;
         private final java.util.Set<String> nodes = new java.util.LinkedHashSet<>();
+        private final List<Step> before = new java.util.ArrayList<>();
 
         private Mounted(String id, String killed) {
             this.id = id;
@@ -427,6 +430,25 @@ final class FailoverPair implements AutoCloseable {
         void off(String node) throws Exception {
             unpublishAndUnstage(node, id);
             nodes.remove(node);
+        }
+
+        /** A clean-up step that goes before the rest, in the order given (a pod stopped, a stopped agent continued). */
+        void first(Step step) {
+            before.add(step);
+        }
+
+        /**
+         * A pod's start on {@code primary}: the CO's publish there, {@link #on}, records {@code 0..round-1} written through
+         * the mount and a round to {@code secondary} (the last complete point), then records {@code round..to-1} (after
+         * it: a failover loses them). Returns the mount.
+         */
+        Path recordsAroundARound(String primary, String secondary, int round, int to) throws Exception {
+            controllerPublish(primary, id);
+            Path mount = on(primary);
+            writeRecords(mount.resolve("records"), 0, round);
+            FailoverPair.this.round(secondary, primary, id);
+            writeRecords(mount.resolve("records"), round, to);
+            return mount;
         }
 
         /** {@link #off}, then ControllerUnpublishVolume from {@code node}: the pod there is gone as the CO sees it. */
@@ -449,10 +471,10 @@ final class FailoverPair implements AutoCloseable {
         @Override
         public void close() throws Exception {
             Throwable first = null;
-            List<ThrowingStep> steps = new java.util.ArrayList<>();
+            List<Step> steps = new java.util.ArrayList<>(before);
             steps.add(() -> restartIfDown(killed));
             for (String node : List.copyOf(nodes)) steps.add(() -> off(node));
-            for (ThrowingStep step : steps) {
+            for (Step step : steps) {
                 try {
                     step.run();
                 } catch (Exception | AssertionError e) {
@@ -465,7 +487,8 @@ final class FailoverPair implements AutoCloseable {
         }
     }
 
-    private interface ThrowingStep {
+    /** A step of a test's clean-up. */
+    interface Step {
         void run() throws Exception;
     }
 
