@@ -38,19 +38,15 @@ class ClusterHandoffBaseTest {
     void theOldPrimarysFirstRoundAfterAHandoffIsADeltaAgainstThePointItHandedOver() throws Exception {
         var volume = fx.createReplicated("base", 128 * MIB);
         String id = volume.id(), a = volume.primary(), b = volume.secondary();
-        String mounted = null;
-        try {
+        try (var mounted = fx.mounted(id, a)) {
             fx.controllerPublish(a, id);
-            Path onA = fx.stageAndPublish(a, id);
-            mounted = a;
+            Path onA = mounted.on(a);
             byte[] bulkSum = writeBulk(onA.resolve("bulk"));
             writeRecords(onA.resolve("records"), 0, 2000);
             var first = fx.round(b, a, id);
             System.out.printf("first round of %s: %d bytes (full)%n", b, first.getBytesReceived());
             assertTrue(first.getBytesReceived() >= BULK, "a full copy of the 64 MiB written: " + first.getBytesReceived());
-            fx.unpublishAndUnstage(a, id);
-            mounted = null;
-            fx.controllerUnpublish(a, id);
+            mounted.gone(a);
 
             fx.controllerPublish(b, id);                                   // the handoff: B pulls A's final point P
             assertEquals("PRIMARY", fx.replica(b, id).getRole());
@@ -59,13 +55,11 @@ class ClusterHandoffBaseTest {
             assertEquals("SECONDARY", aAfter.getRole());
             assertEquals(handed, aAfter.getPoint(), "A holds the point it handed over");
 
-            Path onB = fx.stageAndPublish(b, id);
-            mounted = b;
+            Path onB = mounted.on(b);
             assertRecords(onB.resolve("records"), 2000);
             assertArrayEquals(bulkSum, sum(onB.resolve("bulk")));
             writeRecords(onB.resolve("records"), 2000, 3000);
-            fx.unpublishAndUnstage(b, id);
-            mounted = null;
+            mounted.off(b);
 
             var back = fx.round(a, b, id);                                  // B's first round to A
             System.out.printf("first round of %s from %s after the handoff: %d bytes since %s (%d MiB written before)%n", a, b,
@@ -79,23 +73,16 @@ class ClusterHandoffBaseTest {
             assertTrue(next.getBytesReceived() < BULK / 8, "a delta: " + next.getBytesReceived());
 
             fx.controllerUnpublish(b, id);
-            fx.controllerPublish(a, id);                                   // a handoff back: A serves B's data
-            assertEquals("PRIMARY", fx.replica(a, id).getRole());
-            Path again = fx.stageAndPublish(a, id);
-            mounted = a;
+            Path again = mounted.handedTo(a, 3);                           // a handoff back: A serves B's data
             assertRecords(again.resolve("records"), 3000);
             assertArrayEquals(bulkSum, sum(again.resolve("bulk")));
-            fx.unpublishAndUnstage(a, id);
-            mounted = null;
-            fx.controllerUnpublish(a, id);
+            mounted.gone(a);
 
             fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
             for (String n : List.of(a, b)) {
                 assertFalse(fx.replica(n, id).getPresent(), n + " holds nothing after the delete");
                 assertEquals(List.of(), mentioning(fx.tmp, n, id), "nothing of the volume left on " + n);
             }
-        } finally {
-            if (mounted != null) fx.unpublishAndUnstage(mounted, id);
         }
     }
 

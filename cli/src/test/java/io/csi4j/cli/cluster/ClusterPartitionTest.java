@@ -56,22 +56,14 @@ class ClusterPartitionTest {
         var volume = fx.createReplicated("partition");
         String id = volume.id(), a = volume.primary(), b = volume.secondary();
         var agentA = fx.cluster.agent(a);
-        boolean aMounted = false;
-        boolean bMounted = false;
-        boolean stopped = false;
-        FailoverPair.Pod pod = null;
-        try {
-            fx.controllerPublish(a, id);
-            Path onA = fx.stageAndPublish(a, id);
-            aMounted = true;
+        try (var mounted = fx.mounted(id, a)) {
+            Path onA = mounted.recordsAroundARound(a, b, 2000, 2500);   // the last complete point: records 0..1999; a failover costs the rest
             Path records = onA.resolve("records");
-            writeRecords(records, 0, 2000);
-            fx.round(b, a, id);                                    // the last complete point: records 0..1999
-            writeRecords(records, 2000, 2500);                  // after it: a failover costs them
 
-            pod = pod(records, 2500).start("pod-on-" + a);     // writes on through the kernel mount while A's agent is stopped
+            var pod = pod(records, 2500).start("pod-on-" + a); // writes on through the kernel mount while A's agent is stopped
+            mounted.first(pod::stop);
             var failover = fx.stopAgentUntilFailover(a, b, id);
-            stopped = true;
+            mounted.first(() -> agentA.child.signal("CONT"));  // a no-op once continued
             int firstAfterFailover = pod.next.get();            // every record from here on was written after the failover
             assertTrue(fx.state(b, id).contains("\"PRIMARY\""), fx.state(b, id));
             Thread.sleep(2000);                                 // the partitioned pod goes on writing
@@ -80,7 +72,6 @@ class ClusterPartitionTest {
             assertTrue(beforeCont > firstAfterFailover, "records written on " + a + " after the failover: " + (beforeCont - firstAfterFailover));
 
             agentA.child.signal("CONT");
-            stopped = false;
             long contNs = System.nanoTime();
             long fencedNs = fx.awaitFencedAndPodStopped(a, id, pod, contNs, FENCE_BOUND_S, "SIGCONT");
             pod.join();
@@ -98,30 +89,20 @@ class ClusterPartitionTest {
                     (pod.stoppedAt - contNs) / 1_000_000, writtenOnA - firstAfterFailover, a);
 
             // what the cluster serves: exactly the last round's records on B, none written on A after it
-            Path onB = fx.stageAndPublish(b, id);
-            bMounted = true;
+            Path onB = mounted.on(b);
             assertRecords(onB.resolve("records"), 2000);
             writeRecords(onB.resolve("records"), 2000, 2100);  // B's own writes as the primary
 
             // A, later made primary again by a handoff, holds B's point, never its own writes after the failover
-            fx.unpublishAndUnstage(b, id);
-            bMounted = false;
-            fx.controllerUnpublish(b, id);
-            fx.unpublishAndUnstage(a, id);                         // the CO's clean-up of the old pod: the read-only mounts go
-            aMounted = false;
+            mounted.gone(b);
+            mounted.off(a);                                     // the CO's clean-up of the old pod: the read-only mounts go
             long handoff = System.nanoTime();
             fx.controllerPublish(a, id);
             System.out.printf("handoff back to %s (its fenced image replaced by %s's point): %d ms%n", a, b,
                     (System.nanoTime() - handoff) / 1_000_000);
             assertTrue(fx.state(a, id).contains("\"PRIMARY\"") && fx.state(a, id).contains("\"3\""), fx.state(a, id));
-            Path back = fx.stageAndPublish(a, id);
-            aMounted = true;
+            Path back = mounted.on(a);
             assertRecords(back.resolve("records"), 2100);       // exactly B's data: nothing A wrote from record 2000 on
-        } finally {
-            if (pod != null) pod.stop();
-            if (stopped) agentA.child.signal("CONT");
-            if (aMounted) fx.unpublishAndUnstage(a, id);
-            if (bMounted) fx.unpublishAndUnstage(b, id);
         }
     }
 
@@ -138,20 +119,13 @@ class ClusterPartitionTest {
         var volume = fx.createReplicated("partition-restart");
         String id = volume.id(), a = volume.primary(), b = volume.secondary();
         var agentA = fx.cluster.agent(a);
-        boolean aMounted = false;
-        boolean bMounted = false;
-        FailoverPair.Pod pod = null;
-        try {
-            fx.controllerPublish(a, id);
-            Path onA = fx.stageAndPublish(a, id);
-            aMounted = true;
+        try (var mounted = fx.mounted(id, a)) {
+            Path onA = mounted.recordsAroundARound(a, b, 1000, 1200);
             Path records = onA.resolve("records");
-            writeRecords(records, 0, 1000);
-            fx.round(b, a, id);
-            writeRecords(records, 1000, 1200);
 
             agentA.child.signal("KILL");
-            pod = pod(records, 1200).start("pod-on-" + a);
+            var pod = pod(records, 1200).start("pod-on-" + a);
+            mounted.first(pod::stop);
             fx.publishRetryingWhileUnavailable(b, id);
             int firstAfterFailover = pod.next.get();
             Thread.sleep(1500);
@@ -182,17 +156,7 @@ class ClusterPartitionTest {
             System.out.printf("a writable mount of the FENCED copy on %s was read-only when its restarted agent served (%d ms"
                     + " after its start)%n", a, (System.nanoTime() - again) / 1_000_000);
 
-            Path onB = fx.stageAndPublish(b, id);
-            bMounted = true;
-            assertRecords(onB.resolve("records"), 1000);
-        } finally {
-            if (pod != null) pod.stop();
-            if (agentA.child == null || !agentA.child.alive()) {
-                agentA.start();
-                fx.cluster.awaitEveryNode();
-            }
-            if (aMounted) fx.unpublishAndUnstage(a, id);
-            if (bMounted) fx.unpublishAndUnstage(b, id);
+            assertRecords(mounted.on(b).resolve("records"), 1000);
         }
     }
 }

@@ -10,11 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.proto.cluster.GetReplicaResponse;
 import io.csi4j.proto.csi.DeleteVolumeRequest;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -47,24 +44,15 @@ class ClusterReplicaFollowTest {
         String b = parsed.tags().get(1);
         String c = parsed.tags().get(2);
         var agentA = fx.cluster.agent(a);
-        String mounted = null;
-        boolean aMounted = false;
-        try {
+        try (var mounted = fx.mounted(id, a)) {
             fx.controllerPublish(a, id);
-            Path records = fx.stageAndPublish(a, id).resolve("records");
-            aMounted = true;
+            Path records = mounted.on(a).resolve("records");
             writeRecords(records, 0, 3000);
             fx.round(b, a, id);
             String cBefore = fx.round(c, a, id).getPoint();
             writeRecords(records, 3000, 3500);              // after the last round: the failover loses them
 
-            agentA.child.signal("KILL");                    // by its pid; its mounts stay in the kernel
-            long killed = System.nanoTime();
-            int unavailable = fx.publishRetryingWhileUnavailable(b, id);
-            System.out.printf("failover of %s from %s to %s: %d ms after the kill (%d UNAVAILABLE first)%n", id, a, b,
-                    (System.nanoTime() - killed) / 1_000_000, unavailable);
-            assertEquals(2, fx.replica(b, id).getEpoch());
-            assertEquals("PRIMARY", fx.replica(b, id).getRole());
+            fx.failoverByPublish(a, b, id);
 
             // C follows epoch 2 and gets a round from B by itself (a full copy: it held A's point, which B never had)
             long failedOver = System.nanoTime();
@@ -75,8 +63,7 @@ class ClusterReplicaFollowTest {
             assertTrue(cFollowing.getLastRound().getBytes() > 0, cFollowing.toString());
 
             // B serves every record up to the last round, and takes more; C's next round is a delta against B's point
-            Path onB = fx.stageAndPublish(b, id);
-            mounted = b;
+            Path onB = mounted.on(b);
             assertRecords(onB.resolve("records"), 3000);
             writeRecords(onB.resolve("records"), 3000, 5000);
             var delta = fx.round(c, b, id);
@@ -97,8 +84,7 @@ class ClusterReplicaFollowTest {
             var refusedFollows = agentA.child.stderr().lines().filter(l -> l.contains("FollowReplica FAILED_PRECONDITION")).toList();
             System.out.printf("%s asked to follow while staged: %d times %s%n", a, refusedFollows.size(), refusedFollows);
             assertEquals(List.of(), refusedFollows, "no FollowReplica while its listing says its copy is in use");
-            fx.unpublishAndUnstage(a, id);                   // the old pod's mounts go (the CO's clean-up)
-            aMounted = false;
+            mounted.off(a);                                 // the old pod's mounts go (the CO's clean-up)
             long unstaged = System.nanoTime();
             var aFollowing = await(a, id, r -> r.getEpoch() == 2 && r.getRole().equals("SECONDARY") && !r.getPoint().isEmpty()
                     && r.hasLastRound());
@@ -107,90 +93,23 @@ class ClusterReplicaFollowTest {
             assertTrue(aFollowing.hasLastRound() && aFollowing.getLastRound().getBytes() > 0, "a round from " + b + ": " + aFollowing);
 
             // a handoff to C: every record B has, byte-identical
-            fx.unpublishAndUnstage(b, id);
-            mounted = null;
-            fx.controllerUnpublish(b, id);
-            fx.controllerPublish(c, id);
-            assertEquals("PRIMARY", fx.replica(c, id).getRole());
-            assertEquals(3, fx.replica(c, id).getEpoch());
-            Path onC = fx.stageAndPublish(c, id);
-            mounted = c;
-            assertRecords(onC.resolve("records"), 5000);
-            fx.unpublishAndUnstage(c, id);
-            mounted = null;
-            fx.controllerUnpublish(c, id);
+            mounted.gone(b);
+            assertRecords(mounted.handedTo(c, 3).resolve("records"), 5000);
+            mounted.gone(c);
 
             // A follows epoch 3 in turn; a handoff back to A gives it B's data, none of its own writes after the failover
             await(a, id, r -> r.getEpoch() == 3 && r.getRole().equals("SECONDARY"));
-            fx.controllerPublish(a, id);
-            assertEquals("PRIMARY", fx.replica(a, id).getRole());
-            assertEquals(4, fx.replica(a, id).getEpoch());
-            Path onA = fx.stageAndPublish(a, id);
-            mounted = a;
-            assertRecords(onA.resolve("records"), 5000);
-            fx.unpublishAndUnstage(a, id);
-            mounted = null;
-            fx.controllerUnpublish(a, id);
+            assertRecords(mounted.handedTo(a, 4).resolve("records"), 5000);
+            mounted.gone(a);
             // the other two follow epoch 4: every copy protects the volume again
             for (String other : List.of(b, c)) await(other, id, r -> r.getEpoch() == 4 && r.getRole().equals("SECONDARY"));
             fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
             for (String n : List.of(a, b, c)) assertFalse(fx.replica(n, id).getPresent(), n + " holds nothing after the delete");
-        } catch (Throwable failure) {
-            // the clean-up below may fail too (e.g. a mount left): the original failure is the one reported
-            cleanUp(agentA, id, a, aMounted, mounted, failure);
-            throw failure;
         }
-        cleanUp(agentA, id, a, aMounted, mounted, null);
-    }
-
-    /**
-     * Restarts A if it is down and takes down what the test left mounted; with {@code failure} (the test's own), each
-     * clean-up error is added to it as suppressed instead of replacing it.
-     */
-    static void cleanUp(ProcessCluster.AgentProcess agentA, String id, String a, boolean aMounted, String mounted, Throwable failure)
-            throws Exception {
-        List<ThrowingStep> steps = List.of(
-                () -> {
-                    if (agentA.child == null || !agentA.child.alive()) {
-                        agentA.start();
-                        fx.cluster.awaitEveryNode();
-                    }
-                },
-                () -> {
-                    if (aMounted) fx.unpublishAndUnstage(a, id);
-                },
-                () -> {
-                    if (mounted != null) fx.unpublishAndUnstage(mounted, id);
-                });
-        for (ThrowingStep step : steps) {
-            try {
-                step.run();
-            } catch (Exception | AssertionError e) {
-                if (failure == null) throw e;
-                failure.addSuppressed(e);
-            }
-        }
-    }
-
-    interface ThrowingStep {
-        void run() throws Exception;
     }
 
     /** Polls the node's replica until {@code done} holds, within {@link #BOUND_S}. */
     static GetReplicaResponse await(String node, String id, Predicate<GetReplicaResponse> done) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(BOUND_S);
-        while (true) {
-            GetReplicaResponse now;
-            try {
-                now = fx.replica(node, id);
-            } catch (StatusRuntimeException e) {
-                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
-                Thread.sleep(200);
-                continue;
-            }
-            if (done.test(now)) return now;
-            if (System.nanoTime() > deadline) throw new AssertionError("within " + BOUND_S + " s, node " + node + " still answers " + now);
-            Thread.sleep(200);
-        }
+        return fx.awaitReplica(node, id, BOUND_S, done);
     }
 }

@@ -4,6 +4,8 @@ import static io.csi4j.cli.cluster.ClusterReplicationTest.RECORD;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.record;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.proto.cluster.GetReplicaRequest;
@@ -36,6 +38,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
+import java.util.regex.Pattern;
 
 /**
  * Two image-engine agents (node-a, node-b) and a controller started with {@code --failover-after}, as real processes
@@ -59,8 +63,13 @@ final class FailoverPair implements AutoCloseable {
 
     /** The same cluster with other nodes (three for the follow test). */
     FailoverPair(Path tmp, int failoverAfterSeconds, List<String> nodes) throws Exception {
+        this(tmp, failoverAfterSeconds, nodes, "64M");
+    }
+
+    /** With another --copy-bandwidth of each agent ("4M": a round of 16 MiB takes seconds, long enough to kill it mid-copy). */
+    FailoverPair(Path tmp, int failoverAfterSeconds, List<String> nodes, String copyBandwidth) throws Exception {
         this.tmp = tmp;
-        this.cluster = ProcessCluster.start(tmp, nodes, List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", "64M"),
+        this.cluster = ProcessCluster.start(tmp, nodes, List.of("--engine", "image", "--pool-size", "1G", "--copy-bandwidth", copyBandwidth),
                 List.of("--failover-after", failoverAfterSeconds + "s"));
     }
 
@@ -280,6 +289,207 @@ final class FailoverPair implements AutoCloseable {
             Thread.sleep(100);
         }
         return fencedNs;
+    }
+
+    /**
+     * The failover of the tests that lose a primary: {@code a}'s agent SIGKILLed by its pid (its mounts stay in the
+     * kernel), then ControllerPublishVolume on {@code b} retried while UNAVAILABLE, as a CO does; B is then the primary
+     * of epoch 2. Prints how long it took; returns when B's publish succeeded (a System.nanoTime).
+     */
+    long failoverByPublish(String a, String b, String id) throws Exception {
+        cluster.agent(a).child.signal("KILL");
+        long killed = System.nanoTime();
+        int unavailable = publishRetryingWhileUnavailable(b, id);
+        long published = System.nanoTime();
+        System.out.printf("failover of %s from %s to %s: %d ms after the kill (%d UNAVAILABLE first)%n", id, a, b,
+                (published - killed) / 1_000_000, unavailable);
+        assertEquals(2, replica(b, id).getEpoch());
+        assertEquals("PRIMARY", replica(b, id).getRole());
+        return published;
+    }
+
+    /**
+     * The failover by the CO's force-detach: {@code a}'s agent SIGKILLed by its pid (its mounts stay in the kernel), then
+     * ControllerUnpublishVolume from A {@link #retrying} until it fails the volume over to {@code b}, the copy with the
+     * newest point, which is then the primary. Prints how long it took; returns when the unpublish succeeded.
+     */
+    long failoverByForceDetach(String a, String b, String id) throws Exception {
+        cluster.agent(a).child.signal("KILL");
+        long killed = System.nanoTime();
+        retrying(() -> controllerUnpublish(a, id), "the force-detach from the lost primary " + a);
+        long failedOver = System.nanoTime();
+        System.out.printf("%s failed over to %s by the unpublish from %s, %d ms after the kill%n", id, b, a, (failedOver - killed) / 1_000_000);
+        assertEquals("PRIMARY", replica(b, id).getRole(), "the copy with the newest point is promoted");
+        return failedOver;
+    }
+
+    /** The node's agent started again (same data directory and port) if it is not running, and every node answering. */
+    void restartIfDown(String node) throws Exception {
+        var agent = cluster.agent(node);
+        if (agent.child == null || !agent.child.alive()) {
+            agent.start();
+            cluster.awaitEveryNode();
+        }
+    }
+
+    /** Calls {@code call} each second while it answers UNAVAILABLE or ABORTED (a delay, a round under way), 120 s at most. */
+    void retrying(Runnable call, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (true) {
+            try {
+                call.run();
+                return;
+            } catch (StatusRuntimeException e) {
+                var code = e.getStatus().getCode();
+                if ((code != Status.Code.UNAVAILABLE && code != Status.Code.ABORTED) || System.nanoTime() > deadline) {
+                    throw new AssertionError(what + ": " + e.getStatus() + "\ncontroller:\n" + cluster.controller.stderr(), e);
+                }
+                Thread.sleep(1000);
+            }
+        }
+    }
+
+    /** Polls the node's replica (UNAVAILABLE while its agent starts) until {@code done} holds, within {@code boundSeconds}. */
+    GetReplicaResponse awaitReplica(String node, String id, long boundSeconds, Predicate<GetReplicaResponse> done) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(boundSeconds);
+        while (true) {
+            GetReplicaResponse now;
+            try {
+                now = replica(node, id);
+            } catch (StatusRuntimeException e) {
+                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > deadline) throw e;
+                Thread.sleep(200);
+                continue;
+            }
+            if (done.test(now)) return now;
+            if (System.nanoTime() > deadline) throw new AssertionError("within " + boundSeconds + " s, node " + node + " still answers " + now);
+            Thread.sleep(200);
+        }
+    }
+
+    /** "replica of <id> now holds point <p> from node '<n>': <bytes> bytes ..." in an agent's log (Rounds.pull). */
+    static final Pattern PULLED = Pattern.compile("replica of (\\S+) now holds point (\\S+) from node '([^']+)': (\\d+) bytes(.*)");
+
+    /** The pulls {@code node}'s agent logged of the volume from {@code from}: {point, bytes, the rest of the line}. */
+    List<String[]> pulls(String node, String id, String from) {
+        return cluster.agent(node).child.stderr().lines().map(PULLED::matcher).filter(m -> m.find()
+                && m.group(1).equals(id) && m.group(3).equals(from)).map(m -> new String[] {m.group(2), m.group(4), m.group(5)}).toList();
+    }
+
+    /** The node's data directory (its pool, catalog, replication state and CSI socket). */
+    Path dataDir(String node) {
+        return tmp.resolve(node);
+    }
+
+    /** The point the node's copy holds, from its durable state ("" before the first round or without a state). */
+    String point(String node, String id) throws Exception {
+        return ReplicaFixture.point(dataDir(node), id);
+    }
+
+    /** The files in the node's pool .tmp (a round builds its new image there). */
+    List<String> tmpFiles(String node) throws Exception {
+        return ReplicaFixture.tmpFiles(dataDir(node));
+    }
+
+    /** What a test writes through a mount besides its records (seeded random files); returns their SHA-256, or null. */
+    interface Data {
+        byte[] write(Path mount) throws Exception;
+    }
+
+    /** The test's mounts of {@code id} (see {@link Mounted}); {@code killed} is the node whose agent it may kill. */
+    Mounted mounted(String id, String killed) {
+        return new Mounted(id, killed);
+    }
+
+    /**
+     * A test's pods on the nodes, for a try-with-resources around it: {@link #on} stages and publishes the volume on a
+     * node, {@link #off} takes that down (node-side). Closed, pass or fail: the steps given to {@link #first} run, the
+     * agent the test may have killed is started again if it is down, then every mount still there is taken down; each
+     * error is kept, the later ones added to the first as suppressed (and to the test's own failure by the try, so that
+     * one is what is reported).
+     */
+    final class Mounted implements AutoCloseable {
+        private final String id;
+        private final String killed;
+        private final java.util.Set<String> nodes = new java.util.LinkedHashSet<>();
+        private final List<Step> before = new java.util.ArrayList<>();
+
+        private Mounted(String id, String killed) {
+            this.id = id;
+            this.killed = killed;
+        }
+
+        /** NodeStageVolume and NodePublishVolume on {@code node} (the CO's publish done); returns the target path. */
+        Path on(String node) throws Exception {
+            Path target = stageAndPublish(node, id);
+            nodes.add(node);
+            return target;
+        }
+
+        /** NodeUnpublishVolume and NodeUnstageVolume on {@code node}: its pod is gone. */
+        void off(String node) throws Exception {
+            unpublishAndUnstage(node, id);
+            nodes.remove(node);
+        }
+
+        /** A clean-up step that goes before the rest, in the order given (a pod stopped, a stopped agent continued). */
+        void first(Step step) {
+            before.add(step);
+        }
+
+        /**
+         * A pod's start on {@code primary}: the CO's publish there, {@link #on}, records {@code 0..round-1} written through
+         * the mount and a round to {@code secondary} (the last complete point), then records {@code round..to-1} (after
+         * it: a failover loses them). Returns the mount.
+         */
+        Path recordsAroundARound(String primary, String secondary, int round, int to) throws Exception {
+            controllerPublish(primary, id);
+            Path mount = on(primary);
+            writeRecords(mount.resolve("records"), 0, round);
+            FailoverPair.this.round(secondary, primary, id);
+            writeRecords(mount.resolve("records"), round, to);
+            return mount;
+        }
+
+        /** {@link #off}, then ControllerUnpublishVolume from {@code node}: the pod there is gone as the CO sees it. */
+        void gone(String node) throws Exception {
+            off(node);
+            controllerUnpublish(node, id);
+        }
+
+        /**
+         * A handoff to {@code node}: ControllerPublishVolume there (retried while UNAVAILABLE or ABORTED: a round under
+         * way) makes it the primary of {@code epoch}; then {@link #on}. Returns its target path.
+         */
+        Path handedTo(String node, long epoch) throws Exception {
+            retrying(() -> controllerPublish(node, id), "the handoff to " + node);
+            assertEquals("PRIMARY", replica(node, id).getRole());
+            assertEquals(epoch, replica(node, id).getEpoch());
+            return on(node);
+        }
+
+        @Override
+        public void close() throws Exception {
+            Throwable first = null;
+            List<Step> steps = new java.util.ArrayList<>(before);
+            steps.add(() -> restartIfDown(killed));
+            for (String node : List.copyOf(nodes)) steps.add(() -> off(node));
+            for (Step step : steps) {
+                try {
+                    step.run();
+                } catch (Exception | AssertionError e) {
+                    if (first == null) first = e;
+                    else first.addSuppressed(e);
+                }
+            }
+            if (first instanceof Exception e) throw e;
+            if (first instanceof AssertionError e) throw e;
+        }
+    }
+
+    /** A step of a test's clean-up. */
+    interface Step {
+        void run() throws Exception;
     }
 
     /** The node's durable replication state of the volume, as on disk ("" when it has none). */

@@ -31,16 +31,11 @@ class HandoffBaseCutShortTest {
     void aCrashBeforeTheOldPrimaryRecordedTheHandedOverPointIsFinishedAtStartUp() throws Exception {
         var volume = fx.createReplicated("base-cut");
         String id = volume.id(), a = volume.primary(), b = volume.secondary();
-        String mounted = null;
-        try {
+        try (var mounted = fx.mounted(id, a)) {
             fx.controllerPublish(a, id);
-            Path onA = fx.stageAndPublish(a, id);
-            mounted = a;
-            writeRecords(onA.resolve("records"), 0, 1000);
+            writeRecords(mounted.on(a).resolve("records"), 0, 1000);
             fx.round(b, a, id);
-            fx.unpublishAndUnstage(a, id);
-            mounted = null;
-            fx.controllerUnpublish(a, id);
+            mounted.gone(a);
             fx.controllerPublish(b, id);                                   // the handoff: A cut P for B and kept it
             String handed = fx.replica(b, id).getPoint();
             assertEquals(handed, fx.replica(a, id).getPoint());
@@ -59,29 +54,20 @@ class HandoffBaseCutShortTest {
             Path image = fx.tmp.resolve(a).resolve("pool/volumes").resolve(id + ".img");
             assertArrayEquals(digest(replica), digest(image), "the image is the point its state names");
 
-            Path onB = fx.stageAndPublish(b, id);
-            mounted = b;
-            writeRecords(onB.resolve("records"), 1000, 1500);
-            fx.unpublishAndUnstage(b, id);
-            mounted = null;
+            writeRecords(mounted.on(b).resolve("records"), 1000, 1500);
+            mounted.off(b);
             var back = fx.round(a, b, id);
             assertEquals(handed, back.getBasePoint(), "a delta against the handed-over point: " + back);
 
             fx.controllerUnpublish(b, id);
             fx.controllerPublish(a, id);
-            Path again = fx.stageAndPublish(a, id);
-            mounted = a;
-            assertRecords(again.resolve("records"), 1500);
-            fx.unpublishAndUnstage(a, id);
-            mounted = null;
-            fx.controllerUnpublish(a, id);
+            assertRecords(mounted.on(a).resolve("records"), 1500);
+            mounted.gone(a);
             fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
             for (String n : List.of(a, b)) {
                 assertFalse(fx.replica(n, id).getPresent());
                 assertEquals(List.of(), ClusterHandoffBaseTest.mentioning(fx.tmp, n, id), "nothing of the volume left on " + n);
             }
-        } finally {
-            if (mounted != null) fx.unpublishAndUnstage(mounted, id);
         }
     }
 }

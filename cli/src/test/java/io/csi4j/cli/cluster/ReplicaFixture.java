@@ -282,7 +282,12 @@ final class ReplicaFixture implements AutoCloseable {
 
     /** The files in a node's pool .tmp (a round builds its new image there). */
     List<String> tmpFiles(String node) throws Exception {
-        Path dir = dataDir(node).resolve("pool").resolve(".tmp");
+        return tmpFiles(dataDir(node));
+    }
+
+    /** The files in the pool .tmp of the node whose data directory is {@code dataDir} (also {@link FailoverPair}'s). */
+    static List<String> tmpFiles(Path dataDir) throws Exception {
+        Path dir = dataDir.resolve("pool").resolve(".tmp");
         if (!Files.isDirectory(dir)) return List.of();
         try (Stream<Path> list = Files.list(dir)) {
             return list.map(Path::toString).sorted().toList();
@@ -324,7 +329,12 @@ final class ReplicaFixture implements AutoCloseable {
 
     /** The point a node's copy holds, from its durable state ("" before the first round or without a state). */
     String point(String node, String id) throws Exception {
-        Path state = dataDir(node).resolve("replication").resolve(id + ".json");
+        return point(dataDir(node), id);
+    }
+
+    /** The point in the durable state of {@code id} under the data directory {@code dataDir} (also {@link FailoverPair}'s). */
+    static String point(Path dataDir, String id) throws Exception {
+        Path state = dataDir.resolve("replication").resolve(id + ".json");
         if (!Files.exists(state)) return "";
         var m = java.util.regex.Pattern.compile("\"point\"\\s*:\\s*\"([^\"]*)\"").matcher(Files.readString(state));
         return m.find() ? m.group(1) : "";
