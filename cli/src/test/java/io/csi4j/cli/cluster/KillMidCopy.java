@@ -28,8 +28,10 @@ final class KillMidCopy {
     record Killed(String point, long at) {}
 
     /**
-     * Waits (60 s at most) until {@code node} receives a round of the volume (NodeAgent.ListCopies) with 4 to 12 MiB
-     * of it arrived, then SIGKILLs its agent by its pid.
+     * Waits (60 s at most) until {@code node} receives a round of the volume (NodeAgent.ListCopies) with 4 to 8 MiB
+     * of it arrived, then SIGKILLs its agent by its pid. At most 8: the rounds carry 16 MiB and more at 4 MiB/s, so the
+     * kill lands two seconds or more before the copy's end, never between its replica kept and the image renamed (a
+     * correct outcome, rolled forward at the start, whose next round would be a delta, not the resync these tests want).
      */
     static Killed midResync(FailoverPair fx, String node, String id) throws Exception {
         var agent = fx.agent(node);   // one channel for the whole wait
@@ -39,7 +41,7 @@ final class KillMidCopy {
             try {
                 for (var copy : agent.withDeadlineAfter(5, TimeUnit.SECONDS).listCopies(ListCopiesRequest.getDefaultInstance()).getCopiesList()) {
                     seen = copy.getName() + " " + copy.getBytesDone() + "/" + copy.getBytesTotal();
-                    if (copy.getIncoming() && copy.getName().contains(id) && copy.getBytesDone() >= 4 * MIB && copy.getBytesDone() <= 12 * MIB) {
+                    if (copy.getIncoming() && copy.getName().contains(id) && copy.getBytesDone() >= 4 * MIB && copy.getBytesDone() <= 8 * MIB) {
                         System.out.printf("in the middle of the resync of %s on %s: %s%n", id, node, seen);
                         fx.cluster.agent(node).child.signal("KILL");
                         long at = System.nanoTime();
