@@ -97,21 +97,48 @@ class ClusterSnapshotDuplicateTest {
         return (System.nanoTime() - since) / 1e9;
     }
 
-    @Test
-    void aRetryWhileTheHolderIsSilentCutsASecondOneAndTheOlderIsSweptWhenItAnswers() throws Exception {
-        String id = f.csi().createVolume(ReplicaFixture.replicated("dup-rep", 2, 64 * ReplicaFixture.MIB)).getVolume().getVolumeId();
+    /** A replicated volume of two nodes, {@code a} (its first primary) and {@code b}, and its snapshot {@code onA} by name. */
+    record CutOnA(String id, String a, String b, CreateSnapshotRequest request, Snapshot onA) {}
+
+    /**
+     * The common start: a replicated volume {@code <name>-rep} with 1000 records written on a, the snapshot {@code name}
+     * cut there, then the handoff (a mount on b makes b the primary, with every record).
+     */
+    static CutOnA cutOnAThenHandOff(String name) throws Exception {
+        String id = f.csi().createVolume(ReplicaFixture.replicated(name + "-rep", 2, 64 * ReplicaFixture.MIB)).getVolume().getVolumeId();
         var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
         String a = parsed.tags().get(0);
         String b = parsed.tags().get(1);
         writeRecords(mount(a, id).resolve("records"), 0, 1000);
         f.unpublishAndUnstage(a, id);
 
-        var request = CreateSnapshotRequest.newBuilder().setSourceVolumeId(id).setName("dup").build();
+        var request = CreateSnapshotRequest.newBuilder().setSourceVolumeId(id).setName(name).build();
         Snapshot onA = f.csi().createSnapshot(request).getSnapshot();
         assertEquals(ObjectId.nodeTag(a), ownerTag(onA.getSnapshotId()));
 
         mount(b, id);                                       // the handoff: b is the primary, with every record
         f.unpublishAndUnstage(b, id);
+        return new CutOnA(id, a, b, request, onA);
+    }
+
+    /**
+     * The end state once the sweep is done: {@code kept} is the one snapshot of the name, a retry answers it, a listing
+     * by source finds it alone, and it restores every record on {@code node}; then both are deleted.
+     */
+    static void assertKeptAloneThenDelete(CutOnA v, Snapshot kept, String node, String restoreName) throws Exception {
+        assertEquals(kept.getSnapshotId(), f.csi().createSnapshot(v.request()).getSnapshot().getSnapshotId(), "the retry answers the kept one");
+        assertEquals(List.of(kept.getSnapshotId()), f.csi().listSnapshots(ListSnapshotsRequest.newBuilder().setSourceVolumeId(v.id()).build())
+                .getEntriesList().stream().map(e -> e.getSnapshot().getSnapshotId()).toList());
+        assertRestores(kept, node, restoreName);          // restores every record, byte-identical
+        f.csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(kept.getSnapshotId()).build());
+        f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v.id()).build());
+    }
+
+    @Test
+    void aRetryWhileTheHolderIsSilentCutsASecondOneAndTheOlderIsSweptWhenItAnswers() throws Exception {
+        CutOnA v = cutOnAThenHandOff("dup");
+        String a = v.a();
+        String b = v.b();
 
         var agentA = f.cluster.agent(a);
         agentA.child.signal("STOP");
@@ -119,28 +146,23 @@ class ClusterSnapshotDuplicateTest {
         try {
             // the CO did not record the first answer and retries; a's silence is not waited for: b cuts it again
             long retry = System.nanoTime();
-            onB = f.csi().createSnapshot(request).getSnapshot();
+            onB = f.csi().createSnapshot(v.request()).getSnapshot();
             System.out.printf("retry with %s stopped answered in %.1f s: %s%n", a, (System.nanoTime() - retry) / 1e9, onB.getSnapshotId());
             assertEquals(ObjectId.nodeTag(b), ownerTag(onB.getSnapshotId()), "cut again on the new primary: " + onB);
-            assertNotEquals(onA.getSnapshotId(), onB.getSnapshotId());
+            assertNotEquals(v.onA().getSnapshotId(), onB.getSnapshotId());
         } finally {
             agentA.child.signal("CONT");
         }
         long resumed = System.nanoTime();
         // both nodes hold the name: a retry answers the newest, b's
-        assertEquals(onB, f.csi().createSnapshot(request).getSnapshot());
+        assertEquals(onB, f.csi().createSnapshot(v.request()).getSnapshot());
 
-        double swept = awaitSwept(a, "dup", resumed, "a's older duplicate " + onA.getSnapshotId());
-        System.out.printf("older duplicate %s on %s swept %.1f s after SIGCONT; %s on %s kept%n", onA.getSnapshotId(), a,
+        double swept = awaitSwept(a, "dup", resumed, "a's older duplicate " + v.onA().getSnapshotId());
+        System.out.printf("older duplicate %s on %s swept %.1f s after SIGCONT; %s on %s kept%n", v.onA().getSnapshotId(), a,
                 swept, onB.getSnapshotId(), b);
         assertEquals(onB.getSnapshotId(), heldOn(b, "dup"), "the newest stays");
-        assertEquals(onB, f.csi().createSnapshot(request).getSnapshot(), "the retry answers b's again");
-        assertEquals(List.of(onB.getSnapshotId()), f.csi().listSnapshots(ListSnapshotsRequest.newBuilder().setSourceVolumeId(id).build())
-                .getEntriesList().stream().map(e -> e.getSnapshot().getSnapshotId()).toList());
-
-        assertRestores(onB, b, "dup-restore");                // b's restores every record, byte-identical
-        f.csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(onB.getSnapshotId()).build());
-        f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+        assertEquals(onB, f.csi().createSnapshot(v.request()).getSnapshot(), "the retry answers b's again");
+        assertKeptAloneThenDelete(v, onB, b, "dup-restore");
     }
 
     /**
@@ -150,16 +172,9 @@ class ClusterSnapshotDuplicateTest {
      */
     @Test
     void theOneAnsweredLastIsKeptThoughCreatedFirst() throws Exception {
-        String id = f.csi().createVolume(ReplicaFixture.replicated("dup2-rep", 2, 64 * ReplicaFixture.MIB)).getVolume().getVolumeId();
-        var parsed = ReplicatedVolumeId.parse(id).orElseThrow();
-        String a = parsed.tags().get(0);
-        String b = parsed.tags().get(1);
-        writeRecords(mount(a, id).resolve("records"), 0, 1000);
-        f.unpublishAndUnstage(a, id);
-        var request = CreateSnapshotRequest.newBuilder().setSourceVolumeId(id).setName("dup2").build();
-        Snapshot onA = f.csi().createSnapshot(request).getSnapshot();
-        mount(b, id);                                       // the handoff
-        f.unpublishAndUnstage(b, id);
+        CutOnA v = cutOnAThenHandOff("dup2");
+        String a = v.a();
+        String b = v.b();
 
         var agentA = f.cluster.agent(a);
         var agentB = f.cluster.agent(b);
@@ -167,13 +182,13 @@ class ClusterSnapshotDuplicateTest {
         Snapshot recorded;
         agentA.child.signal("STOP");
         try {
-            onB = f.csi().createSnapshot(request).getSnapshot();      // its answer "lost": the CO retries
+            onB = f.csi().createSnapshot(v.request()).getSnapshot();      // its answer "lost": the CO retries
             assertEquals(ObjectId.nodeTag(b), ownerTag(onB.getSnapshotId()));
             agentB.child.signal("STOP");
             try {
                 agentA.child.signal("CONT");
-                recorded = retried(request);                             // only a answers: its own, recorded
-                assertEquals(onA.getSnapshotId(), recorded.getSnapshotId());
+                recorded = retried(v.request());                             // only a answers: its own, recorded
+                assertEquals(v.onA().getSnapshotId(), recorded.getSnapshotId());
             } finally {
                 agentB.child.signal("CONT");
             }
@@ -183,13 +198,8 @@ class ClusterSnapshotDuplicateTest {
         long resumed = System.nanoTime();
         double swept = awaitSwept(b, "dup2", resumed, "b's duplicate " + onB.getSnapshotId() + " (answered earlier)");
         System.out.printf("duplicate %s on %s, created later but answered earlier, swept %.1f s after SIGCONT; %s on %s kept%n",
-                onB.getSnapshotId(), b, swept, onA.getSnapshotId(), a);
-        assertEquals(onA.getSnapshotId(), heldOn(a, "dup2"), "the snapshot the CO recorded stays");
-        assertEquals(onA.getSnapshotId(), f.csi().createSnapshot(request).getSnapshot().getSnapshotId());
-        assertEquals(List.of(onA.getSnapshotId()), f.csi().listSnapshots(ListSnapshotsRequest.newBuilder().setSourceVolumeId(id).build())
-                .getEntriesList().stream().map(e -> e.getSnapshot().getSnapshotId()).toList());
-        assertRestores(onA, a, "dup2-restore");
-        f.csi().deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(onA.getSnapshotId()).build());
-        f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+                onB.getSnapshotId(), b, swept, v.onA().getSnapshotId(), a);
+        assertEquals(v.onA().getSnapshotId(), heldOn(a, "dup2"), "the snapshot the CO recorded stays");
+        assertKeptAloneThenDelete(v, v.onA(), a, "dup2-restore");
     }
 }
