@@ -2,6 +2,7 @@ package io.csi4j.driver.snapshot;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.catalog.Catalog;
+import io.csi4j.driver.catalog.CatalogTables;
 import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.FreezeHold;
@@ -111,17 +112,15 @@ public final class GroupSnapshots {
                     snapshotToVolume.keySet().forEach(engine::deleteSnapshot);  // made before a later step failed
                     removeRows(group.id(), snapshotToVolume.keySet());
                 },
-                sizes -> {
-                    catalog.inTransaction(tx -> {
-                        sizes.forEach((snapshotId, size) -> tx.snapshots().setSize(snapshotId, size));
-                        for (String snapshotId : snapshotToVolume.keySet()) tx.snapshots().setState(snapshotId, State.CREATING, State.READY);
-                        if (!tx.groupSnapshots().setState(group.id(), State.CREATING, State.READY)) {
-                            throw DomainException.aborted("group snapshot " + group.id() + " changed state while being created");
-                        }
-                        return null;
-                    });
-                    return withMembers(catalog.groupSnapshots().byId(group.id()).orElseThrow());
-                });
+                // the answer is read in the commit: a DeleteGroupSnapshot right after it must not turn this one into an error
+                sizes -> catalog.inTransaction(tx -> {
+                    sizes.forEach((snapshotId, size) -> tx.snapshots().setSize(snapshotId, size));
+                    for (String snapshotId : snapshotToVolume.keySet()) tx.snapshots().setState(snapshotId, State.CREATING, State.READY);
+                    if (!tx.groupSnapshots().setState(group.id(), State.CREATING, State.READY)) {
+                        throw DomainException.aborted("group snapshot " + group.id() + " changed state while being created");
+                    }
+                    return withMembers(tx, tx.groupSnapshots().byId(group.id()).orElseThrow());
+                }));
     }
 
     public void delete(String groupSnapshotId, List<String> snapshotIds) {
@@ -169,8 +168,12 @@ public final class GroupSnapshots {
     }
 
     private GroupSnapshot withMembers(GroupSnapshotRecord g) {
+        return withMembers(catalog, g);
+    }
+
+    private static GroupSnapshot withMembers(CatalogTables tables, GroupSnapshotRecord g) {
         var byVolume = new LinkedHashMap<String, SnapshotRecord>();
-        for (SnapshotRecord s : catalog.snapshots().ofGroup(g.id())) byVolume.put(s.sourceVolumeId(), s);
+        for (SnapshotRecord s : tables.snapshots().ofGroup(g.id())) byVolume.put(s.sourceVolumeId(), s);
         var ordered = new ArrayList<SnapshotRecord>();
         for (String volumeId : g.sourceVolumeIds()) {
             SnapshotRecord s = byVolume.get(volumeId);

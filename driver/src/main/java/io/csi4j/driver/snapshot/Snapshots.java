@@ -110,16 +110,14 @@ public final class Snapshots {
         return Lifecycle.effectThenCommit(
                 () -> cut(row.id(), sourceVolumeId, new Artifact.Label(name, ""), base),  // labelled for fsck --rebuild
                 () -> finishDelete(row.id()),
-                size -> {
-                    catalog.inTransaction(tx -> {
-                        tx.snapshots().setSize(row.id(), size);
-                        if (!tx.snapshots().setState(row.id(), State.CREATING, State.READY)) {
-                            throw DomainException.aborted("snapshot " + row.id() + " changed state while being created");
-                        }
-                        return null;
-                    });
-                    return catalog.snapshots().byId(row.id()).orElseThrow();
-                });
+                // the answer is read in the commit: a DeleteSnapshot right after it must not turn this one into an error
+                size -> catalog.inTransaction(tx -> {
+                    tx.snapshots().setSize(row.id(), size);
+                    if (!tx.snapshots().setState(row.id(), State.CREATING, State.READY)) {
+                        throw DomainException.aborted("snapshot " + row.id() + " changed state while being created");
+                    }
+                    return tx.snapshots().byId(row.id()).orElseThrow();
+                }));
     }
 
     private long cut(String snapshotId, String sourceVolumeId, Artifact.Label label, String base) {

@@ -195,16 +195,16 @@ public final class Volumes {
                 config.nodeId(), State.CREATING, now, now);
     }
 
+    /** The answer is read in the commit: a DeleteVolume right after it must not turn this CreateVolume into an error. */
     private VolumeRecord commitCreated(String volumeId, long size, long actual, String groupId) {
-        catalog.inTransaction(tx -> {                                          // commit
+        return catalog.inTransaction(tx -> {                                   // commit
             if (actual != size) tx.volumes().setCapacity(volumeId, actual);
             if (groupId != null) tx.volumeGroups().addMember(groupId, volumeId);
             if (!tx.volumes().setState(volumeId, State.CREATING, State.READY)) {
                 throw DomainException.aborted("volume " + volumeId + " changed state while being created");
             }
-            return null;
+            return tx.volumes().byId(volumeId).orElseThrow();
         });
-        return catalog.volumes().byId(volumeId).orElseThrow();
     }
 
     // ---- CreateVolume of a copy of another node's snapshot or volume ----
