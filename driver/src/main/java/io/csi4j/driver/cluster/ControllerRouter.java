@@ -62,6 +62,10 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
             }
             // a copy between nodes: the target agent pulls the data from the source's (call() waits, off the loop)
             Agent source = route.copyFrom();
+            // the pull reads any snapshot by id (replication's pulls of points too): the source's node first answers
+            // as to the CO, so a replication point's id is NOT_FOUND here as on that node (Lookup.coSnapshots)
+            if (req.getVolumeContentSource().hasSnapshot()) source.call(a -> a.controller().getSnapshot(GetSnapshotRequest.newBuilder()
+                    .setSnapshotId(req.getVolumeContentSource().getSnapshot().getSnapshotId()).build()));
             var copy = ImportVolumeRequest.newBuilder().setRequest(req)
                     .setSourceNode(PeerAgent.newBuilder().setNodeId(source.nodeId())
                             .setAddress(source.address()).setAuthority(source.authority()))

@@ -33,6 +33,18 @@ public record SnapshotRecord(
         Objects.requireNonNull(updatedAt, "updatedAt");
     }
 
+    /** Names of replication points (docs/replication.md): snapshots internal to replication, not the CO's. */
+    public static final String POINT_PREFIX = "csi4j-point-";
+
+    public static boolean isPointName(String name) {
+        return name != null && name.startsWith(POINT_PREFIX);                     // group members have no name
+    }
+
+    /** Whether this is a replication point: to a CO it does not exist (only replication reads it). */
+    public boolean isPoint() {
+        return isPointName(name);
+    }
+
     public SnapshotRecord withState(State next) {
         return new SnapshotRecord(id, name, sourceVolumeId, sizeBytes, groupSnapshotId, parameters, next,
                 createdAt, updatedAt);

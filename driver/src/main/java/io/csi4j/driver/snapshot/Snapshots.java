@@ -31,6 +31,7 @@ public final class Snapshots {
     private final DriverConfig config;
     private final InstantSource clock;
     private final Lookup<SnapshotRecord> lookup;
+    private final Lookup<SnapshotRecord> coLookup;
 
     private final SnapshotSources sources;
 
@@ -47,16 +48,19 @@ public final class Snapshots {
         this.config = config;
         this.clock = clock;
         this.lookup = Lookup.snapshots(catalog, config.nodeId());
+        this.coLookup = Lookup.coSnapshots(catalog, config.nodeId());
     }
 
     /**
      * Names of replication points (docs/replication.md): internal snapshots a replicated volume's primary cuts. A CO
-     * cannot make one (INVALID_ARGUMENT), does not see them (ListSnapshots) and cannot delete them (FAILED_PRECONDITION).
+     * cannot make one (INVALID_ARGUMENT), does not see them (ListSnapshots), cannot read one by id (GetSnapshot,
+     * SnapshotMetadata, a CreateVolume source: NOT_FOUND, {@link Lookup#coSnapshots}) and cannot delete them
+     * (FAILED_PRECONDITION).
      */
-    public static final String POINT_PREFIX = "csi4j-point-";
+    public static final String POINT_PREFIX = SnapshotRecord.POINT_PREFIX;
 
     public static boolean isPoint(String snapshotName) {
-        return snapshotName != null && snapshotName.startsWith(POINT_PREFIX);      // group members have no name
+        return SnapshotRecord.isPointName(snapshotName);
     }
 
     public SnapshotRecord create(String name, String sourceVolumeId, Map<String, String> parameters) {
@@ -159,9 +163,12 @@ public final class Snapshots {
         catalog.snapshots().delete(snapshotId);
     }
 
-    /** A READY snapshot of this node, or NOT_FOUND (FAILED_PRECONDITION naming the owner if it is another node's). */
+    /**
+     * A READY snapshot of the CO's on this node, or NOT_FOUND (FAILED_PRECONDITION naming the owner if it is another
+     * node's); a replication point is NOT_FOUND, as an unknown id.
+     */
     public SnapshotRecord get(String snapshotId) {
-        return lookup.ready(snapshotId);
+        return coLookup.ready(snapshotId);
     }
 
     public Page<SnapshotRecord> list(long afterSeq, int limit, SnapshotFilter filter) {

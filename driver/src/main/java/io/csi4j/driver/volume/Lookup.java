@@ -40,6 +40,15 @@ public final class Lookup<R extends Catalogued> {
         return new Lookup<>(Kind.SNAPSHOT, "snapshot", id -> tables.snapshots().byId(id), nodeId);
     }
 
+    /**
+     * The snapshots a CO may name: every one but replication points ({@link SnapshotRecord#isPoint()}), which answer
+     * as an unknown id (NOT_FOUND). Every CO-facing read of a snapshot by id goes through this one; replication's own
+     * code reads points through {@link #snapshots} (and the catalog).
+     */
+    public static Lookup<SnapshotRecord> coSnapshots(CatalogTables tables, String nodeId) {
+        return new Lookup<>(Kind.SNAPSHOT, "snapshot", id -> tables.snapshots().byId(id).filter(s -> !s.isPoint()), nodeId);
+    }
+
     public static Lookup<GroupSnapshotRecord> groupSnapshots(CatalogTables tables, String nodeId) {
         return new Lookup<>(Kind.GROUP_SNAPSHOT, "group snapshot", id -> tables.groupSnapshots().byId(id), nodeId);
     }

@@ -92,7 +92,7 @@ public final class Volumes {
         this.config = config;
         this.clock = clock;
         this.lookup = Lookup.volumes(catalog, config.nodeId());
-        this.snapshotLookup = Lookup.snapshots(catalog, config.nodeId());
+        this.snapshotLookup = Lookup.coSnapshots(catalog, config.nodeId());    // a point is no CO's source
     }
 
     // ---- CreateVolume ----

@@ -9,7 +9,8 @@
  *       rules. What a request asks is checked against the engine's capabilities before any row or artifact is
  *       written.</li>
  *   <li>{@link io.csi4j.driver.volume.Lookup}: reading one object by a wire id, once per kind (volume, snapshot,
- *       group snapshot, volume group): parse the id, read the row, check which node owns it, NOT_FOUND.</li>
+ *       group snapshot, volume group): parse the id, read the row, check which node owns it, NOT_FOUND. A CO's
+ *       read of a snapshot goes through {@code coSnapshots}, to which a replication point is an unknown id.</li>
  *   <li>{@link io.csi4j.driver.volume.Lifecycle}: the effect and commit of intent → effect → commit, with the
  *       rollback of a failed effect (docs/design.md, "Crash protocol"), for volumes, snapshots and group snapshots. The
  *       intent (a CREATING row) is written by the caller; a blank volume has no intent (its row is the commit,

@@ -14,6 +14,7 @@ import io.csi4j.driver.model.ContentSource;
 import io.csi4j.driver.model.SnapshotFilter;
 import io.csi4j.driver.model.SnapshotRecord;
 import io.csi4j.driver.model.VolumeRecord;
+import io.csi4j.driver.snapshot.SnapshotBlocks;
 import io.csi4j.driver.snapshot.Snapshots;
 import io.csi4j.driver.storage.StorageException;
 import io.grpc.Status;
@@ -201,6 +202,51 @@ class DomainRulesTest {
                 new Rule("an unknown parameter on a clone", t -> t.volumes.create(new NewVolume("v", CapacityRange.ANY,
                         List.of(mount("")), Map.of("speed", "fast"), Map.of(), new ContentSource.FromVolume(t.base.id()),
                         Optional.empty())), Status.Code.INVALID_ARGUMENT));
+    }
+
+    /** What a CO may ask of a replication point's id: answered as of an unknown snapshot (a delete: refused, as documented). */
+    static Stream<Rule> pointRequests() {
+        return Stream.of(
+                new Rule("a restore from a point", t -> t.create("v", CapacityRange.ANY, mount(""),
+                        new ContentSource.FromSnapshot(t.point().id())), Status.Code.NOT_FOUND),
+                new Rule("GetSnapshot of a point", t -> t.snapshots.get(t.point().id()), Status.Code.NOT_FOUND),
+                new Rule("GetMetadataAllocated of a point", t -> new SnapshotBlocks(t.snapshots, t.pool)
+                        .allocated(t.point().id(), 0, () -> false), Status.Code.NOT_FOUND),
+                new Rule("GetMetadataDelta from a point", t -> new SnapshotBlocks(t.snapshots, t.pool)
+                        .delta(t.point().id(), t.snap.id(), 0, () -> false), Status.Code.NOT_FOUND),
+                new Rule("GetMetadataDelta to a point", t -> new SnapshotBlocks(t.snapshots, t.pool)
+                        .delta(t.snap.id(), t.point().id(), 0, () -> false), Status.Code.NOT_FOUND),
+                new Rule("ListSnapshots by a point's id", t -> {
+                    if (!t.snapshots.listReady(0, 10, new SnapshotFilter(t.point().id(), null)).items().isEmpty()) {
+                        throw new AssertionError("a point listed");
+                    }
+                }, Status.Code.OK),
+                new Rule("DeleteSnapshot of a point (a documented refusal)", t -> t.snapshots.delete(t.point().id()),
+                        Status.Code.FAILED_PRECONDITION));
+    }
+
+    private SnapshotRecord point;
+
+    /** One replication point of "base", cut once per rule (replication's own call, as Rounds cuts it). */
+    private SnapshotRecord point() {
+        if (point == null) point = snapshots.createPoint(Snapshots.POINT_PREFIX + base.id() + "-n-1", base.id(), "");
+        return point;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("pointRequests")
+    void aPointIsNoSnapshotOfTheCo(Rule rule) {
+        SnapshotRecord p = point();
+        Set<String> volumesBefore = catalogIds();
+        Set<String> snapshotsBefore = snapshotIds();
+        long writes = pool.writes();
+        assertEquals(rule.expected(), codeOf(() -> rule.call().accept(this)), rule.name());
+        assertEquals(writes, pool.writes(), "no artifact written for " + rule.name());
+        assertEquals(volumesBefore, catalogIds(), "no volume row left for " + rule.name());
+        assertEquals(snapshotsBefore, snapshotIds(), "the point kept, nothing added, after " + rule.name());
+        assertEquals(p, snapshots.byName(p.name()).orElseThrow(), "the point unchanged");
+        assertEquals(catalogIds(), pool.volumeArtifacts(), "volumes: rows vs artifacts after " + rule.name());
+        assertEquals(snapshotIds(), pool.snapshotArtifacts(), "snapshots: rows vs artifacts after " + rule.name());
     }
 
     /** ValidateVolumeCapabilities confirms only what CreateVolume would take on this engine and pool. */
