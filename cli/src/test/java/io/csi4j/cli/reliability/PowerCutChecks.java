@@ -313,7 +313,7 @@ final class PowerCutChecks {
             } catch (java.sql.SQLException | RuntimeException e) {
                 row = "catalog not read (" + e.getMessage() + ")";
             }
-            List<String> mine = files.stream().filter(f -> f.startsWith(volumeId + ".")).toList();
+            List<String> mine = files.stream().filter(f -> f.startsWith(volumeId + ".")).sorted().toList();
             return row + "; files " + (mine.isEmpty() ? "none" : mine);
         }
 
