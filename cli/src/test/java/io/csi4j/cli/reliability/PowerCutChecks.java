@@ -34,6 +34,9 @@ final class PowerCutChecks {
     private final List<LogVolume> logs;
     private final Collection<String> failures;
     private long cuts, objects, records, filesystems, retried, reboots, reformats;
+    /** The clone as the power cut left it, before any plugin ran on it: for a "lost" volume's diagnosis. */
+    private BootState boot;
+    private String reconciled = "";
 
     PowerCutChecks(PowerCut disk, Path node, List<World> worlds, List<LogVolume> logs, Collection<String> failures) {
         this.disk = disk;
@@ -50,6 +53,7 @@ final class PowerCutChecks {
     /** Before any plugin runs on the clone: the ext4 log volume's filesystem, as the cut left it, checks clean. */
     void filesystems() throws IOException {
         cuts++;
+        boot = BootState.of(disk, pool());
         for (LogVolume log : logs) if (!log.block) fsck(log.id, "ext4");
     }
 
@@ -76,6 +80,7 @@ final class PowerCutChecks {
     /** The fresh plugin started on its own; kubelet stages and publishes again, the CO retries, then every check. */
     void afterBoot(Plugin plugin, int cut, Random random) throws IOException {
         reboots++;
+        reconciled = plugin.stderr().lines().filter(l -> l.contains("reconciled:")).reduce("", (a, b) -> a + b + "\n").strip();
         if (plugin.stderr().contains("orphans:")) failures.add("leaked: cut " + cut + ", the restart found orphans: " + plugin.stderr());
         var rpc = new Rpc(plugin.channel(), plugin.addonsChannel());
         for (LogVolume log : logs) log.mount(rpc);
@@ -122,6 +127,7 @@ final class PowerCutChecks {
         retried++;
         try {
             pending.step().run(rpc);
+            w.record(pending.label() + ": retried after cut " + cut + ", OK");
         } catch (StatusRuntimeException e) {
             failures.add(w.prefix + ": the retry of " + pending.label() + " after the cut answered " + e.getStatus());
         }
@@ -195,7 +201,10 @@ final class PowerCutChecks {
             }
             token = page.getNextToken();
         } while (!token.isEmpty());
-        compare("volumes (id=capacity)", expected, listed);
+        if (!expected.equals(listed)) {
+            failures.add("lost or leaked volumes (id=capacity): the plugin has " + listed + ", acknowledged " + expected
+                    + volumeDiagnosis(expected, listed));
+        }
         compare("ControllerPublish records", attached, listedAttached);
         Set<String> snapshots = rpc.controller().listSnapshots(ListSnapshotsRequest.getDefaultInstance()).getEntriesList()
                 .stream().map(e -> e.getSnapshot().getSnapshotId()).collect(Collectors.toCollection(TreeSet::new));
@@ -239,6 +248,83 @@ final class PowerCutChecks {
 
     private <T> void compare(String what, T expected, T actual) {
         if (!expected.equals(actual)) failures.add("lost or leaked " + what + ": the plugin has " + actual + ", acknowledged " + expected);
+    }
+
+    /**
+     * Where each volume the model and the plugin disagree on came from and went: its client's last operations (or,
+     * for an id no client knows, every client's), its row and files on the clone before the boot, and the
+     * start-up's reconcile line. A row missing or not READY on the clone with an acknowledged create or expansion
+     * points at durability (the plugin, or the harness's clone); a READY row there points at the booted plugin
+     * (its reconciler, or a retry); an operation in the history that deletes it points at the model.
+     */
+    private String volumeDiagnosis(Map<String, Long> expected, Map<String, Long> listed) {
+        Set<String> differing = new TreeSet<>(expected.keySet());
+        differing.addAll(listed.keySet());
+        differing.removeIf(id -> Objects.equals(expected.get(id), listed.get(id)));
+        StringBuilder out = new StringBuilder();
+        for (String id : differing) {
+            out.append("\n").append(id).append(!listed.containsKey(id) ? " (acknowledged, not listed)"
+                    : !expected.containsKey(id) ? " (listed, not acknowledged)" : " (capacity differs)");
+            out.append("\n  on the clone before the boot: ").append(boot == null ? "?" : boot.describe(id));
+            List<World> owners = worlds.stream().filter(w -> w.volumes.values().stream().anyMatch(v -> id.equals(v.id))).toList();
+            for (World w : owners.isEmpty() ? worlds : owners) {
+                out.append("\n  ").append(w.prefix).append("'s last operations (oldest first):\n    ").append(String.join("\n    ", w.history));
+            }
+        }
+        out.append("\nstart-up: ").append(reconciled.isEmpty() ? "no reconcile line (nothing rolled back or finished, no orphan)" : reconciled);
+        return out.toString();
+    }
+
+    /**
+     * The catalog and {@code pool/volumes} as the clone holds them before a plugin opens them: the catalog files are
+     * copied aside (the copy is read only if a check fails; opening the original would recover its log in place).
+     */
+    record BootState(Path catalog, Set<String> files) {
+        static BootState of(PowerCut disk, Path pool) {
+            Path aside = disk.root.resolve("catalog-at-boot");
+            Set<String> files = new TreeSet<>();
+            try {
+                Files.createDirectories(aside);
+                try (Stream<Path> old = Files.list(aside)) {
+                    for (Path p : old.toList()) Files.delete(p);
+                }
+                for (String name : List.of("catalog.db", "catalog.db-wal")) {
+                    Path file = disk.data.resolve(name);
+                    if (Files.exists(file)) Files.copy(file, aside.resolve(name));
+                }
+                Path volumes = pool.resolve("volumes");
+                if (Files.isDirectory(volumes)) try (Stream<Path> listed = Files.list(volumes)) {
+                    listed.forEach(p -> files.add(p.getFileName().toString()));
+                }
+            } catch (IOException e) {
+                files.add("(not read: " + e.getMessage() + ")");
+            }
+            return new BootState(aside.resolve("catalog.db"), files);
+        }
+
+        String describe(String volumeId) {
+            String row;
+            try (var c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + catalog)) {
+                row = sql(c, "SELECT state || ' ' || capacity_bytes || ' ' || source_kind || COALESCE(' ' || source_id, '') FROM volumes WHERE id = ?", volumeId)
+                        .map(r -> "row " + r).orElse("no row");
+                if (sql(c, "SELECT id FROM volume_tombstones WHERE id = ?", volumeId).isPresent()) row += ", a tombstone";
+                row += sql(c, "SELECT group_concat(group_id) FROM volume_group_members WHERE volume_id = ?", volumeId)
+                        .map(g -> ", in volume group " + g).orElse("");
+            } catch (java.sql.SQLException | RuntimeException e) {
+                row = "catalog not read (" + e.getMessage() + ")";
+            }
+            List<String> mine = files.stream().filter(f -> f.startsWith(volumeId + ".")).sorted().toList();
+            return row + "; files " + (mine.isEmpty() ? "none" : mine);
+        }
+
+        private static java.util.Optional<String> sql(java.sql.Connection c, String query, String id) throws java.sql.SQLException {
+            try (var statement = c.prepareStatement(query)) {
+                statement.setString(1, id);
+                try (var result = statement.executeQuery()) {
+                    return result.next() ? java.util.Optional.ofNullable(result.getString(1)) : java.util.Optional.empty();
+                }
+            }
+        }
     }
 
     /** Every image has its sidecar and a row the model knows, and the other way round. */

@@ -172,6 +172,7 @@ final class World {
             v.capacity = volume.getCapacityBytes();
             v.data = data;
             volumes.put(v.name, v);
+            record(v.name + " is " + v.id + ", " + v.capacity + " bytes");   // labels name a new volume, a diagnosis needs its id
         });
     }
 
