@@ -17,11 +17,9 @@ import io.csi4j.driver.volume.Lifecycle;
 import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import java.time.InstantSource;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Predicate;
 
 /** Single-volume snapshots: intent → effect (reflink or copy, frozen if mounted) → commit. */
 public final class Snapshots {
@@ -164,20 +162,13 @@ public final class Snapshots {
     }
 
     /**
-     * Every READY snapshot a CO named here (not a replication point, not a group member) whose source {@code source}
-     * accepts: what the controller compares across a replicated volume's nodes to find two of one name.
+     * Every READY snapshot a CO named here (not a replication point, not a group member) of a replicated volume, in
+     * insertion order: what the controller compares across a replicated volume's nodes to find two of one name (every
+     * few seconds, so the database filters; the exact id shape, a regex, is checked on its answer only).
      */
-    public List<SnapshotRecord> named(Predicate<String> source) {
-        List<SnapshotRecord> named = new ArrayList<>();
-        long after = 0;
-        Page<SnapshotRecord> page;
-        do {
-            page = list(after, 1000, SnapshotFilter.ALL);
-            page.items().stream().filter(s -> s.state() == State.READY && s.groupSnapshotId() == null && s.name() != null
-                    && !s.isPoint() && source.test(s.sourceVolumeId())).forEach(named::add);
-            after = page.lastSeq();
-        } while (page.more());
-        return named;
+    public List<SnapshotRecord> namedOfReplicated() {
+        return catalog.snapshots().named(ReplicatedVolumeId.GLOB).stream()
+                .filter(s -> ReplicatedVolumeId.isReplicated(s.sourceVolumeId())).toList();
     }
 
     /** READY snapshots of one keyset page; {@link Page#lastSeq()} continues after the rows left out too. */
