@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.util.JsonFormat;
-import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.addons.replication.ControllerGrpc;
 import io.csi4j.proto.addons.replication.GetVolumeReplicationInfoRequest;
@@ -73,10 +72,10 @@ class ClusterRoundFiguresRestartTest {
 
     @Test
     void theLastRoundsFiguresSurviveTheSecondarysAgentRestart() throws Exception {
-        var csi = io.csi4j.proto.csi.ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
-        String id = csi.createVolume(ClusterVolumeReplicationTest.volume("round-figures").putParameters("csi4j.io/replicas", "2")
-                .putParameters("csi4j.io/replication-interval", "1h").build()).getVolume().getVolumeId();
-        String secondary = ReplicatedVolumeId.parse(id).orElseThrow().tags().get(1);
+        var volume = ReplicaFixture.hourVolume(cluster, "round-figures");
+        var csi = volume.csi();
+        String id = volume.id();
+        String secondary = volume.secondary();
 
         assertTrue(replication().resyncVolume(ResyncVolumeRequest.newBuilder().setVolumeId(id).build()).getReady());
         var before = info(id);

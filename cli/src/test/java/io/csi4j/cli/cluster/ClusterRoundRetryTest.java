@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.testing.Privileged;
 import io.csi4j.proto.cluster.NodeAgentGrpc;
 import io.csi4j.proto.cluster.PeerAgent;
@@ -14,11 +13,9 @@ import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -32,7 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClusterRoundRetryTest {
     private static final List<String> NODES = List.of("node-a", "node-b");
-    private static final Pattern POINT = Pattern.compile("\"point\"\\s*:\\s*\"([^\"]*)\"");
 
     @TempDir
     static Path tmp;
@@ -52,18 +48,15 @@ class ClusterRoundRetryTest {
     }
 
     static String point(String node, String id) throws Exception {
-        Path state = tmp.resolve(node).resolve("replication").resolve(id + ".json");
-        if (!Files.exists(state)) return "";
-        var m = POINT.matcher(Files.readString(state));
-        return m.find() ? m.group(1) : "";
+        return ReplicaFixture.point(tmp.resolve(node), id);
     }
 
     @Test
     void aFailedRoundIsTriedAgainWithinSecondsNotAnIntervalLater() throws Exception {
-        var csi = io.csi4j.proto.csi.ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
-        String id = csi.createVolume(ClusterVolumeReplicationTest.volume("round-retry").putParameters("csi4j.io/replicas", "2")
-                .putParameters("csi4j.io/replication-interval", "1h").build()).getVolume().getVolumeId();
-        String secondary = ReplicatedVolumeId.parse(id).orElseThrow().tags().get(1);
+        var volume = ReplicaFixture.hourVolume(cluster, "round-retry");
+        var csi = volume.csi();
+        String id = volume.id();
+        String secondary = volume.secondary();
         Thread.sleep(4000);                                      // four ticks of the scheduler: an hour's volume is not due
         assertEquals("", point(secondary, id), "no round by itself before the hour");
 

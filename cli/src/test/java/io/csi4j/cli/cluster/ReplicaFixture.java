@@ -95,6 +95,21 @@ final class ReplicaFixture implements AutoCloseable {
                 .build();
     }
 
+    /** A volume of {@link #hourVolume}: the controller stub that made it (its deadline runs from then), its id, its secondary's node. */
+    record HourVolume(ControllerGrpc.ControllerBlockingStub csi, String id, String secondary) {}
+
+    /**
+     * A step of the two-node tests with a cluster of their own: a 64 MiB ext4 volume of 2 replicas and an hour's interval
+     * (no round by itself while the test runs) created through {@code cluster}'s controller; the secondary is the id's
+     * second node.
+     */
+    static HourVolume hourVolume(ProcessCluster cluster, String name) {
+        var csi = ControllerGrpc.newBlockingStub(cluster.controllerChannel()).withDeadlineAfter(120, TimeUnit.SECONDS);
+        String id = csi.createVolume(ClusterVolumeReplicationTest.volume(name).putParameters("csi4j.io/replicas", "2")
+                .putParameters("csi4j.io/replication-interval", "1h").build()).getVolume().getVolumeId();
+        return new HourVolume(csi, id, io.csi4j.driver.id.ReplicatedVolumeId.parse(id).orElseThrow().tags().get(1));
+    }
+
     /** One replication round now: the secondary's agent pulls from the primary's (NodeAgent.SyncReplica). */
     SyncReplicaResponse round(String secondary, String primary, String id) {
         var from = PeerAgent.newBuilder().setNodeId(primary).setAddress(cluster.agent(primary).address()).setAuthority("127.0.0.1").build();

@@ -27,6 +27,10 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
     private static final String SET_SIZE = "UPDATE snapshots SET size_bytes = ?, updated_at = ? WHERE id = ?";
     private static final String ANSWERED = "UPDATE snapshots SET updated_at = ? WHERE id = ? AND state = 'READY'";
     private static final String OF_GROUP = SELECT + " WHERE group_snapshot_id = ? ORDER BY seq";
+    // GLOB, not LIKE: LIKE ignores ASCII case, and a CO's "CSI4J-POINT-x" is not a point
+    private static final String NAMED = SELECT + " WHERE state = 'READY' AND group_snapshot_id IS NULL"
+            + " AND name IS NOT NULL AND name NOT GLOB ? AND source_volume_id GLOB ? ORDER BY seq";
+    private static final String POINT_GLOB = SnapshotRecord.POINT_PREFIX + "*";
 
     SnapshotTable(Session session, InstantSource clock) {
         super(session, clock, "snapshots", "snapshot", COLUMNS);
@@ -70,6 +74,16 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
         });
     }
 
+    /**
+     * Every READY snapshot a CO named (not a group member, not a replication point) whose source volume id matches
+     * the SQL GLOB pattern {@code sourceGlob}, in insertion order: one query, filtered in the database. It walks the
+     * READY rows (the state index): no index of its own, as it runs every few seconds and READY is most of the table.
+     */
+    public List<SnapshotRecord> named(String sourceGlob) {
+        Objects.requireNonNull(sourceGlob, "sourceGlob");
+        return session.read(c -> Rows.list(c, NAMED, this::map, POINT_GLOB, sourceGlob));
+    }
+
     /** The member snapshots of a group snapshot, in insertion order. */
     public List<SnapshotRecord> ofGroup(String groupSnapshotId) {
         Objects.requireNonNull(groupSnapshotId, "groupSnapshotId");
@@ -91,6 +105,7 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
         queries.put("snapshots.pageByIdAndSource", PAGE_BY_ID_AND_SOURCE);
         queries.put("snapshots.ofGroup", OF_GROUP);
         queries.put("snapshots.setAnswered", ANSWERED);
+        queries.put("snapshots.named", NAMED);
         return queries;
     }
 }

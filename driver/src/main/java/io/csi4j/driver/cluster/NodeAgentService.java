@@ -331,7 +331,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     @Override
     public void listNamedSnapshots(ListNamedSnapshotsRequest req, StreamObserver<ListNamedSnapshotsResponse> out) {
         var b = ListNamedSnapshotsResponse.newBuilder();
-        for (var s : snapshots.named(ReplicatedVolumeId::isReplicated)) {
+        for (var s : snapshots.namedOfReplicated()) {
             b.addSnapshots(NamedSnapshot.newBuilder().setName(s.name()).setSnapshotId(s.id())
                     .setSourceVolumeId(s.sourceVolumeId()).setAnsweredAtUnixNanos(nanos(s.updatedAt())));
         }

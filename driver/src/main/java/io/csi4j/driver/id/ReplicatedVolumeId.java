@@ -65,6 +65,12 @@ public record ReplicatedVolumeId(String random, List<String> tags) {
         }
     }
 
+    /**
+     * An SQL GLOB pattern every id of this shape matches: a database's coarse filter (an ordinary id has no
+     * {@code __}); not every match is one, {@link #isReplicated} decides.
+     */
+    public static final String GLOB = "vol-*" + SEPARATOR + "*";
+
     /** True when the string has this shape (a router's quick test before it asks the replicas). */
     public static boolean isReplicated(String text) {
         return parse(text).isPresent();

@@ -11,6 +11,10 @@ import java.util.Optional;
  * computed against content the receiver holds under the same id: a snapshot id names one immutable content on every
  * node (ids are random and name the node that cut it; a replica is a checked copy of it), so an id both sides hold is
  * the same bytes on both. Never a guess: an id not offered, or of another volume, is not a base.
+ * <p>For a replica this needs its file to be its point's bytes whenever its name exists (docs/replication.md, "What
+ * rounds rely on"): it is named only complete and synced, and nothing writes it (a secondary's image sharing its inode
+ * is made a file of its own before anything writes the image, every stage included). The receiver offers every
+ * replica it holds by id ({@code VolumeImports.pullPoint}) and hashes the newest ({@code NewestReplica}) on that rule.
  */
 public final class DeltaBase {
     private DeltaBase() {}

@@ -33,7 +33,12 @@ public record SnapshotRecord(
         Objects.requireNonNull(updatedAt, "updatedAt");
     }
 
-    /** Names of replication points (docs/replication.md): snapshots internal to replication, not the CO's. */
+    /**
+     * Names of replication points (docs/replication.md): snapshots internal to replication, not the CO's. A CO cannot
+     * make one (INVALID_ARGUMENT), does not see them (ListSnapshots), cannot read one by id (GetSnapshot,
+     * SnapshotMetadata, a CreateVolume source: NOT_FOUND, volume.Lookup.coSnapshots) and cannot delete them
+     * (FAILED_PRECONDITION).
+     */
     public static final String POINT_PREFIX = "csi4j-point-";
 
     public static boolean isPointName(String name) {

@@ -38,7 +38,6 @@ import java.util.logging.Logger;
  */
 public final class Rounds {
     private static final Logger LOG = Logger.getLogger(Rounds.class.getName());
-    private static final String POINT_PREFIX = Snapshots.POINT_PREFIX;
 
     /** The current primary as a secondary sees it: where points are cut and read from. */
     public interface Primary {
@@ -215,7 +214,7 @@ public final class Rounds {
                 throw DomainException.precondition("replica of " + id + " on node '" + nodeId + "' is " + s.role() + " at epoch "
                         + s.epoch() + "; points are cut by the primary");
             }
-            String prefix = POINT_PREFIX + id + "-" + ObjectId.nodeTag(holder) + "-";
+            String prefix = SnapshotRecord.POINT_PREFIX + id + "-" + ObjectId.nodeTag(holder) + "-";
             if (mayKeepHeld && !handingOver && unchangedSince(id, prefix, held)) {
                 int index = id.replicaIndex(holder);                              // the lag condition's key: the id's tag
                 kept.put(id + "@" + (index >= 0 ? id.tags().get(index) : ObjectId.nodeTag(holder)), java.time.Instant.now());
@@ -282,7 +281,7 @@ public final class Rounds {
      * the lag condition called its volume abnormal two intervals after every start as primary.
      */
     static boolean isPointOf(String name, ReplicatedVolumeId id, String tag) {
-        String volume = POINT_PREFIX + id + "-";
+        String volume = SnapshotRecord.POINT_PREFIX + id + "-";
         if (isPointFor(name, volume + tag + "-")) return true;
         if (!tag.startsWith("_") || !name.startsWith(volume)) return false;
         // "<holder>-<nanos>" or "<holder>--<nanos>": a node tag ends with a letter or digit, never a dash
@@ -524,7 +523,7 @@ public final class Rounds {
         long after = 0;
         while (true) {
             var page = snapshots.list(after, 500, SnapshotFilter.bySourceVolume(id.toString()));
-            page.items().stream().filter(s -> Snapshots.isPoint(s.name())).forEach(found::add);
+            page.items().stream().filter(SnapshotRecord::isPoint).forEach(found::add);
             if (!page.more()) return found;
             after = page.lastSeq();
         }

@@ -17,11 +17,9 @@ import io.csi4j.driver.volume.Lifecycle;
 import io.csi4j.driver.volume.Lookup;
 import io.csi4j.driver.volume.Volumes;
 import java.time.InstantSource;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Predicate;
 
 /** Single-volume snapshots: intent → effect (reflink or copy, frozen if mounted) → commit. */
 public final class Snapshots {
@@ -51,20 +49,8 @@ public final class Snapshots {
         this.coLookup = Lookup.coSnapshots(catalog, config.nodeId());
     }
 
-    /**
-     * Names of replication points (docs/replication.md): internal snapshots a replicated volume's primary cuts. A CO
-     * cannot make one (INVALID_ARGUMENT), does not see them (ListSnapshots), cannot read one by id (GetSnapshot,
-     * SnapshotMetadata, a CreateVolume source: NOT_FOUND, {@link Lookup#coSnapshots}) and cannot delete them
-     * (FAILED_PRECONDITION).
-     */
-    public static final String POINT_PREFIX = SnapshotRecord.POINT_PREFIX;
-
-    public static boolean isPoint(String snapshotName) {
-        return SnapshotRecord.isPointName(snapshotName);
-    }
-
     public SnapshotRecord create(String name, String sourceVolumeId, Map<String, String> parameters) {
-        if (isPoint(name)) throw DomainException.invalid("snapshot names starting with " + POINT_PREFIX + " are reserved for replication");
+        if (SnapshotRecord.isPointName(name)) throw DomainException.invalid("snapshot names starting with " + SnapshotRecord.POINT_PREFIX + " are reserved for replication");
         // a retry by name is answered on any copy that took it (the same snapshot, or ALREADY_EXISTS): it exists already
         if (catalog.snapshots().byName(name).isEmpty()) sources.checkSnapshotSource(sourceVolumeId);
         return make(name, sourceVolumeId, parameters);
@@ -76,11 +62,11 @@ public final class Snapshots {
     }
 
     /**
-     * A replication point of a replicated volume (its name starts with {@link #POINT_PREFIX}); {@code base} (empty:
+     * A replication point of a replicated volume (its name starts with {@link SnapshotRecord#POINT_PREFIX}); {@code base} (empty:
      * none) is the point its secondary holds, from which an engine that can ({@link PointCutter}) cuts only what changed.
      */
     public SnapshotRecord createPoint(String name, String sourceVolumeId, String base) {
-        if (!isPoint(name)) throw new IllegalArgumentException("not a point's name: " + name);
+        if (!SnapshotRecord.isPointName(name)) throw new IllegalArgumentException("not a point's name: " + name);
         return make(name, sourceVolumeId, Map.of(), base);
     }
 
@@ -103,7 +89,7 @@ public final class Snapshots {
             if (s.state() != State.READY) throw DomainException.aborted("snapshot '" + name + "' is being " + verb(s.state()));
             // a replicated volume's: durably when it was answered last, before the answer (of two of one name on two
             // nodes the one answered last is the one the CO may have recorded: cluster/SnapshotDuplicates)
-            if (!isPoint(name) && ReplicatedVolumeId.isReplicated(sourceVolumeId)) catalog.snapshots().setAnswered(s.id());
+            if (!SnapshotRecord.isPointName(name) && ReplicatedVolumeId.isReplicated(sourceVolumeId)) catalog.snapshots().setAnswered(s.id());
             return s;
         }
         volumes.readyVolume(sourceVolumeId, "source volume");
@@ -143,7 +129,7 @@ public final class Snapshots {
         Optional<SnapshotRecord> found = lookup.toDelete(snapshotId);
         if (found.isEmpty()) return;
         SnapshotRecord s = found.get();
-        if (isPoint(s.name()) != point) {
+        if (s.isPoint() != point) {
             throw DomainException.precondition("snapshot " + snapshotId + " is a replication point of volume " + s.sourceVolumeId()
                     + "; it goes with the volume's replication, not by DeleteSnapshot");
         }
@@ -176,27 +162,20 @@ public final class Snapshots {
     }
 
     /**
-     * Every READY snapshot a CO named here (not a replication point, not a group member) whose source {@code source}
-     * accepts: what the controller compares across a replicated volume's nodes to find two of one name.
+     * Every READY snapshot a CO named here (not a replication point, not a group member) of a replicated volume, in
+     * insertion order: what the controller compares across a replicated volume's nodes to find two of one name (every
+     * few seconds, so the database filters; the exact id shape, a regex, is checked on its answer only).
      */
-    public List<SnapshotRecord> named(Predicate<String> source) {
-        List<SnapshotRecord> named = new ArrayList<>();
-        long after = 0;
-        Page<SnapshotRecord> page;
-        do {
-            page = list(after, 1000, SnapshotFilter.ALL);
-            page.items().stream().filter(s -> s.state() == State.READY && s.groupSnapshotId() == null && s.name() != null
-                    && !isPoint(s.name()) && source.test(s.sourceVolumeId())).forEach(named::add);
-            after = page.lastSeq();
-        } while (page.more());
-        return named;
+    public List<SnapshotRecord> namedOfReplicated() {
+        return catalog.snapshots().named(ReplicatedVolumeId.GLOB).stream()
+                .filter(s -> ReplicatedVolumeId.isReplicated(s.sourceVolumeId())).toList();
     }
 
     /** READY snapshots of one keyset page; {@link Page#lastSeq()} continues after the rows left out too. */
     public Page<SnapshotRecord> listReady(long afterSeq, int limit, SnapshotFilter filter) {
         Page<SnapshotRecord> page = list(afterSeq, limit, filter);
         // replication points are internal: left out like rows not READY (a page may come out short; the spec allows it)
-        return new Page<>(page.items().stream().filter(s -> s.state() == State.READY && !isPoint(s.name())).toList(),
+        return new Page<>(page.items().stream().filter(s -> s.state() == State.READY && !s.isPoint()).toList(),
                 page.lastSeq(), page.more());
     }
 

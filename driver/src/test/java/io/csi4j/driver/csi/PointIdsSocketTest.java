@@ -71,7 +71,7 @@ class PointIdsSocketTest {
                 .setSourceVolumeId(volume).build()).getSnapshot().getSnapshotId();
         Snapshots snapshots = served.driver().snapshots();
         // cut as replication's rounds cut one (Rounds.cutPoint): replication's own call, not the CO's
-        SnapshotRecord point = snapshots.createPoint(Snapshots.POINT_PREFIX + volume + "-x-1", volume, "");
+        SnapshotRecord point = snapshots.createPoint(SnapshotRecord.POINT_PREFIX + volume + "-x-1", volume, "");
         try {
             Set<String> files = poolFiles();
             assertTrue(files.stream().anyMatch(f -> f.contains(point.id())), "the point has its image: " + files);

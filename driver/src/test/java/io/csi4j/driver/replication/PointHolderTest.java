@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.snapshot.Snapshots;
+import io.csi4j.driver.model.SnapshotRecord;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -19,7 +19,7 @@ class PointHolderTest {
     private static final ReplicatedVolumeId ID = ReplicatedVolumeId.generate(List.of("node-a", "worker-1", "worker-1-gpu"));
 
     private static String prefix(String node) {
-        return Snapshots.POINT_PREFIX + ID + "-" + ObjectId.nodeTag(node) + "-";
+        return SnapshotRecord.POINT_PREFIX + ID + "-" + ObjectId.nodeTag(node) + "-";
     }
 
     @Test
@@ -49,7 +49,7 @@ class PointHolderTest {
             String tag = id.tags().get(k);
             for (long nanos : new long[] {123456789L, -5L}) {
                 // Rounds.cutPoint names a point with the holder's node tag, the plain name
-                String name = Snapshots.POINT_PREFIX + id + "-" + ObjectId.nodeTag(nodes.get(k)) + "-" + nanos;
+                String name = SnapshotRecord.POINT_PREFIX + id + "-" + ObjectId.nodeTag(nodes.get(k)) + "-" + nanos;
                 assertTrue(Rounds.isPointOf(name, id, tag), name + " is " + tag + "'s");
                 for (int other = 0; other < nodes.size(); other++) {
                     if (other != k) assertFalse(Rounds.isPointOf(name, id, id.tags().get(other)), name + " is not " + id.tags().get(other) + "'s");
@@ -57,10 +57,10 @@ class PointHolderTest {
             }
         }
         int hashed = id.tags().indexOf(id.tags().stream().filter(t -> t.startsWith("_")).findFirst().orElseThrow());
-        String name = Snapshots.POINT_PREFIX + id + "-" + ObjectId.nodeTag(nodes.get(hashed)) + "-" + 7L;
-        assertFalse(Rounds.isPointFor(name, Snapshots.POINT_PREFIX + id + "-" + id.tags().get(hashed) + "-"),
+        String name = SnapshotRecord.POINT_PREFIX + id + "-" + ObjectId.nodeTag(nodes.get(hashed)) + "-" + 7L;
+        assertFalse(Rounds.isPointFor(name, SnapshotRecord.POINT_PREFIX + id + "-" + id.tags().get(hashed) + "-"),
                 "the old rule, the id's tag as the prefix, found none of its points");
-        assertFalse(Rounds.isPointOf(Snapshots.POINT_PREFIX + id + "-" + 7L, id, id.tags().get(hashed)), "no holder in the name");
+        assertFalse(Rounds.isPointOf(SnapshotRecord.POINT_PREFIX + id + "-" + 7L, id, id.tags().get(hashed)), "no holder in the name");
     }
 
     @Test

@@ -229,7 +229,7 @@ class DomainRulesTest {
 
     /** One replication point of "base", cut once per rule (replication's own call, as Rounds cuts it). */
     private SnapshotRecord point() {
-        if (point == null) point = snapshots.createPoint(Snapshots.POINT_PREFIX + base.id() + "-n-1", base.id(), "");
+        if (point == null) point = snapshots.createPoint(SnapshotRecord.POINT_PREFIX + base.id() + "-n-1", base.id(), "");
         return point;
     }
 

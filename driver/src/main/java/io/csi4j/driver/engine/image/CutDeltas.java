@@ -10,8 +10,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * What an incremental cut found changed ({@link IncrementalCut}), kept in memory for the sender's delta of the same two
  * points, the base and the new one ({@link ImageBlockMaps#changedRanges}): the round's copy reads its ranges instead of
  * walking both points' extent maps again (two FIEMAP walks a round, whose cost follows the images' extent counts).
- * <p>Sound as {@link SharedExtentDelta} is: the new point is a reflink of the base with exactly these ranges cloned from
- * the image, everywhere else the base's blocks, so it differs from the base nowhere else; both are immutable snapshots.
+ * <p>Sound as {@link SharedExtentDelta} is (shared blocks are never written in place): the new point is a reflink of
+ * the base with exactly these ranges cloned from the image, everywhere else the base's blocks, so it differs from the
+ * base nowhere else. It also needs both points unchanged while remembered, which the id rule gives (a point's file is
+ * never written while its id names it: docs/replication.md, "What rounds rely on").
  * The last cut of each volume only (replaced by its next, dropped with the volume); at most {@link #MAX_RANGES} ranges,
  * else nothing kept (the walks as before). Lost with the agent: the walks again.
  */

@@ -20,11 +20,12 @@ import java.util.logging.Logger;
  *       (expansion, reclaim, preallocation), no loop device uses the image: nothing outside the agent can write it,
  *       and nothing inside can until the lock is let go. A staged or published volume is never "unchanged": its
  *       filesystem's freeze and thaw write its superblock at every cut anyway.</li>
- *   <li>The snapshot is a FICLONE of the image, never written since. Where the image maps the very physical blocks the
- *       snapshot maps at the same offsets, those blocks are shared (the snapshot holds them, so they cannot have been
- *       freed and reused meanwhile) and a shared block is never written in place: the bytes are the snapshot's. Where
- *       neither holds data both read zeros. {@link SharedExtentDelta} reports every other range; none reported, equal
- *       sizes and the same zero-fill mark: the image is the snapshot.</li>
+ *   <li>Shared blocks are never written in place (docs/replication.md, "What rounds rely on"). Where the image maps
+ *       the very physical blocks the snapshot maps at the same offsets, those blocks are shared (the snapshot holds
+ *       them, so they cannot have been freed and reused meanwhile): the bytes are the snapshot's. Where neither holds
+ *       data both read zeros. {@link SharedExtentDelta} reports every other range; none reported, equal sizes and the
+ *       same zero-fill mark: the image is the snapshot. That it is also the point its holder holds needs the id rule:
+ *       a point's file is never written while its id names it (today: never written after its cut).</li>
  *   <li>FIEMAP is asked with FIEMAP_FLAG_SYNC (dirty pages of the image written first). The sizes are compared when the
  *       files are opened and again after the walk (nothing replaces the image under the lock: a round's rename and
  *       {@link ImagePool#ownImage} hold it too).</li>

@@ -49,7 +49,9 @@ final class ImageNode implements NodeStorage {
             StageOptions options = resolved;
             // under the volume's lock: an offline reclaim holds the image attached where the mount table cannot show it
             images.locks().locked(volumeId, () -> {
-                images.ownImage(volumeId);   // a secondary's image shares its inode with its replica until first written
+                // a secondary's image shares its inode with its replica until first written: every stage splits them,
+                // a read-only one too (a read-only mount may still write; docs/replication.md, "What rounds rely on")
+                images.ownImage(volumeId);
                 staging.stage(volumeId, image, stagingPath, options);
                 return null;
             });

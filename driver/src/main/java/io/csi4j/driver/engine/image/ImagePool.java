@@ -43,7 +43,9 @@ record ImagePool(Pool pool, PoolLayout layout, IdLocks locks, ArtifactStore stor
      * and its replica of the point it holds are one inode (hard links, {@link ImageMover}: the round's second reflink
      * saved), which a write would change under the replica, the next round's base. With more than one link the image
      * is replaced, durably, by a reflink of itself (synced, then renamed over its name), so the replica keeps the point.
-     * The caller holds the volume's lock. One stat when there is nothing to do.
+     * The caller holds the volume's lock. One stat when there is nothing to do. Every stage calls it, a read-only one too
+     * (the engine is not told the access mode, and a read-only mount may still write, e.g. an ext4 journal replay):
+     * after any stage of a secondary its image and replica are two files ({@code ReadOnlyStageSplitTest}).
      */
     Path ownImage(String volumeId) {
         Path image = image(volumeId);

@@ -9,11 +9,14 @@ import java.util.concurrent.CancellationException;
 import java.util.function.BooleanSupplier;
 
 /**
- * What changed between two reflinked snapshots of one volume, from their physical extents alone: both were
- * cut by FICLONE from the same image, so a range that nobody wrote since the base still maps to the very same
- * physical blocks in both, and a write (copy-on-write) moved it elsewhere in the target. A range is reported
- * where the physical addresses differ, where only one side has written data, or where an extent's address
- * means nothing (delayed, inline, encoded): the answer may hold a few unchanged blocks, never miss a change.
+ * What changed between two reflinked files of one volume's image (points, the image), from their physical extents
+ * alone. The premise (docs/replication.md, "What rounds rely on"): <b>shared blocks are never written in place</b>
+ * (XFS copies a shared block on write; FICLONE and FICLONERANGE only remap), so where both map the very same physical
+ * block at an offset they read the same bytes there, and a write moved the writer's side elsewhere. A base whose
+ * extents were read earlier ({@link #allExtents}) must not be written or remapped until the compare is done (a point is
+ * never written): a block it gave up could be reused by the target and look shared. A range is reported where the
+ * physical addresses differ, where only one side has written data, or where an extent's address means nothing
+ * (delayed, inline, encoded): the answer may hold a few unchanged blocks, never miss a change.
  */
 final class SharedExtentDelta implements RangeCursor {
     /** Extents asked of the kernel per FIEMAP call: one window, whatever the images' size. */
