@@ -57,6 +57,18 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
         var at = known.getOrDefault(node, java.time.Instant.ofEpochSecond(java.time.Instant.now().getEpochSecond()));
         var ask = ForgetNodeRequest.newBuilder().setNodeId(node).setForgottenAtUnixSeconds(at.getEpochSecond()).build();
         List<Agent> others = agents.nodes().stream().filter(a -> a.answering() && !node.equals(a.nodeId())).toList();
+        if (!known.containsKey(node)) {
+            List<LostNodes.Copy> copies = new java.util.concurrent.CopyOnWriteArrayList<>();
+            java.util.Set<String> tombstoned = ConcurrentHashMap.newKeySet();
+            Fanout.each(others, agent -> {
+                var l = agent.call(a -> a.nodeAgent().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS * 3, TimeUnit.SECONDS)
+                        .listReplicas(io.csi4j.proto.cluster.ListReplicasRequest.getDefaultInstance()));
+                l.getEntriesList().forEach(e -> copies.add(new LostNodes.Copy(e.getVolumeId(), e.getRole(), e.getEpoch())));
+                l.getTombstonesList().forEach(t -> tombstoned.add(t.getVolumeId()));
+                return null;
+            });
+            LostNodes.checkNoPrimaryThere(node, LostNodes.withoutPrimary(node, copies, tombstoned));
+        }
         List<String> recorded = new java.util.concurrent.CopyOnWriteArrayList<>();
         Map<String, String> failed = new ConcurrentHashMap<>();
         Fanout.each(others, agent -> {

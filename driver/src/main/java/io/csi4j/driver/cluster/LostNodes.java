@@ -41,6 +41,37 @@ final class LostNodes {
         }
     }
 
+    /** One copy an answering node listed (NodeAgent.ListReplicas). */
+    record Copy(String volumeId, String role, long epoch) {}
+
+    /**
+     * The live replicated volumes naming {@code nodeId} whose primary may be there: no answering node lists a tombstone
+     * of it, and no answering copy is PRIMARY at the highest epoch answered. Forgetting the node is refused while any
+     * is left (fail it over first: ControllerPublishVolume elsewhere after --failover-after, or CSI-Addons Promote),
+     * so a forgotten node never holds the only primary of a live volume and routing may leave it out.
+     * {@code copies}: every answering node's listed copies; {@code tombstoned}: every id an answering node holds a
+     * tombstone of.
+     */
+    static List<String> withoutPrimary(String nodeId, Collection<Copy> copies, java.util.Set<String> tombstoned) {
+        Map<String, List<Copy>> byVolume = new TreeMap<>();
+        for (Copy c : copies) byVolume.computeIfAbsent(c.volumeId(), k -> new java.util.ArrayList<>()).add(c);
+        return byVolume.entrySet().stream().filter(e -> !tombstoned.contains(e.getKey()))
+                .filter(e -> io.csi4j.driver.id.ReplicatedVolumeId.parse(e.getKey()).map(id -> id.heldBy(nodeId)).orElse(false))
+                .filter(e -> {
+                    long top = e.getValue().stream().mapToLong(Copy::epoch).max().orElse(0);
+                    return e.getValue().stream().noneMatch(c -> c.role().equals("PRIMARY") && c.epoch() == top);
+                })
+                .map(Map.Entry::getKey).toList();
+    }
+
+    /** FAILED_PRECONDITION naming the node and (up to ten of) the volumes whose primary may be on it. */
+    static void checkNoPrimaryThere(String nodeId, List<String> volumes) {
+        if (volumes.isEmpty()) return;
+        throw DomainException.precondition("node '" + nodeId + "' may hold the primary of " + volumes.size() + " replicated volume(s) "
+                + volumes.stream().limit(10).toList() + ": fail each over first (ControllerPublishVolume on another replica's node "
+                + "once it has been silent for --failover-after, or CSI-Addons PromoteVolume), then forget it");
+    }
+
     /** Every node some agent holds a mark of, with the earliest time any holds. */
     static Map<String, Instant> union(Collection<Map<String, Instant>> held) {
         var all = new TreeMap<String, Instant>();

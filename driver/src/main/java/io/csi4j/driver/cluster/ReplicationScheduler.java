@@ -122,6 +122,7 @@ final class ReplicationScheduler implements AutoCloseable {
             });
             Set<String> answered = new HashSet<>();
             listed.keySet().forEach(a -> answered.add(a.nodeId()));
+            answered.addAll(forgotten);                       // gone: it holds no epoch that could supersede a copy
             seen.forEach((volumeId, copies) -> confirm(volumeId, copies, answered, deleted.contains(volumeId)));
             seen.forEach((volumeId, copies) -> follow(volumeId, copies, deleted.contains(volumeId)));
             listed.forEach((agent, l) -> {

@@ -110,6 +110,27 @@ class LostNodesTest {
     }
 
     @Test
+    void aNodeThatMayHoldTheOnlyPrimaryOfALiveVolumeIsNotForgotten() {
+        String other = ReplicatedVolumeId.generate(List.of("node-a", "node-b")).toString();
+        var withoutC = List.of(new LostNodes.Copy(ID, "SECONDARY", 1), new LostNodes.Copy(ID, "SECONDARY", 1));
+        assertEquals(List.of(ID), LostNodes.withoutPrimary("node-c", withoutC, Set.of()), "c may hold its primary");
+        assertEquals(List.of(), LostNodes.withoutPrimary("node-c", withoutC, Set.of(ID)), "deleted (a tombstone): nothing to protect");
+        assertEquals(List.of(), LostNodes.withoutPrimary("node-c", List.of(new LostNodes.Copy(ID, "PRIMARY", 2),
+                new LostNodes.Copy(ID, "SECONDARY", 2)), Set.of()), "failed over: the primary answers");
+        assertEquals(List.of(ID), LostNodes.withoutPrimary("node-c", List.of(new LostNodes.Copy(ID, "PRIMARY", 1),
+                new LostNodes.Copy(ID, "FENCED", 2)), Set.of()), "a superseded primary is not the primary");
+        assertEquals(List.of(ID), LostNodes.withoutPrimary("node-c", List.of(new LostNodes.Copy(ID, "SECONDARY", 2)), Set.of()),
+                "a handoff to c in progress (no primary at the highest epoch)");
+        assertEquals(List.of(), LostNodes.withoutPrimary("node-c", List.of(new LostNodes.Copy(other, "SECONDARY", 1)), Set.of()),
+                "a volume not naming c");
+        var refused = assertThrows(DomainException.class, () -> LostNodes.checkNoPrimaryThere("node-c", List.of(ID)));
+        assertEquals(DomainException.Kind.PRECONDITION, refused.kind());
+        assertTrue(refused.getMessage().startsWith("node 'node-c' may hold the primary of 1 replicated volume(s) [" + ID + "]"),
+                refused.getMessage());
+        assertDoesNotThrow(() -> LostNodes.checkNoPrimaryThere("node-c", List.of()));
+    }
+
+    @Test
     void theMarksAreTheUnionOfTheAgentsAndEachAgentIsToldWhatItLacks() {
         Instant early = NOW.minusSeconds(100);
         var union = LostNodes.union(List.of(Map.of("node-c", NOW), Map.of("node-c", early, "node-d", NOW), Map.of()));
