@@ -177,7 +177,7 @@ public final class Agents implements AutoCloseable {
         return forgotten;
     }
 
-    /** What the answering agents hold now; a change refuses (or, never in practice, restores) their agents at once. */
+    /** The marks the answering agents hold (a set that only grows: the scheduler merges); a change refuses their agents at once. */
     void forgotten(Map<String, java.time.Instant> marks) {
         if (marks.equals(forgotten)) return;
         forgotten = Map.copyOf(marks);

@@ -84,8 +84,11 @@ final class ReplicationScheduler implements AutoCloseable {
             l.getForgottenNodesList().forEach(f -> marks.put(f.getNodeId(), Instant.ofEpochSecond(f.getForgottenAtUnixSeconds())));
             held.put(agent, marks);
         });
-        Map<String, Instant> union = LostNodes.union(held.values());
-        if (union.isEmpty() && agents.forgotten().isEmpty()) return union;
+        // with the marks already known: a tick whose listings failed never un-forgets a node (no agent ever drops one)
+        var sources = new java.util.ArrayList<Map<String, Instant>>(held.values());
+        sources.add(agents.forgotten());
+        Map<String, Instant> union = LostNodes.union(sources);
+        if (union.isEmpty()) return union;
         agents.forgotten(union);
         listed.keySet().removeIf(a -> union.containsKey(a.nodeId()));
         held.forEach((agent, marks) -> {
