@@ -4,6 +4,8 @@ import io.csi4j.cli.output.View;
 import io.csi4j.cli.output.Views;
 import io.csi4j.proto.cluster.AgentStatus;
 import io.csi4j.proto.cluster.ClusterStatusGrpc;
+import io.csi4j.proto.cluster.ForgetClusterNodeRequest;
+import io.csi4j.proto.cluster.ForgetClusterNodeResponse;
 import io.csi4j.proto.cluster.GetClusterStatusRequest;
 import io.csi4j.proto.cluster.GetClusterStatusResponse;
 import io.csi4j.proto.cluster.ReplicatedVolumeStatus;
@@ -12,20 +14,40 @@ import java.time.Duration;
 import java.time.Instant;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
 
 /** {@code csi4j cluster}: what a cluster controller ({@code serve --mode controller}) knows of its node agents. */
 @Command(name = "cluster", description = "A csi4j cluster controller: its node agents.")
 public final class ClusterCommand {
 
     @Command(name = "status", description = "Every node agent the controller knows: node id, address, version, free capacity, "
-            + "last answer, how long it has been silent, and whether it serves, is silent, or was refused (a second agent claiming a node); "
+            + "last answer, how long it has been silent, and whether it serves, is silent, or was refused (a second agent claiming a node, "
+            + "or a forgotten node's); the forgotten nodes; "
             + "then every replicated volume: its primary and epoch, and each secondary's state, lag, last sync, last round's bytes and "
-            + "duration, and the volume's condition. Exits 1 when any agent is not serving.")
+            + "duration, and the volume's condition. Exits 1 when any agent is not serving (a forgotten node's does not count).")
     int status(@Mixin ClientOptions client) {
         try (var s = client.csi()) {
             GetClusterStatusResponse r = s.call(ClusterStatusGrpc.getGetClusterStatusMethod(), GetClusterStatusRequest.getDefaultInstance());
             client.output().show(r, view(r, Instant.now()));
-            return r.getAgentsList().stream().allMatch(a -> a.getState() == AgentStatus.State.SERVING) ? 0 : 1;
+            // a forgotten node's agent (silent, or refused if it came back) is expected not to serve
+            var forgotten = r.getForgottenNodesList().stream().map(f -> f.getNodeId()).collect(java.util.stream.Collectors.toSet());
+            return r.getAgentsList().stream().allMatch(a -> a.getState() == AgentStatus.State.SERVING
+                    || forgotten.contains(a.getNodeId())) ? 0 : 1;
+        }
+    }
+
+    @Command(name = "forget-node", description = "Declares a node permanently lost (docs/replication.md, \"A node lost for good\"): "
+            + "every other answering agent records it durably; tombstones of volumes deleted while it was down may then go (it counts "
+            + "as a node holding nothing), and if its agent ever answers again it is refused (its copies count as gone). Refused "
+            + "(FAILED_PRECONDITION) while an agent of that node answers, or before it has been silent for the controller's "
+            + "--failover-after. There is no undo: a machine brought back joins afresh under a new node id.")
+    int forgetNode(@Mixin ClientOptions client, @Parameters(paramLabel = "NODE", description = "the node id to forget") String node) {
+        try (var s = client.csi()) {
+            ForgetClusterNodeResponse r = s.call(ClusterStatusGrpc.getForgetNodeMethod(),
+                    ForgetClusterNodeRequest.newBuilder().setNodeId(node).build());
+            client.output().show(r, View.line("node '" + node + "' forgotten at " + Instant.ofEpochSecond(r.getForgottenAtUnixSeconds())
+                    + "; recorded by " + String.join(",", r.getRecordedByList())));
+            return 0;
         }
     }
 
@@ -47,6 +69,10 @@ public final class ClusterCommand {
             }
         }
         var nodes = View.stack(View.line("nodes: " + String.join(",", r.getDiscoveryList())), grid.build("no agents"));
+        if (r.getForgottenNodesCount() > 0) {
+            nodes = View.stack(nodes, View.line("forgotten (csi4j cluster forget-node): " + String.join(", ", r.getForgottenNodesList()
+                    .stream().map(f -> f.getNodeId() + " at " + Instant.ofEpochSecond(f.getForgottenAtUnixSeconds())).toList())));
+        }
         View shown = anyCopy ? View.stack(nodes, copies.build("no copies")) : nodes;
         if (r.getVolumesCount() == 0) return shown;
         // one row per secondary: the volume's primary and epoch repeated, its condition on its first row

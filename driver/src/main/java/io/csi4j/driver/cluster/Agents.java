@@ -63,6 +63,11 @@ public final class Agents implements AutoCloseable {
     /** Heartbeats every identified agent and cuts calls to a silent one ({@link Agent#tick}). */
     private final Thread ticker;
     private final Liveness liveness = new Liveness(this);
+    /**
+     * The nodes declared permanently lost, as the agents hold them (the scheduler reads them each tick, {@link
+     * #forgotten(Map)}): an agent of such a node is refused, never routed to, listed or swept ({@link LostNodes}).
+     */
+    private volatile Map<String, java.time.Instant> forgotten = Map.of();
 
     public Agents(List<Entry> entries, MutualTls tls, Duration callTimeout, Duration refreshEvery) {
         this.entries = List.copyOf(entries);
@@ -149,7 +154,8 @@ public final class Agents implements AutoCloseable {
                 agent.refuse(null);
                 continue;
             }
-            String reason = decision.refused().get(agent.address());
+            String claim = decision.refused().get(agent.address());
+            String reason = claim != null ? claim : LostNodes.refusal(agent.nodeId(), forgotten);
             if (reason != null) {
                 if (!reason.equals(agent.refusal())) LOG.warning(() -> "agents: refusing " + agent.address() + ": " + reason);
                 agent.refuse(reason);
@@ -164,6 +170,18 @@ public final class Agents implements AutoCloseable {
         byTopology = Map.copyOf(topologies);
         all = List.copyOf(byAddress.values());
         lastRefresh = System.nanoTime();
+    }
+
+    /** The nodes declared permanently lost, with when (empty until the scheduler's first listing). */
+    public Map<String, java.time.Instant> forgotten() {
+        return forgotten;
+    }
+
+    /** The marks the answering agents hold (a set that only grows: the scheduler merges); a change refuses their agents at once. */
+    void forgotten(Map<String, java.time.Instant> marks) {
+        if (marks.equals(forgotten)) return;
+        forgotten = Map.copyOf(marks);
+        refresh();
     }
 
     /** Identified agents (answering or not), ordered by node id: the order of merged lists. */

@@ -19,6 +19,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import io.csi4j.proto.cluster.Copy;
 import io.csi4j.proto.cluster.ListCopiesRequest;
+import io.csi4j.proto.cluster.ForgetClusterNodeRequest;
+import io.csi4j.proto.cluster.ForgetClusterNodeResponse;
+import io.csi4j.proto.cluster.ForgetNodeRequest;
+import io.csi4j.proto.cluster.ForgottenNode;
 
 /**
  * The controller's side of csi4j.cluster.v1.ClusterStatus: every agent it knows, with what it said last and
@@ -29,9 +33,63 @@ import io.csi4j.proto.cluster.ListCopiesRequest;
 public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusImplBase {
     private static final long CAPACITY_DEADLINE_SECONDS = 3;
     private final Agents agents;
+    private final java.time.Duration failoverAfter;
 
-    public ClusterStatusService(Agents agents) {
+    public ClusterStatusService(Agents agents, java.time.Duration failoverAfter) {
         this.agents = agents;
+        this.failoverAfter = failoverAfter;
+    }
+
+    /**
+     * {@code csi4j cluster forget-node}: checks the node may be forgotten ({@link LostNodes#checkForgettable}), then has
+     * every other answering agent record the mark durably before answering; the agents silent now are told by the
+     * scheduler when they answer. The controller only caches the marks ({@link Agents#forgotten()}): a restarted one
+     * reads them back from the agents before it serves.
+     */
+    @Override
+    public void forgetNode(ForgetClusterNodeRequest req, StreamObserver<ForgetClusterNodeResponse> out) {
+        String node = req.getNodeId();
+        var known = agents.forgotten();
+        if (!known.containsKey(node)) {
+            LostNodes.checkForgettable(node, agents.all().stream().filter(a -> a.nodeId() != null)
+                    .map(a -> new LostNodes.Seen(a.nodeId(), a.address(), a.answering(), a.silentFor())).toList(), failoverAfter);
+        }
+        var at = known.getOrDefault(node, java.time.Instant.ofEpochSecond(java.time.Instant.now().getEpochSecond()));
+        var ask = ForgetNodeRequest.newBuilder().setNodeId(node).setForgottenAtUnixSeconds(at.getEpochSecond()).build();
+        List<Agent> others = agents.nodes().stream().filter(a -> a.answering() && !node.equals(a.nodeId())).toList();
+        if (!known.containsKey(node)) {
+            List<LostNodes.Copy> copies = new java.util.concurrent.CopyOnWriteArrayList<>();
+            java.util.Set<String> tombstoned = ConcurrentHashMap.newKeySet();
+            Fanout.each(others, agent -> {
+                var l = agent.call(a -> a.nodeAgent().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS * 3, TimeUnit.SECONDS)
+                        .listReplicas(io.csi4j.proto.cluster.ListReplicasRequest.getDefaultInstance()));
+                l.getEntriesList().forEach(e -> copies.add(new LostNodes.Copy(e.getVolumeId(), e.getRole(), e.getEpoch())));
+                l.getTombstonesList().forEach(t -> tombstoned.add(t.getVolumeId()));
+                return null;
+            });
+            LostNodes.checkNoPrimaryThere(node, LostNodes.withoutPrimary(node, copies, tombstoned));
+        }
+        List<String> recorded = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Map<String, String> failed = new ConcurrentHashMap<>();
+        Fanout.each(others, agent -> {
+            try {
+                agent.call(a -> a.nodeAgent().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS * 3, TimeUnit.SECONDS).forgetNode(ask));
+                recorded.add(agent.nodeId());
+            } catch (RuntimeException e) {
+                failed.put(agent.nodeId(), String.valueOf(e.getMessage()));
+            }
+            return null;
+        });
+        if (recorded.isEmpty()) {
+            throw io.csi4j.driver.domain.DomainException.unavailable("no other node's agent answered to record that node '" + node
+                    + "' is forgotten" + (failed.isEmpty() ? "" : ": " + failed) + "; nothing recorded");
+        }
+        var marks = new java.util.TreeMap<>(known);
+        marks.putIfAbsent(node, at);
+        agents.forgotten(marks);
+        out.onNext(ForgetClusterNodeResponse.newBuilder().addAllRecordedBy(recorded.stream().sorted().toList())
+                .setForgottenAtUnixSeconds(at.getEpochSecond()).build());
+        out.onCompleted();
     }
 
     @Override
@@ -71,6 +129,8 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
         response.addAllVolumes(ReplicationStatus.of(volumeIds, tag -> agents.byNodeTag(tag)
                 .map(a -> new ReplicationStatus.Node(a.nodeId(), Optional.ofNullable(rounds.get(a))))
                 .orElse(new ReplicationStatus.Node(tag, Optional.empty()))));
+        agents.forgotten().forEach((node, at) -> response.addForgottenNodes(ForgottenNode.newBuilder().setNodeId(node)
+                .setForgottenAtUnixSeconds(at.getEpochSecond())));
         out.onNext(response.build());
         out.onCompleted();
     }

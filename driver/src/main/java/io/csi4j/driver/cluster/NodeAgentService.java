@@ -189,6 +189,8 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         }
         replicas.tombstones().forEach((id, at) -> b.addTombstones(Tombstone.newBuilder().setVolumeId(id.toString())
                 .setDeletedAtUnixSeconds(at.getEpochSecond())));
+        replicas.forgottenNodes().all().forEach((node, at) -> b.addForgottenNodes(ForgottenNode.newBuilder().setNodeId(node)
+                .setForgottenAtUnixSeconds(at.getEpochSecond())));
         reply(out, b.build());
     }
 
@@ -263,6 +265,15 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     public void forgetDeleted(ForgetDeletedRequest req, StreamObserver<ForgetDeletedResponse> out) {
         replicas.forgetDeleted(replicatedId(req.getVolumeId()));
         reply(out, ForgetDeletedResponse.getDefaultInstance());
+    }
+
+    /** Records a node declared permanently lost (the controller's ForgetNode, or its scheduler telling a node that lacks it). */
+    @Override
+    public void forgetNode(ForgetNodeRequest req, StreamObserver<ForgetNodeResponse> out) {
+        var at = req.getForgottenAtUnixSeconds() > 0 ? java.time.Instant.ofEpochSecond(req.getForgottenAtUnixSeconds())
+                : java.time.Instant.now();
+        replicas.forgottenNodes().forget(req.getNodeId(), at, rounds.nodeId());
+        reply(out, ForgetNodeResponse.getDefaultInstance());
     }
 
     @Override

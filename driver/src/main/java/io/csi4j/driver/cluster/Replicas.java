@@ -262,7 +262,7 @@ final class Replicas {
         List<Agent> nodes = new ArrayList<>();
         List<String> missing = new ArrayList<>();
         for (String tag : id.tags()) {
-            agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
+            if (!gone(id, tag)) agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
         }
         return primaryFrom(id, Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))), missing);
     }
@@ -417,8 +417,20 @@ final class Replicas {
 
     List<Agent> nodes(ReplicatedVolumeId id) {
         List<Agent> nodes = new ArrayList<>();
-        for (String tag : id.tags()) nodes.add(node(tag, id));
+        for (String tag : id.tags()) {
+            if (!gone(id, tag)) nodes.add(node(tag, id));
+        }
         return nodes;
+    }
+
+    /**
+     * A replica on a node declared permanently lost ({@link LostNodes}): gone, so never asked, routed to, handed over
+     * to or failed over to. Sound because forget-node was refused while that node could hold the primary of a live
+     * volume ({@link LostNodes#withoutPrimary}), and its agent is refused if it answers again.
+     */
+    private boolean gone(ReplicatedVolumeId id, String tag) {
+        int i = id.tags().indexOf(tag);
+        return agents.forgotten().keySet().stream().anyMatch(node -> id.replicaIndex(node) == i);
     }
 
     /**

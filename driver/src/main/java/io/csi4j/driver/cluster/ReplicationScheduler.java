@@ -6,6 +6,7 @@ import io.csi4j.proto.cluster.DeleteReplicaRequest;
 import io.csi4j.proto.cluster.FenceReplicaRequest;
 import io.csi4j.proto.cluster.FollowReplicaRequest;
 import io.csi4j.proto.cluster.ForgetDeletedRequest;
+import io.csi4j.proto.cluster.ForgetNodeRequest;
 import io.csi4j.proto.cluster.ListReplicasRequest;
 import io.csi4j.proto.cluster.ListReplicasResponse;
 import io.csi4j.proto.cluster.PeerAgent;
@@ -37,6 +38,8 @@ final class ReplicationScheduler implements AutoCloseable {
     /** Well under the shortest interval (5 s), so a round starts at most this late. */
     static final Duration TICK = io.csi4j.driver.replication.RoundDeadline.TICK;
     private static final Duration ASK = Duration.ofSeconds(10);
+    /** The controller's start waits at most this long per agent for the forgotten nodes ({@link #learnForgotten}). */
+    private static final Duration STARTUP_ASK = Duration.ofSeconds(3);
 
     private final Agents agents;
     private final Replicas replicas;
@@ -50,7 +53,57 @@ final class ReplicationScheduler implements AutoCloseable {
         this.agents = agents;
         this.listing = ListReplicasRequest.newBuilder().setFailoverAfterMillis(failoverAfter.toMillis()).build();
         this.replicas = new Replicas(agents, new Placement(agents), Replicas.FAILOVER_AFTER);   // it never fails over
+        // before the controller serves: an agent of a forgotten node that answers again is refused from the start
+        learnForgotten(listAll(STARTUP_ASK));
         this.loop = Thread.ofVirtual().name("csi4j-replication").start(this::run);
+    }
+
+    private Map<Agent, ListReplicasResponse> listAll(Duration ask) {
+        Map<Agent, ListReplicasResponse> listed = new LinkedHashMap<>();
+        for (Agent agent : agents.nodes()) {
+            if (!agent.answering()) continue;
+            try {
+                listed.put(agent, agent.call(a -> a.nodeAgent().withDeadlineAfter(ask.toMillis(), TimeUnit.MILLISECONDS)
+                        .listReplicas(listing)));
+            } catch (RuntimeException silent) {
+                LOG.fine(() -> "replication: " + agent.nodeId() + " did not list its replicas: " + silent.getMessage());
+            }
+        }
+        return listed;
+    }
+
+    /**
+     * The nodes declared permanently lost, from the marks the answering agents hold ({@link LostNodes}): the agents of
+     * those nodes are refused (and their listing dropped from this tick), and an answering agent lacking a mark is told
+     * it (NodeAgent.ForgetNode), so the mark outlives the loss of the agents that first recorded it.
+     */
+    private Map<String, Instant> learnForgotten(Map<Agent, ListReplicasResponse> listed) {
+        Map<Agent, Map<String, Instant>> held = new LinkedHashMap<>();
+        listed.forEach((agent, l) -> {
+            Map<String, Instant> marks = new HashMap<>();
+            l.getForgottenNodesList().forEach(f -> marks.put(f.getNodeId(), Instant.ofEpochSecond(f.getForgottenAtUnixSeconds())));
+            held.put(agent, marks);
+        });
+        // with the marks already known: a tick whose listings failed never un-forgets a node (no agent ever drops one)
+        var sources = new java.util.ArrayList<Map<String, Instant>>(held.values());
+        sources.add(agents.forgotten());
+        Map<String, Instant> union = LostNodes.union(sources);
+        if (union.isEmpty()) return union;
+        agents.forgotten(union);
+        listed.keySet().removeIf(a -> union.containsKey(a.nodeId()));
+        held.forEach((agent, marks) -> {
+            if (union.containsKey(agent.nodeId())) return;
+            LostNodes.missing(agent.nodeId(), marks, union).forEach((node, at) -> {
+                try {
+                    agent.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS).forgetNode(
+                            ForgetNodeRequest.newBuilder().setNodeId(node).setForgottenAtUnixSeconds(at.getEpochSecond()).build()));
+                    LOG.info(() -> "replication: told node '" + agent.nodeId() + "' that node '" + node + "' was forgotten");
+                } catch (RuntimeException failed) {
+                    LOG.fine(() -> "replication: telling " + agent.nodeId() + " that " + node + " was forgotten failed: " + failed.getMessage());
+                }
+            });
+        });
+        return union;
     }
 
     private void run() {
@@ -60,16 +113,8 @@ final class ReplicationScheduler implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            Map<Agent, ListReplicasResponse> listed = new LinkedHashMap<>();
-            for (Agent agent : agents.nodes()) {
-                if (!agent.answering()) continue;
-                try {
-                    listed.put(agent, agent.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS)
-                            .listReplicas(listing)));
-                } catch (RuntimeException silent) {
-                    LOG.fine(() -> "replication: " + agent.nodeId() + " did not list its replicas: " + silent.getMessage());
-                }
-            }
+            Map<Agent, ListReplicasResponse> listed = listAll(ASK);
+            Set<String> forgotten = learnForgotten(listed).keySet();
             Set<String> deleted = new HashSet<>();
             listed.values().forEach(l -> l.getTombstonesList().forEach(t -> deleted.add(t.getVolumeId())));
             Map<String, Map<Agent, ReplicaEntry>> seen = new HashMap<>();
@@ -80,6 +125,7 @@ final class ReplicationScheduler implements AutoCloseable {
             });
             Set<String> answered = new HashSet<>();
             listed.keySet().forEach(a -> answered.add(a.nodeId()));
+            answered.addAll(forgotten);                       // gone: it holds no epoch that could supersede a copy
             seen.forEach((volumeId, copies) -> confirm(volumeId, copies, answered, deleted.contains(volumeId)));
             seen.forEach((volumeId, copies) -> follow(volumeId, copies, deleted.contains(volumeId)));
             listed.forEach((agent, l) -> {
@@ -87,13 +133,13 @@ final class ReplicationScheduler implements AutoCloseable {
                     if (e.getDue() && !deleted.contains(e.getVolumeId()) && running.add(e.getVolumeId())) start(agent, e.getVolumeId());
                 }
             });
-            if (!deleted.isEmpty()) sweep(listed);
+            if (!deleted.isEmpty()) sweep(listed, forgotten);
             duplicates.tick(listed.keySet());
         }
     }
 
     /** Leftovers of volumes deleted while their node was silent go, then tombstones nothing needs any more ({@link Sweep}). */
-    private void sweep(Map<Agent, ListReplicasResponse> listed) {
+    private void sweep(Map<Agent, ListReplicasResponse> listed, Set<String> forgotten) {
         Map<String, Agent> byNode = new HashMap<>();
         Map<String, Sweep.Listing> answered = new LinkedHashMap<>();
         listed.forEach((agent, l) -> {
@@ -103,7 +149,7 @@ final class ReplicationScheduler implements AutoCloseable {
             answered.put(agent.nodeId(), new Sweep.Listing(l.getEntriesList().stream().map(ReplicaEntry::getVolumeId)
                     .collect(java.util.stream.Collectors.toSet()), tombstones));
         });
-        var plan = Sweep.plan(answered, Instant.now(), Sweep.GRACE);
+        var plan = Sweep.plan(answered, forgotten, Instant.now(), Sweep.GRACE);
         for (var sweep : plan.sweeps()) {
             Agent node = byNode.get(sweep.nodeId());
             // the same key as a round: one operation per volume at a time; a failed sweep is tried again next tick

@@ -15,7 +15,8 @@ import java.util.Set;
  *   <li>a node that answered with a state of an id some answering node holds a tombstone of is <b>swept</b>: its
  *       replica is deleted (DeleteReplica with a tombstone of its own, so the memory outlives a crash half way);</li>
  *   <li>a tombstone is <b>forgotten</b> only when every node the id names answered in that same tick holding no state
- *       of it (nothing is left to sweep anywhere) and it is older than {@link #GRACE}.</li>
+ *       of it (nothing is left to sweep anywhere) and it is older than {@link #GRACE}; a node declared permanently
+ *       lost ({@link LostNodes}) counts as one that answered holding nothing.</li>
  * </ul>
  * A tombstone never deletes a live volume: it is written only by a DeleteVolume the CO sent (after the step that may
  * refuse it), and replicated ids are random (80 bits) and never reused: CreateReplica refuses a tombstoned id, and a
@@ -41,6 +42,15 @@ final class Sweep {
 
     /** {@code answered}: node id to its listing, for the nodes that answered this tick only. */
     static Plan plan(Map<String, Listing> answered, Instant now, Duration grace) {
+        return plan(answered, Set.of(), now, grace);
+    }
+
+    /**
+     * As above, {@code forgotten} naming the nodes declared permanently lost ({@link LostNodes}): each counts as a node
+     * that answered holding no state (it never will again: its agent is refused if it does), so the tombstones of a
+     * volume that named it may go once every other node it names answered clean.
+     */
+    static Plan plan(Map<String, Listing> answered, Set<String> forgotten, Instant now, Duration grace) {
         List<Action> sweeps = new ArrayList<>();
         List<Action> forgets = new ArrayList<>();
         Set<String> tombstoned = new java.util.TreeSet<>();
@@ -48,15 +58,18 @@ final class Sweep {
         for (String volumeId : tombstoned) {
             var id = ReplicatedVolumeId.parse(volumeId);
             boolean leftover = false;
-            int namedAnswering = 0;
+            Set<Integer> seen = new java.util.HashSet<>();      // the id's replicas whose node answered or is forgotten
             for (var e : answered.entrySet()) {
-                if (id.isPresent() && id.get().heldBy(e.getKey())) namedAnswering++;
+                if (id.isPresent() && id.get().heldBy(e.getKey())) seen.add(id.get().replicaIndex(e.getKey()));
                 if (e.getValue().states().contains(volumeId)) {
                     sweeps.add(new Action(e.getKey(), volumeId));
                     leftover = true;
                 }
             }
-            boolean everyNodeSeen = id.isEmpty() || namedAnswering == id.get().replicas();
+            for (String node : forgotten) {
+                if (id.isPresent() && id.get().heldBy(node) && !answered.containsKey(node)) seen.add(id.get().replicaIndex(node));
+            }
+            boolean everyNodeSeen = id.isEmpty() || seen.size() == id.get().replicas();
             if (leftover || !everyNodeSeen) continue;
             for (var e : answered.entrySet()) {
                 Instant at = e.getValue().tombstones().get(volumeId);

@@ -139,7 +139,7 @@ public final class Services {
             service(CsiProto.getDescriptor(), "Node", CSI, NODE,
                     d -> new NodeService(d.node(), d.config().nodeId(), d.config().maxVolumesPerNode(), d.config().topology())),
             service(ClusterStatusProto.getDescriptor(), "ClusterStatus", CSI, CONTROLLER, null)
-                    .routedBy(c -> new ClusterStatusService(c.agents()), false),
+                    .routedBy(c -> io.csi4j.driver.csi.StorageStatus.wrap(new ClusterStatusService(c.agents(), c.failoverAfter())), false),
             service(IdentityProto.getDescriptor(), "Identity", ADDONS, ANY, Services::addonsIdentity)
                     .onAgent().routedBy(Services::clusterAddonsIdentity, false),
             service(VolumeGroupProto.getDescriptor(), "Controller", ADDONS, CONTROLLER,

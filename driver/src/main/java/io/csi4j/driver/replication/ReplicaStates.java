@@ -53,10 +53,12 @@ public final class ReplicaStates {
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
     /** In memory: this process's primaries start unconfirmed (docs/replication.md, "Confirmation"). */
     private final PrimaryConfirmations confirmations = new PrimaryConfirmations();
+    private final ForgottenNodes forgotten;
 
     /** Opens (creating) the directory and removes temporary files a crash left. */
     public ReplicaStates(Path dir) {
         this.dir = dir;
+        this.forgotten = new ForgottenNodes(dir);
         try {
             Files.createDirectories(dir);
             try (var files = Files.list(dir)) {
@@ -69,6 +71,11 @@ public final class ReplicaStates {
 
     public PrimaryConfirmations confirmations() {
         return confirmations;
+    }
+
+    /** The nodes declared permanently lost, kept in this directory ({@link ForgottenNodes}). */
+    public ForgottenNodes forgottenNodes() {
+        return forgotten;
     }
 
     /** The controller's own act made it primary at its epoch: confirmed (it told this node the epoch just now). */

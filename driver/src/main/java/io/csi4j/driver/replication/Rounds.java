@@ -172,6 +172,11 @@ public final class Rounds {
     /** When this agent first saw each volume as primary at an epoch ("id@epoch"): the lag count's start without a point. */
     private final Map<String, java.time.Instant> primarySince = new ConcurrentHashMap<>();
 
+    /** This node's id (what a forget-node naming it is refused for). */
+    public String nodeId() {
+        return nodeId;
+    }
+
     public Rounds(ReplicaStates states, Volumes volumes, Snapshots snapshots, VolumeImports imports, PoolStorage engine, String nodeId) {
         this(states, volumes, snapshots, imports, engine, nodeId, new RoundLog(nodeId));
     }

@@ -8,6 +8,8 @@
  *       held point with the note the volume condition reports, fence on learning a higher one, follow the primary of a
  *       higher epoch: a secondary keeping its point, a fenced copy holding none), and the tombstones of
  *       volumes deleted while a peer did not answer (the controller sweeps that peer's leftover: cluster/Sweep);</li>
+ *   <li>{@link io.csi4j.driver.replication.ForgottenNodes}: the nodes an operator declared permanently lost
+ *       ({@code csi4j cluster forget-node}), durable here so the controller stays stateless (its rules: cluster/LostNodes);</li>
  *   <li>{@link io.csi4j.driver.replication.PrimaryConfirmations}: in memory, which primaries here the controller
  *       confirmed since this node may last have been away (agent start, no controller heartbeat for the failover
  *       delay less 3 s: it may hear the controller after the controller's last answer); an unconfirmed one

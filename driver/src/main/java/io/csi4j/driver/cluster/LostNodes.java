@@ -1,0 +1,98 @@
+package io.csi4j.driver.cluster;
+
+import io.csi4j.driver.domain.DomainException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The rules of a node declared permanently lost ({@code csi4j cluster forget-node}; docs/replication.md, "A node lost
+ * for good"), pure: when it may be forgotten, what the controller makes of the marks its agents hold (the controller
+ * keeps none: the marks are durable on the agents, {@code replication/ForgottenNodes}), and what its agent is told if it
+ * answers again. The effect on tombstones is {@link Sweep}'s: a forgotten node counts as a node that answered holding
+ * nothing.
+ */
+final class LostNodes {
+    private LostNodes() {}
+
+    /** One agent the controller knows of, as it sees it now. */
+    record Seen(String nodeId, String address, boolean answering, Duration silentFor) {}
+
+    /**
+     * Refuses (FAILED_PRECONDITION naming the node) to forget a node an agent of which answers, or has been silent for
+     * less than {@code failoverAfter} (a restart or a short partition is not a loss; the delay is the one after which
+     * a silent primary is failed over). A node no agent ever said it is may be forgotten: nothing answers for it.
+     */
+    static void checkForgettable(String nodeId, List<Seen> agents, Duration failoverAfter) {
+        if (nodeId == null || nodeId.isBlank()) throw DomainException.invalid("node_id is REQUIRED");
+        for (Seen a : agents) {
+            if (!nodeId.equals(a.nodeId())) continue;
+            if (a.answering()) {
+                throw DomainException.precondition("node '" + nodeId + "' answers (agent " + a.address()
+                        + "): a live node cannot be forgotten; stop its agent for good first");
+            }
+            if (a.silentFor().compareTo(failoverAfter) < 0) {
+                throw DomainException.precondition("node '" + nodeId + "' has been silent for " + a.silentFor().toSeconds()
+                        + "s only: it may be forgotten once silent for --failover-after (" + failoverAfter.toSeconds() + "s)");
+            }
+        }
+    }
+
+    /** One copy an answering node listed (NodeAgent.ListReplicas). */
+    record Copy(String volumeId, String role, long epoch) {}
+
+    /**
+     * The live replicated volumes naming {@code nodeId} whose primary may be there: no answering node lists a tombstone
+     * of it, and no answering copy is PRIMARY at the highest epoch answered. Forgetting the node is refused while any
+     * is left (fail it over first: ControllerPublishVolume elsewhere after --failover-after, or CSI-Addons Promote),
+     * so a forgotten node never holds the only primary of a live volume and routing may leave it out.
+     * {@code copies}: every answering node's listed copies; {@code tombstoned}: every id an answering node holds a
+     * tombstone of.
+     */
+    static List<String> withoutPrimary(String nodeId, Collection<Copy> copies, java.util.Set<String> tombstoned) {
+        Map<String, List<Copy>> byVolume = new TreeMap<>();
+        for (Copy c : copies) byVolume.computeIfAbsent(c.volumeId(), k -> new java.util.ArrayList<>()).add(c);
+        return byVolume.entrySet().stream().filter(e -> !tombstoned.contains(e.getKey()))
+                .filter(e -> io.csi4j.driver.id.ReplicatedVolumeId.parse(e.getKey()).map(id -> id.heldBy(nodeId)).orElse(false))
+                .filter(e -> {
+                    long top = e.getValue().stream().mapToLong(Copy::epoch).max().orElse(0);
+                    return e.getValue().stream().noneMatch(c -> c.role().equals("PRIMARY") && c.epoch() == top);
+                })
+                .map(Map.Entry::getKey).toList();
+    }
+
+    /** FAILED_PRECONDITION naming the node and (up to ten of) the volumes whose primary may be on it. */
+    static void checkNoPrimaryThere(String nodeId, List<String> volumes) {
+        if (volumes.isEmpty()) return;
+        throw DomainException.precondition("node '" + nodeId + "' may hold the primary of " + volumes.size() + " replicated volume(s) "
+                + volumes.stream().limit(10).toList() + ": fail each over first (ControllerPublishVolume on another replica's node "
+                + "once it has been silent for --failover-after, or CSI-Addons PromoteVolume), then forget it");
+    }
+
+    /** Every node some agent holds a mark of, with the earliest time any holds. */
+    static Map<String, Instant> union(Collection<Map<String, Instant>> held) {
+        var all = new TreeMap<String, Instant>();
+        held.forEach(marks -> marks.forEach((node, at) -> all.merge(node, at, (x, y) -> x.isBefore(y) ? x : y)));
+        return all;
+    }
+
+    /** The marks of {@code union} an agent holding {@code held} lacks (it is told them), never its own node's. */
+    static Map<String, Instant> missing(String self, Map<String, Instant> held, Map<String, Instant> union) {
+        var out = new TreeMap<String, Instant>();
+        union.forEach((node, at) -> {
+            if (!held.containsKey(node) && !node.equals(self)) out.put(node, at);
+        });
+        return out;
+    }
+
+    /** Why an agent of {@code nodeId} is refused, or null when its node is not forgotten. */
+    static String refusal(String nodeId, Map<String, Instant> forgotten) {
+        Instant at = forgotten.get(nodeId);
+        if (at == null) return null;
+        return "node '" + nodeId + "' was forgotten (csi4j cluster forget-node) at " + at + ": its copies count as gone; "
+                + "start it afresh (empty data dir) under a new node id";
+    }
+}
