@@ -10,11 +10,12 @@ import java.time.InstantSource;
 /** The group snapshots table; members are in {@link SnapshotTable} (insert them in the same transaction). */
 public final class GroupSnapshotTable extends ObjectTable<GroupSnapshotRecord> {
     private static final String COLUMNS = "seq, id, name, source_volume_ids, parameters, state, created_at, updated_at";
+    private static final Sql SQL = Sql.of("group_snapshots", COLUMNS);
     private static final String INSERT = "INSERT INTO group_snapshots (id, name, source_volume_ids, parameters, "
             + "state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
 
     GroupSnapshotTable(Session session, InstantSource clock) {
-        super(session, clock, "group_snapshots", "group snapshot", COLUMNS);
+        super(session, clock, SQL, "group snapshot");
     }
 
     /** @throws DuplicateNameException if a group snapshot with this name exists */

@@ -26,34 +26,33 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
     final String kind;
     final String columns;
 
-    private final String sqlById;
-    private final String sqlByName;
-    private final String sqlIdByName;
-    private final String sqlSetState;
-    private final String sqlDelete;
-    private final String sqlDeleteInState;
-    private final String sqlInState;
-    private final String sqlCount;
-    private final String sqlCountInState;
-    private final String sqlPage;
+    private final Sql statements;
 
-    ObjectTable(Session session, InstantSource clock, String table, String kind, String columns) {
+    /**
+     * A table's statements, built once per table class: a transaction makes its tables anew, and building these
+     * strings each time (and hashing the fresh strings again in the connection's statement cache) was work per call.
+     */
+    record Sql(String table, String columns, String byId, String byName, String idByName, String setState, String delete,
+               String deleteInState, String inState, String count, String countInState, String page) {
+        static Sql of(String table, String columns) {
+            String select = "SELECT " + columns + " FROM " + table;
+            String delete = "DELETE FROM " + table + " WHERE id = ?";
+            return new Sql(table, columns, select + " WHERE id = ?", select + " WHERE name = ?",
+                    "SELECT id FROM " + table + " WHERE name = ?",
+                    "UPDATE " + table + " SET state = ?, updated_at = ? WHERE id = ? AND state = ?",
+                    delete, delete + " AND state = ?", select + " WHERE state = ? ORDER BY seq",
+                    "SELECT count(*) FROM " + table, "SELECT count(*) FROM " + table + " WHERE state = ?",
+                    select + " WHERE seq > ? ORDER BY seq LIMIT ?");
+        }
+    }
+
+    ObjectTable(Session session, InstantSource clock, Sql sql, String kind) {
         this.session = session;
         this.clock = clock;
-        this.table = table;
+        this.table = sql.table();
         this.kind = kind;
-        this.columns = columns;
-        String select = "SELECT " + columns + " FROM " + table;
-        sqlById = select + " WHERE id = ?";
-        sqlByName = select + " WHERE name = ?";
-        sqlIdByName = "SELECT id FROM " + table + " WHERE name = ?";
-        sqlSetState = "UPDATE " + table + " SET state = ?, updated_at = ? WHERE id = ? AND state = ?";
-        sqlDelete = "DELETE FROM " + table + " WHERE id = ?";
-        sqlDeleteInState = sqlDelete + " AND state = ?";
-        sqlInState = select + " WHERE state = ? ORDER BY seq";
-        sqlCount = "SELECT count(*) FROM " + table;
-        sqlCountInState = "SELECT count(*) FROM " + table + " WHERE state = ?";
-        sqlPage = select + " WHERE seq > ? ORDER BY seq LIMIT ?";
+        this.columns = sql.columns();
+        this.statements = sql;
     }
 
     abstract T map(ResultSet row) throws SQLException;
@@ -72,12 +71,12 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
 
     public Optional<T> byId(String id) {
         Objects.requireNonNull(id, "id");
-        return session.read(c -> Rows.one(c, sqlById, this::map, id));
+        return session.read(c -> Rows.one(c, statements.byId(), this::map, id));
     }
 
     public Optional<T> byName(String name) {
         Objects.requireNonNull(name, "name");
-        return session.read(c -> Rows.one(c, sqlByName, this::map, name));
+        return session.read(c -> Rows.one(c, statements.byName(), this::map, name));
     }
 
     /**
@@ -88,7 +87,7 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
         Objects.requireNonNull(id, "id");
         if (!from.canBecome(to)) throw new IllegalArgumentException(kind + " cannot go from " + from + " to " + to);
         long now = Rows.nanos(clock.instant());
-        return session.write(c -> Rows.update(c, sqlSetState, to.name(), now, id, from.name()) == 1);
+        return session.write(c -> Rows.update(c, statements.setState(), to.name(), now, id, from.name()) == 1);
     }
 
     /** Removes the row; false if there was none. Refused while other rows still refer to it. */
@@ -96,7 +95,7 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
         Objects.requireNonNull(id, "id");
         return session.write(c -> {
             try {
-                return Rows.update(c, sqlDelete, id) == 1;
+                return Rows.update(c, statements.delete(), id) == 1;
             } catch (SQLException e) {
                 if (SqlErrors.isForeignKeyViolation(e)) {
                     throw new ReferenceException(kind + " " + id + " is still referenced by other rows", e);
@@ -114,7 +113,7 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
         Objects.requireNonNull(id, "id");
         return session.write(c -> {
             try {
-                return Rows.update(c, sqlDeleteInState, id, state.name()) == 1;
+                return Rows.update(c, statements.deleteInState(), id, state.name()) == 1;
             } catch (SQLException e) {
                 if (SqlErrors.isForeignKeyViolation(e)) {
                     throw new ReferenceException(kind + " " + id + " is still referenced by other rows", e);
@@ -126,20 +125,20 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
 
     /** Every row in {@code state}, oldest first: the reconciler's work list. */
     public List<T> inState(State state) {
-        return session.read(c -> Rows.list(c, sqlInState, this::map, state.name()));
+        return session.read(c -> Rows.list(c, statements.inState(), this::map, state.name()));
     }
 
     public long count() {
-        return session.read(c -> Rows.count(c, sqlCount));
+        return session.read(c -> Rows.count(c, statements.count()));
     }
 
     public long count(State state) {
-        return session.read(c -> Rows.count(c, sqlCountInState, state.name()));
+        return session.read(c -> Rows.count(c, statements.countInState(), state.name()));
     }
 
     /** All rows in insertion order, {@code limit} at a time, starting after {@code afterSeq} (0 for the first page). */
     public Page<T> page(long afterSeq, int limit) {
-        return session.read(c -> Rows.page(c, sqlPage, this::map, afterSeq, limit));
+        return session.read(c -> Rows.page(c, statements.page(), this::map, afterSeq, limit));
     }
 
     /** Inserts with name-uniqueness turned into {@link DuplicateNameException} and dangling references into {@link ReferenceException}. */
@@ -151,7 +150,7 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
             } catch (SQLException e) {
                 if (SqlErrors.isUniqueViolation(e)) {
                     Optional<String> existing = name == null ? Optional.empty()
-                            : Rows.one(c, sqlIdByName, row -> row.getString(1), name);
+                            : Rows.one(c, statements.idByName(), row -> row.getString(1), name);
                     if (existing.isPresent()) throw new DuplicateNameException(kind, name, existing.get());
                     throw new CatalogException(kind + " id " + id + " already exists", e);
                 }
@@ -166,15 +165,15 @@ public abstract sealed class ObjectTable<T> permits VolumeTable, SnapshotTable, 
     /** Queries that must be answered through an index; a test checks each plan. Counts scan by design. */
     Map<String, String> indexedQueries() {
         Map<String, String> queries = new LinkedHashMap<>();
-        queries.put(table + ".byId", sqlById);
-        queries.put(table + ".byName", sqlByName);
-        queries.put(table + ".idByName", sqlIdByName);
-        queries.put(table + ".setState", sqlSetState);
-        queries.put(table + ".delete", sqlDelete);
-        queries.put(table + ".deleteInState", sqlDeleteInState);
-        queries.put(table + ".inState", sqlInState);
-        queries.put(table + ".countInState", sqlCountInState);
-        queries.put(table + ".page", sqlPage);
+        queries.put(table + ".byId", statements.byId());
+        queries.put(table + ".byName", statements.byName());
+        queries.put(table + ".idByName", statements.idByName());
+        queries.put(table + ".setState", statements.setState());
+        queries.put(table + ".delete", statements.delete());
+        queries.put(table + ".deleteInState", statements.deleteInState());
+        queries.put(table + ".inState", statements.inState());
+        queries.put(table + ".countInState", statements.countInState());
+        queries.put(table + ".page", statements.page());
         return queries;
     }
 }

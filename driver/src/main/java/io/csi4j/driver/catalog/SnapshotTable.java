@@ -16,6 +16,7 @@ import java.util.Objects;
 public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
     private static final String COLUMNS =
             "seq, id, name, source_volume_id, size_bytes, group_snapshot_id, parameters, state, created_at, updated_at";
+    private static final Sql SQL = Sql.of("snapshots", COLUMNS);
     private static final String SELECT = "SELECT " + COLUMNS + " FROM snapshots";
     private static final String INSERT = "INSERT INTO snapshots (id, name, source_volume_id, size_bytes, "
             + "group_snapshot_id, parameters, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
@@ -33,7 +34,7 @@ public final class SnapshotTable extends ObjectTable<SnapshotRecord> {
     private static final String POINT_GLOB = SnapshotRecord.POINT_PREFIX + "*";
 
     SnapshotTable(Session session, InstantSource clock) {
-        super(session, clock, "snapshots", "snapshot", COLUMNS);
+        super(session, clock, SQL, "snapshot");
     }
 
     /**

@@ -16,6 +16,7 @@ import java.util.Objects;
  */
 public final class VolumeGroupTable extends ObjectTable<VolumeGroupRecord> {
     private static final String COLUMNS = "seq, id, name, parameters, state, created_at, updated_at";
+    private static final Sql SQL = Sql.of("volume_groups", COLUMNS);
     private static final String INSERT = "INSERT INTO volume_groups (id, name, parameters, state, created_at, "
             + "updated_at) VALUES (?, ?, ?, ?, ?, ?)";
     private static final String ADD_MEMBER =
@@ -27,7 +28,7 @@ public final class VolumeGroupTable extends ObjectTable<VolumeGroupRecord> {
             "SELECT group_id FROM volume_group_members WHERE volume_id = ? ORDER BY group_id";
 
     VolumeGroupTable(Session session, InstantSource clock) {
-        super(session, clock, "volume_groups", "volume group", COLUMNS);
+        super(session, clock, SQL, "volume group");
     }
 
     /** @throws DuplicateNameException if a volume group with this name exists */

@@ -18,6 +18,7 @@ import java.util.Objects;
 public final class VolumeTable extends ObjectTable<VolumeRecord> {
     private static final String COLUMNS = "seq, id, name, capacity_bytes, kind, fs_type, parameters, "
             + "mutable_parameters, source_kind, source_id, node_id, state, created_at, updated_at";
+    private static final Sql SQL = Sql.of("volumes", COLUMNS);
     private static final String INSERT = "INSERT INTO volumes (id, name, capacity_bytes, kind, fs_type, parameters, "
             + "mutable_parameters, source_kind, source_id, node_id, state, created_at, updated_at) "
             + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
@@ -36,7 +37,7 @@ public final class VolumeTable extends ObjectTable<VolumeRecord> {
             "UPDATE volumes SET mutable_parameters = ?, updated_at = ? WHERE id = ?";
 
     VolumeTable(Session session, InstantSource clock) {
-        super(session, clock, "volumes", "volume", COLUMNS);
+        super(session, clock, SQL, "volume");
     }
 
     /** @throws DuplicateNameException if a volume with this name exists (whatever its state) */

@@ -35,6 +35,19 @@ class ObjectIdTest {
     }
 
     @Test
+    void everyPositionOfTheRandomPartTakesEveryBase32Character() {
+        // 5 bits per character from one draw of 80: a slip in the bit slicing would pin a position or a bit
+        var seen = new java.util.ArrayList<java.util.Set<Character>>();
+        for (int i = 0; i < 16; i++) seen.add(new HashSet<>());
+        for (int n = 0; n < 5_000; n++) {
+            String random = ObjectId.generate(Kind.VOLUME, "n").random();
+            assertEquals(16, random.length());
+            for (int i = 0; i < 16; i++) seen.get(i).add(random.charAt(i));
+        }
+        for (int i = 0; i < 16; i++) assertEquals(32, seen.get(i).size(), "position " + i + ": " + seen.get(i));
+    }
+
+    @Test
     void longOrOddNodeIdsAreHashedStably() {
         String odd = "Node_With Spaces";
         assertEquals(ObjectId.nodeTag(odd), ObjectId.nodeTag(odd));

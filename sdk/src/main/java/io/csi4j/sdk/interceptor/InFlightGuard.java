@@ -58,17 +58,39 @@ public final class InFlightGuard implements ServerInterceptor {
         }
     }
 
-    /** One operation in flight: the call that leads it, and the answer followers get. */
+    /**
+     * One operation in flight: the call that leads it, and the answer followers get. Its request is serialized only
+     * when a second call on one of its keys needs the bytes to compare (under the {@code busy} lock): almost every
+     * call leads alone, and serializing each request once more was work per call.
+     */
     private static final class Flight {
         final String method;
-        final byte[] request;
+        final Request request;
         final Set<String> keys;
         final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
 
-        Flight(String method, byte[] request, Set<String> keys) {
+        Flight(String method, Request request, Set<String> keys) {
             this.method = method;
             this.request = request;
             this.keys = keys;
+        }
+    }
+
+    /** A request and, once asked for, its deterministic bytes; used under the {@code busy} lock only. */
+    private static final class Request {
+        private final MethodDescriptor<Object, ?> method;
+        private final Object message;
+        private byte[] bytes;
+
+        @SuppressWarnings("unchecked")
+        Request(MethodDescriptor<?, ?> method, Object message) {
+            this.method = (MethodDescriptor<Object, ?>) method;
+            this.message = message;
+        }
+
+        byte[] bytes() {
+            if (bytes == null) bytes = serialize(method, message);
+            return bytes;
         }
     }
 
@@ -79,12 +101,12 @@ public final class InFlightGuard implements ServerInterceptor {
     private record Follow(Flight flight) implements Decision {}
     private record Busy(String key, String otherMethod) implements Decision {}
 
-    private Decision decide(String method, byte[] request, Set<String> keys) {
+    private Decision decide(String method, Request request, Set<String> keys) {
         synchronized (busy) {
             for (String key : keys) {
                 Flight flight = busy.get(key);
                 if (flight == null) continue;
-                if (flight.method.equals(method) && Arrays.equals(flight.request, request) && flight.keys.equals(keys)) {
+                if (flight.method.equals(method) && Arrays.equals(flight.request.bytes(), request.bytes()) && flight.keys.equals(keys)) {
                     return new Follow(flight);
                 }
                 return new Busy(key, flight.method);
@@ -171,7 +193,7 @@ public final class InFlightGuard implements ServerInterceptor {
                 super.onHalfClose();
                 return;
             }
-            switch (decide(method.getFullMethodName(), serialize(method, request), keys)) {
+            switch (decide(method.getFullMethodName(), new Request(method, request), keys)) {
                 case Lead(Flight flight) -> {
                     led = flight;
                     leading.flight = flight;

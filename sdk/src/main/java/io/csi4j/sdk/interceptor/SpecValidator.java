@@ -228,11 +228,14 @@ public final class SpecValidator {
         };
     }
 
-    /** For "at least one of": a zero number counts as unset, as the spec says for CapacityRange. */
+    /**
+     * For "at least one of": a zero number counts as unset, as the spec says for CapacityRange. A singular field is
+     * set exactly when getAllFields would list it (a proto3 number: when it is not zero), which hasField answers
+     * without building the whole field map once per field.
+     */
     private static boolean isUnset(Message message, FieldDescriptor f) {
         if (f.isRepeated()) return message.getRepeatedFieldCount(f) == 0;
-        if (f.getJavaType() == FieldDescriptor.JavaType.MESSAGE) return !message.hasField(f);
-        return !message.getAllFields().containsKey(f);
+        return !message.hasField(f);
     }
 
     private static int utf8Length(String s) {

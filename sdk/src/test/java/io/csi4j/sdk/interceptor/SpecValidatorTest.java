@@ -72,6 +72,9 @@ class SpecValidatorTest {
                 validator.check(validCreate().setVolumeCapabilities(0, unknownMode).build()));
         assertEquals(List.of("capacity_range.required_bytes or capacity_range.limit_bytes is REQUIRED"),
                 validator.check(validCreate().setCapacityRange(CapacityRange.getDefaultInstance()).build()));
+        // either one of them set (not zero) is enough
+        assertEquals(List.of(), validator.check(validCreate().setCapacityRange(CapacityRange.newBuilder().setLimitBytes(1)).build()));
+        assertEquals(List.of(), validator.check(validCreate().setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(1)).build()));
         assertEquals(List.of("capacity_range is REQUIRED"),
                 validator.check(ControllerExpandVolumeRequest.newBuilder().setVolumeId("v").build()));
         assertEquals(List.of("name is REQUIRED"), validator.check(CreateVolumeGroupRequest.getDefaultInstance()));
