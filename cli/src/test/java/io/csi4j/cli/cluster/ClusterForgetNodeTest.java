@@ -89,6 +89,14 @@ class ClusterForgetNodeTest {
         assertEquals(c, heldIds.tags().get(0), "the primary of " + held + " on " + c);
         String x = heldIds.tags().get(1);
         f.round(x, c, held);
+        // an ordinary volume on c and a snapshot of it: gone with c once c is forgotten
+        String plain = f.csi().createVolume(io.csi4j.proto.csi.CreateVolumeRequest.newBuilder().setName("forget-node-plain")
+                .addVolumeCapabilities(ReplicaFixture.ext4())
+                .setCapacityRange(io.csi4j.proto.csi.CapacityRange.newBuilder().setRequiredBytes(64 * ReplicaFixture.MIB))
+                .setAccessibilityRequirements(ReplicaFixture.onlyOn(c)).build()).getVolume().getVolumeId();
+        assertTrue(plain.endsWith("-" + c), plain + " lives on " + c);
+        String plainSnap = f.csi().createSnapshot(io.csi4j.proto.csi.CreateSnapshotRequest.newBuilder().setName("forget-node-plain-snap")
+                .setSourceVolumeId(plain).build()).getSnapshot().getSnapshotId();
 
         // you cannot forget a live node
         var live = cli("cluster", "forget-node", a);
@@ -150,6 +158,11 @@ class ClusterForgetNodeTest {
         }
         System.out.printf("tombstones gone %d ms after forget-node%n", (System.nanoTime() - forgotten) / 1_000_000);
         assertEquals(Status.Code.NOT_FOUND, getVolume(id));
+        // the spec's DeleteVolume/DeleteSnapshot: OK when the artifacts "do not exist anymore" (a CO can remove the PV
+        // and the VolumeSnapshotContent); other calls of them answer NOT_FOUND naming the node
+        f.csi().deleteSnapshot(io.csi4j.proto.csi.DeleteSnapshotRequest.newBuilder().setSnapshotId(plainSnap).build());
+        f.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(plain).build());
+        assertEquals(Status.Code.NOT_FOUND, getVolume(plain));
 
         var shown = status();
         assertEquals(List.of(c), shown.getForgottenNodesList().stream().map(ForgottenNode::getNodeId).toList());

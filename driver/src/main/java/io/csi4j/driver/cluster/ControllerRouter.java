@@ -79,7 +79,8 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
         TransportThread.route(out, () -> {
             var replicated = ReplicatedVolumeId.parse(req.getVolumeId());
             if (replicated.isEmpty()) {
-                volume(req.getVolumeId()).forward(ControllerGrpc.getDeleteVolumeMethod(), req, out);
+                if (owners.onForgottenNode(Kind.VOLUME, req.getVolumeId())) reply(out, DeleteVolumeResponse.getDefaultInstance());
+                else volume(req.getVolumeId()).forward(ControllerGrpc.getDeleteVolumeMethod(), req, out);
                 return;
             }
             replicas.delete(replicated.get());
@@ -221,7 +222,10 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void deleteSnapshot(DeleteSnapshotRequest req, StreamObserver<DeleteSnapshotResponse> out) {
-        TransportThread.route(out, () -> snapshot(req.getSnapshotId()).forward(ControllerGrpc.getDeleteSnapshotMethod(), req, out));
+        TransportThread.route(out, () -> {
+            if (owners.onForgottenNode(Kind.SNAPSHOT, req.getSnapshotId())) reply(out, DeleteSnapshotResponse.getDefaultInstance());
+            else snapshot(req.getSnapshotId()).forward(ControllerGrpc.getDeleteSnapshotMethod(), req, out);
+        });
     }
 
     @Override

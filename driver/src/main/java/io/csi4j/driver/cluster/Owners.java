@@ -28,6 +28,15 @@ final class Owners {
     }
 
     /**
+     * Whether {@code id} is of our shape and names a node declared lost for good ({@code csi4j cluster forget-node}):
+     * its artifacts are gone with the node, so a delete of it is done (the spec's OK for "does not exist anymore").
+     */
+    boolean onForgottenNode(ObjectId.Kind kind, String id) {
+        return ObjectId.parse(kind, id).map(parsed -> agents.forgotten().keySet().stream()
+                .anyMatch(node -> ObjectId.nodeTag(node).equals(parsed.nodeTag()))).orElse(false);
+    }
+
+    /**
      * The one node all {@code ids} live on, for requests that span objects (group snapshots, volume groups).
      * Members on several nodes: FAILED_PRECONDITION naming them (cross-node groups are not supported yet).
      */
