@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * clone, a fresh plugin starts on it without help, and {@link PowerCutChecks} holds it to what was acknowledged.
  *
  * <p>CI: {@code csi4j.powercut.cuts} cuts (default 30); each run prints its seed, {@code -Dcsi4j.powercut.seed=}
- * replays the choices (not the timing). Soak: {@code scripts/soak-powercut N}.
+ * replays the choices (not the timing); {@code csi4j.powercut.machine-cuts=K} boots a fresh machine every K cuts.
+ * Soak: {@code scripts/soak-powercut [--load] [--fresh K] N}.
  */
 class PowerCutTest {
     static final String[] FLAGS = {"--engine", "image", "--pool-size", "0", "--overcommit-ratio", "20"};
