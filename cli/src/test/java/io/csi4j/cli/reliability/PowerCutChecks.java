@@ -46,6 +46,19 @@ final class PowerCutChecks {
         this.failures = failures;
     }
 
+    /** The checks of a fresh machine (a soak's {@code csi4j.powercut.machine-cuts}), its counts carried over from these. */
+    PowerCutChecks onNextMachine(PowerCut disk, Path node, List<World> worlds, List<LogVolume> logs) {
+        var next = new PowerCutChecks(disk, node, worlds, logs, failures);
+        next.cuts = cuts;
+        next.objects = objects;
+        next.records = records;
+        next.filesystems = filesystems;
+        next.retried = retried;
+        next.reboots = reboots;
+        next.reformats = reformats;
+        return next;
+    }
+
     private Path pool() {
         return disk.data.resolve("pool");
     }

@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * clone, a fresh plugin starts on it without help, and {@link PowerCutChecks} holds it to what was acknowledged.
  *
  * <p>CI: {@code csi4j.powercut.cuts} cuts (default 30); each run prints its seed, {@code -Dcsi4j.powercut.seed=}
- * replays the choices (not the timing). Soak: {@code scripts/soak-powercut N}.
+ * replays the choices (not the timing); {@code csi4j.powercut.machine-cuts=K} boots a fresh machine every K cuts.
+ * Soak: {@code scripts/soak-powercut [--load] [--fresh K] N}.
  */
 class PowerCutTest {
     static final String[] FLAGS = {"--engine", "image", "--pool-size", "0", "--overcommit-ratio", "20"};
@@ -41,6 +42,8 @@ class PowerCutTest {
     private final AtomicLong answered = new AtomicLong();
     /** World's writes (data.txt, no RPC) hold it shared; the cut holds it alone, so none is half-done at the cut. */
     private final ReentrantReadWriteLock writes = new ReentrantReadWriteLock();
+    /** The current machine's checks (their counts run on across machines). */
+    private PowerCutChecks checks;
 
     static Path root(String name) {
         return Path.of(System.getProperty("csi4j.powercut.dir", "target/powercut")).toAbsolutePath().resolve(name);
@@ -50,41 +53,60 @@ class PowerCutTest {
     void acknowledgedWorkSurvivesPowerCuts() throws Exception {
         Leaks.requireRoot();
         int cuts = Integer.getInteger("csi4j.powercut.cuts", 30);
+        // a soak may boot a fresh machine (new disk, catalog, plugin, clients) every K cuts: the first cut of a machine
+        // is the only one with a catalog created in the same boot, a disk never cloned and a log in its first cycle
+        int machineCuts = Math.max(1, Integer.getInteger("csi4j.powercut.machine-cuts", cuts));
         long seed = Long.getLong("csi4j.powercut.seed", System.nanoTime());
-        System.out.println("power cut: seed " + seed + " (-Dcsi4j.powercut.seed=" + seed + " replays the choices), " + cuts + " cuts");
+        System.out.println("power cut: seed " + seed + " (-Dcsi4j.powercut.seed=" + seed + " replays the choices), " + cuts + " cuts"
+                + (machineCuts < cuts ? ", a fresh machine every " + machineCuts : ""));
         Random random = new Random(seed);
         long started = System.nanoTime();
+        try {
+            for (int first = 1; first <= cuts && failures.isEmpty(); first += machineCuts) {
+                machine(random, first, Math.min(cuts, first + machineCuts - 1), started);
+            }
+        } finally {
+            if (checks != null) checks.print(-1, answered.get(), started);
+        }
+        assertTrue(failures.isEmpty(), () -> "seed " + seed + ":\n" + String.join("\n", failures));
+    }
+
+    /**
+     * One machine's life: a fresh disk and plugin, the clients and logs, cuts {@code first..last}, then everything
+     * deleted through the plugin and the machine taken down. The checks' counts carry over from the machine before.
+     */
+    private void machine(Random random, int first, int last, long started) throws Exception {
         Plugin plugin = null;
-        PowerCutChecks checks = null;
         try (PowerCut disk = PowerCut.create(root("suite"), DISK_BYTES)) {
             try {
                 Path node = Files.createDirectories(disk.root.resolve("kubelet"));
                 List<World> worlds = new ArrayList<>();
                 for (int i = 0; i < CLIENTS; i++) worlds.add(new World("c" + i, node, random.nextLong()));
                 List<LogVolume> logs = List.of(new LogVolume("log-fs", false, node), new LogVolume("log-blk", true, node));
-                checks = new PowerCutChecks(disk, node, worlds, logs, failures);
+                checks = checks == null ? new PowerCutChecks(disk, node, worlds, logs, failures)
+                        : checks.onNextMachine(disk, node, worlds, logs);
                 plugin = Plugin.start(disk.data, FLAGS);
                 Rpc rpc = new Rpc(plugin.channel(), plugin.addonsChannel());
                 for (LogVolume log : logs) {
                     log.create(rpc, log.block ? 64L << 20 : World.VOLUME_BYTES);
                     log.mount(rpc);
                 }
-                for (int cut = 1; cut <= cuts && failures.isEmpty(); cut++) {
+                for (int cut = first; cut <= last && failures.isEmpty(); cut++) {
                     plugin = cutAndReboot(disk, plugin, worlds, logs, checks, random, cut);
                     if (cut % 10 == 0) checks.print(cut, answered.get(), started);
                 }
-                assertTrue(failures.isEmpty(), () -> "seed " + seed + ":\n" + String.join("\n", failures));
+                if (!failures.isEmpty()) return;
                 checks.tearDown(new Rpc(plugin.channel(), plugin.addonsChannel()));
-                assertTrue(failures.isEmpty(), () -> "seed " + seed + ", after deleting everything:\n" + String.join("\n", failures));
+                if (!failures.isEmpty()) {
+                    failures.add("(the failures above came after deleting everything, cuts " + first + "-" + last + ")");
+                    return;
+                }
                 assertEquals(0, plugin.stop(30_000), "SIGTERM stops the plugin cleanly");
             } finally {
                 // before the disk is taken down: a plugin still serving it (a failed check) holds it busy
                 if (plugin != null) plugin.close();
             }
-        } finally {
-            if (checks != null) checks.print(-1, answered.get(), started);
         }
-        assertTrue(failures.isEmpty(), () -> "seed " + seed + ":\n" + String.join("\n", failures));
     }
 
     /**
