@@ -63,7 +63,7 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
             Fanout.each(others, agent -> {
                 var l = agent.call(a -> a.nodeAgent().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS * 3, TimeUnit.SECONDS)
                         .listReplicas(io.csi4j.proto.cluster.ListReplicasRequest.getDefaultInstance()));
-                l.getEntriesList().forEach(e -> copies.add(new LostNodes.Copy(e.getVolumeId(), e.getRole(), e.getEpoch())));
+                l.getEntriesList().forEach(e -> copies.add(new LostNodes.Copy(e.getVolumeId(), e.getRole(), e.getEpoch(), e.getUnconfirmed())));
                 l.getTombstonesList().forEach(t -> tombstoned.add(t.getVolumeId()));
                 return null;
             });

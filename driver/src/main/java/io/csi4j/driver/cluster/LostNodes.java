@@ -41,12 +41,22 @@ final class LostNodes {
         }
     }
 
-    /** One copy an answering node listed (NodeAgent.ListReplicas). */
-    record Copy(String volumeId, String role, long epoch) {}
+    /**
+     * One copy an answering node listed (NodeAgent.ListReplicas); {@code unconfirmed}: a PRIMARY that may have been away
+     * ({@code ReplicaEntry.unconfirmed}), so a failover to the node being forgotten may have superseded it.
+     */
+    record Copy(String volumeId, String role, long epoch, boolean unconfirmed) {
+        Copy(String volumeId, String role, long epoch) {
+            this(volumeId, role, epoch, false);
+        }
+    }
 
     /**
      * The live replicated volumes naming {@code nodeId} whose primary may be there: no answering node lists a tombstone
-     * of it, and no answering copy is PRIMARY at the highest epoch answered. Forgetting the node is refused while any
+     * of it, and no answering copy is a confirmed PRIMARY at the highest epoch answered. An unconfirmed one proves
+     * nothing: its node may have been away while the node being forgotten was failed over to at a higher epoch (the
+     * other copies need not know it yet), and once forgotten that node counts as answered for Confirm, which would
+     * make the stale copy writable (docs/replication.md, "Confirmation"). Forgetting the node is refused while any
      * is left (fail it over first: ControllerPublishVolume elsewhere after --failover-after, or CSI-Addons Promote),
      * so a forgotten node never holds the only primary of a live volume and routing may leave it out.
      * {@code copies}: every answering node's listed copies; {@code tombstoned}: every id an answering node holds a
@@ -59,7 +69,7 @@ final class LostNodes {
                 .filter(e -> io.csi4j.driver.id.ReplicatedVolumeId.parse(e.getKey()).map(id -> id.heldBy(nodeId)).orElse(false))
                 .filter(e -> {
                     long top = e.getValue().stream().mapToLong(Copy::epoch).max().orElse(0);
-                    return e.getValue().stream().noneMatch(c -> c.role().equals("PRIMARY") && c.epoch() == top);
+                    return e.getValue().stream().noneMatch(c -> c.role().equals("PRIMARY") && c.epoch() == top && !c.unconfirmed());
                 })
                 .map(Map.Entry::getKey).toList();
     }
@@ -69,7 +79,8 @@ final class LostNodes {
         if (volumes.isEmpty()) return;
         throw DomainException.precondition("node '" + nodeId + "' may hold the primary of " + volumes.size() + " replicated volume(s) "
                 + volumes.stream().limit(10).toList() + ": fail each over first (ControllerPublishVolume on another replica's node "
-                + "once it has been silent for --failover-after, or CSI-Addons PromoteVolume), then forget it");
+                + "once it has been silent for --failover-after, or CSI-Addons PromoteVolume), then forget it; a primary listed unconfirmed "
+                + "does not count (the node may hold a newer epoch): it waits for that node as before");
     }
 
     /** Every node some agent holds a mark of, with the earliest time any holds. */

@@ -1,0 +1,44 @@
+package io.csi4j.driver.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Review 2026-11-27 s9 (docs/review-2026-11-27-s9.md, F1): forget-node must not be accepted on the word of an
+ * unconfirmed primary. ClusterConfirmationTest's sequence: A primary at epoch 1 goes away, B is failed over to at
+ * epoch 2 and takes writes, B is lost for good, A comes back PRIMARY at epoch 1, unconfirmed. A is the only answering
+ * copy, "PRIMARY at the highest epoch answered"; were B forgotten, it would count as answered for Confirm and A's stale
+ * copy would be confirmed writable: B's acknowledged writes silently gone.
+ */
+class LostNodesUnconfirmedTest {
+    private static final ReplicatedVolumeId TWO = ReplicatedVolumeId.generate(List.of("node-a", "node-b"));
+    private static final ReplicatedVolumeId THREE = ReplicatedVolumeId.generate(List.of("node-a", "node-b", "node-c"));
+
+    @Test
+    void anUnconfirmedPrimaryDoesNotProveTheForgottenNodeHoldsNoNewerEpoch() {
+        String two = TWO.toString();
+        assertEquals(List.of(two), LostNodes.withoutPrimary("node-b", List.of(new LostNodes.Copy(two, "PRIMARY", 1, true)), Set.of()),
+                "A back, unconfirmed: B may hold epoch 2");
+        assertEquals(List.of(), LostNodes.withoutPrimary("node-b", List.of(new LostNodes.Copy(two, "PRIMARY", 1, false)), Set.of()),
+                "A confirmed: no failover happened while it was away");
+        String three = THREE.toString();
+        assertEquals(List.of(three), LostNodes.withoutPrimary("node-c", List.of(new LostNodes.Copy(three, "PRIMARY", 1, true),
+                new LostNodes.Copy(three, "SECONDARY", 1, false)), Set.of()), "3 replicas: a failover to C need not have reached B");
+        assertEquals(List.of(), LostNodes.withoutPrimary("node-c", List.of(new LostNodes.Copy(three, "PRIMARY", 1, true)), Set.of(three)),
+                "deleted: nothing to protect");
+    }
+
+    @Test
+    void whatTheRefusalPreventsConfirmCountsAForgottenNodeAsAnswered() {
+        // the scheduler adds the forgotten nodes to the answered ones (ReplicationScheduler.run): A alone answering
+        var a = new Confirm.Copy("node-a", "PRIMARY", 1, true);
+        assertTrue(Confirm.which(TWO, Set.of("node-a"), List.of(a), false).isEmpty(), "B silent: A waits");
+        assertEquals(a, Confirm.which(TWO, Set.of("node-a", "node-b"), List.of(a), false).orElseThrow(),
+                "B forgotten: A confirmed, so forgetting B must have been refused while A was unconfirmed");
+    }
+}
