@@ -177,10 +177,15 @@ public final class Agents implements AutoCloseable {
         return forgotten;
     }
 
-    /** The marks the answering agents hold (a set that only grows: the scheduler merges); a change refuses their agents at once. */
-    void forgotten(Map<String, java.time.Instant> marks) {
-        if (marks.equals(forgotten)) return;
-        forgotten = Map.copyOf(marks);
+    /**
+     * Adds marks (a set that only grows); a change refuses their agents at once. Merged under the lock, never replaced:
+     * ForgetNode and the scheduler's tick both call this, and a tick's union computed from listings taken before a
+     * ForgetNode would otherwise drop that node's new mark until the next tick.
+     */
+    synchronized void forgotten(Map<String, java.time.Instant> marks) {
+        var merged = LostNodes.union(List.of(forgotten, marks));
+        if (merged.equals(forgotten)) return;
+        forgotten = Map.copyOf(merged);
         refresh();
     }
 
