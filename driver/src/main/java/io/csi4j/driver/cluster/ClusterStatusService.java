@@ -52,7 +52,8 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
         var known = agents.forgotten();
         if (!known.containsKey(node)) {
             LostNodes.checkForgettable(node, agents.all().stream().filter(a -> a.nodeId() != null)
-                    .map(a -> new LostNodes.Seen(a.nodeId(), a.address(), a.answering(), a.silentFor())).toList(), failoverAfter);
+                    .map(a -> new LostNodes.Seen(a.nodeId(), a.address(), a.answering(), a.silentFor())).toList(),
+                    agents.unidentified().stream().map(Agent::address).toList(), failoverAfter);
         }
         var at = known.getOrDefault(node, java.time.Instant.ofEpochSecond(java.time.Instant.now().getEpochSecond()));
         var ask = ForgetNodeRequest.newBuilder().setNodeId(node).setForgottenAtUnixSeconds(at.getEpochSecond()).build();

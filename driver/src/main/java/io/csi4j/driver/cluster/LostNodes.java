@@ -27,7 +27,22 @@ final class LostNodes {
      * a silent primary is failed over). A node no agent ever said it is may be forgotten: nothing answers for it.
      */
     static void checkForgettable(String nodeId, List<Seen> agents, Duration failoverAfter) {
+        checkForgettable(nodeId, agents, List.of(), failoverAfter);
+    }
+
+    /**
+     * As above; {@code unidentified}: the addresses of agents that never said which node they are since this controller
+     * started. A node no agent claims is refused while any is left: it may be that node, live or silent only briefly
+     * (a controller restarted during a network blip), and forgetting it would skip the checks above (remove a lost
+     * node's address from --nodes first, as merged lists need anyway).
+     */
+    static void checkForgettable(String nodeId, List<Seen> agents, List<String> unidentified, Duration failoverAfter) {
         if (nodeId == null || nodeId.isBlank()) throw DomainException.invalid("node_id is REQUIRED");
+        if (!unidentified.isEmpty() && agents.stream().noneMatch(a -> nodeId.equals(a.nodeId()))) {
+            throw DomainException.precondition("node '" + nodeId + "' is claimed by no agent, and the agent(s) at " + unidentified
+                    + " never answered since this controller started: one may be that node; remove a lost node's address from"
+                    + " --nodes (or wait until it answers), then forget it");
+        }
         for (Seen a : agents) {
             if (!nodeId.equals(a.nodeId())) continue;
             if (a.answering()) {

@@ -1,21 +1,26 @@
 package io.csi4j.driver.cluster;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.id.ReplicatedVolumeId;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review 2026-11-27 s9 (docs/review-2026-11-27-s9.md, F1): forget-node must not be accepted on the word of an
+ * Review 2026-11-27 s9 (docs/review-2026-11-27-s9.md). F1: forget-node must not be accepted on the word of an
  * unconfirmed primary. ClusterConfirmationTest's sequence: A primary at epoch 1 goes away, B is failed over to at
  * epoch 2 and takes writes, B is lost for good, A comes back PRIMARY at epoch 1, unconfirmed. A is the only answering
  * copy, "PRIMARY at the highest epoch answered"; were B forgotten, it would count as answered for Confirm and A's stale
- * copy would be confirmed writable: B's acknowledged writes silently gone.
+ * copy would be confirmed writable: B's acknowledged writes silently gone. F3: a node no agent claims is not forgotten
+ * while an address never answered (it may be that node, live).
  */
-class LostNodesUnconfirmedTest {
+class LostNodesReviewTest {
     private static final ReplicatedVolumeId TWO = ReplicatedVolumeId.generate(List.of("node-a", "node-b"));
     private static final ReplicatedVolumeId THREE = ReplicatedVolumeId.generate(List.of("node-a", "node-b", "node-c"));
 
@@ -40,5 +45,19 @@ class LostNodesUnconfirmedTest {
         assertTrue(Confirm.which(TWO, Set.of("node-a"), List.of(a), false).isEmpty(), "B silent: A waits");
         assertEquals(a, Confirm.which(TWO, Set.of("node-a", "node-b"), List.of(a), false).orElseThrow(),
                 "B forgotten: A confirmed, so forgetting B must have been refused while A was unconfirmed");
+    }
+
+    @Test
+    void aNodeNoAgentClaimsIsNotForgottenWhileAnAddressNeverAnswered() {
+        Duration delay = Duration.ofSeconds(8);
+        var seen = List.of(new LostNodes.Seen("node-a", "127.0.0.1:7001", true, Duration.ZERO));
+        var refused = assertThrows(DomainException.class,
+                () -> LostNodes.checkForgettable("node-b", seen, List.of("127.0.0.1:7002"), delay), "127.0.0.1:7002 may be node-b");
+        assertEquals(DomainException.Kind.PRECONDITION, refused.kind());
+        assertTrue(refused.getMessage().contains("127.0.0.1:7002"), refused.getMessage());
+        assertDoesNotThrow(() -> LostNodes.checkForgettable("node-b", seen, List.of(), delay), "every address answered: nothing is node-b");
+        var silentB = List.of(new LostNodes.Seen("node-b", "127.0.0.1:7002", false, delay));
+        assertDoesNotThrow(() -> LostNodes.checkForgettable("node-b", silentB, List.of("127.0.0.1:7003"), delay),
+                "b is claimed and silent for the delay: the unidentified address is not it");
     }
 }
