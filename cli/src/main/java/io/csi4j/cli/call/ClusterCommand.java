@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code csi4j cluster}: what a cluster controller ({@code serve --mode controller}) knows of its node agents. */
@@ -40,11 +41,15 @@ public final class ClusterCommand {
             + "every other answering agent records it durably; tombstones of volumes deleted while it was down may then go (it counts "
             + "as a node holding nothing), and if its agent ever answers again it is refused (its copies count as gone). Refused "
             + "(FAILED_PRECONDITION) while an agent of that node answers, or before it has been silent for the controller's "
-            + "--failover-after. There is no undo: a machine brought back joins afresh under a new node id.")
-    int forgetNode(@Mixin ClientOptions client, @Parameters(paramLabel = "NODE", description = "the node id to forget") String node) {
+            + "--failover-after, or while it may hold the primary of a live replicated volume. There is no undo: a machine brought "
+            + "back joins afresh under a new node id.")
+    int forgetNode(@Mixin ClientOptions client, @Parameters(paramLabel = "NODE", description = "the node id to forget") String node,
+                   @Option(names = "--accept-possible-loss", description = "also when a volume's only answering primary is "
+                           + "unconfirmed (it restarted while NODE was away): NODE may have been failed over to at a newer epoch, "
+                           + "and what it took since is given up") boolean acceptPossibleLoss) {
         try (var s = client.csi()) {
             ForgetClusterNodeResponse r = s.call(ClusterStatusGrpc.getForgetNodeMethod(),
-                    ForgetClusterNodeRequest.newBuilder().setNodeId(node).build());
+                    ForgetClusterNodeRequest.newBuilder().setNodeId(node).setAcceptPossibleLoss(acceptPossibleLoss).build());
             client.output().show(r, View.line("node '" + node + "' forgotten at " + Instant.ofEpochSecond(r.getForgottenAtUnixSeconds())
                     + "; recorded by " + String.join(",", r.getRecordedByList())));
             return 0;

@@ -68,7 +68,7 @@ public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusI
                 l.getTombstonesList().forEach(t -> tombstoned.add(t.getVolumeId()));
                 return null;
             });
-            LostNodes.checkNoPrimaryThere(node, LostNodes.withoutPrimary(node, copies, tombstoned));
+            LostNodes.checkNoPrimaryThere(node, LostNodes.withoutPrimary(node, copies, tombstoned, req.getAcceptPossibleLoss()));
         }
         List<String> recorded = new java.util.concurrent.CopyOnWriteArrayList<>();
         Map<String, String> failed = new ConcurrentHashMap<>();

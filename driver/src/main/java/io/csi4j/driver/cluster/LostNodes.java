@@ -78,13 +78,25 @@ final class LostNodes {
      * tombstone of.
      */
     static List<String> withoutPrimary(String nodeId, Collection<Copy> copies, java.util.Set<String> tombstoned) {
+        return withoutPrimary(nodeId, copies, tombstoned, false);
+    }
+
+    /**
+     * As above; with {@code acceptPossibleLoss} (the operator's explicit choice, {@code forget-node --accept-possible-loss})
+     * an unconfirmed PRIMARY at the highest epoch answered counts: the way out of a primary that restarted while its
+     * only other replica's node was lost, which otherwise waits for that node for ever. What the lost node may have
+     * taken as a newer primary is given up. A volume with no answering primary at all is still refused: routing would
+     * find none.
+     */
+    static List<String> withoutPrimary(String nodeId, Collection<Copy> copies, java.util.Set<String> tombstoned, boolean acceptPossibleLoss) {
         Map<String, List<Copy>> byVolume = new TreeMap<>();
         for (Copy c : copies) byVolume.computeIfAbsent(c.volumeId(), k -> new java.util.ArrayList<>()).add(c);
         return byVolume.entrySet().stream().filter(e -> !tombstoned.contains(e.getKey()))
                 .filter(e -> io.csi4j.driver.id.ReplicatedVolumeId.parse(e.getKey()).map(id -> id.heldBy(nodeId)).orElse(false))
                 .filter(e -> {
                     long top = e.getValue().stream().mapToLong(Copy::epoch).max().orElse(0);
-                    return e.getValue().stream().noneMatch(c -> c.role().equals("PRIMARY") && c.epoch() == top && !c.unconfirmed());
+                    return e.getValue().stream().noneMatch(c -> c.role().equals("PRIMARY") && c.epoch() == top
+                            && (acceptPossibleLoss || !c.unconfirmed()));
                 })
                 .map(Map.Entry::getKey).toList();
     }
@@ -95,7 +107,8 @@ final class LostNodes {
         throw DomainException.precondition("node '" + nodeId + "' may hold the primary of " + volumes.size() + " replicated volume(s) "
                 + volumes.stream().limit(10).toList() + ": fail each over first (ControllerPublishVolume on another replica's node "
                 + "once it has been silent for --failover-after, or CSI-Addons PromoteVolume), then forget it; a primary listed unconfirmed "
-                + "does not count (the node may hold a newer epoch): it waits for that node as before");
+                + "does not count (the node may hold a newer epoch): it waits for that node as before, unless you accept losing what that "
+                + "node may hold (--accept-possible-loss)");
     }
 
     /** Every node some agent holds a mark of, with the earliest time any holds. */

@@ -39,6 +39,22 @@ class LostNodesReviewTest {
     }
 
     @Test
+    void acceptingPossibleLossLetsAnUnconfirmedPrimaryCountButNeverNoPrimary() {
+        String two = TWO.toString();
+        // A restarted while B, its only other replica, was lost: without the operator's choice it waits for B for ever
+        assertEquals(List.of(), LostNodes.withoutPrimary("node-b", List.of(new LostNodes.Copy(two, "PRIMARY", 1, true)), Set.of(), true),
+                "accepted: A's copy counts");
+        assertEquals(List.of(two), LostNodes.withoutPrimary("node-b", List.of(new LostNodes.Copy(two, "SECONDARY", 1, false)), Set.of(), true),
+                "no answering primary at all: still refused (routing would find none)");
+        String three = THREE.toString();
+        assertEquals(List.of(three), LostNodes.withoutPrimary("node-c", List.of(new LostNodes.Copy(three, "PRIMARY", 1, true),
+                new LostNodes.Copy(three, "SECONDARY", 2, false)), Set.of(), true),
+                "an unconfirmed primary below the highest epoch answered never counts");
+        assertEquals(List.of(), LostNodes.withoutPrimary("node-c", List.of(new LostNodes.Copy(three, "PRIMARY", 2, true),
+                new LostNodes.Copy(three, "SECONDARY", 2, false)), Set.of(), true), "at the highest epoch answered: counts");
+    }
+
+    @Test
     void whatTheRefusalPreventsConfirmCountsAForgottenNodeAsAnswered() {
         // the scheduler adds the forgotten nodes to the answered ones (ReplicationScheduler.run): A alone answering
         var a = new Confirm.Copy("node-a", "PRIMARY", 1, true);
