@@ -134,6 +134,11 @@ class ClusterForgetNodeTest {
         assertEquals(1, forgot.exit());
         assertTrue(forgot.err().startsWith("FAILED_PRECONDITION: node '" + c + "' may hold the primary of 1 replicated volume(s) ["
                 + held + "]"), forgot.err());
+        // accepting possible loss lets an unconfirmed primary count, never no primary at all (x holds a SECONDARY)
+        var accepting = cli("cluster", "forget-node", c, "--accept-possible-loss");
+        assertEquals(1, accepting.exit(), accepting.out() + accepting.err());
+        assertTrue(accepting.err().startsWith("FAILED_PRECONDITION: node '" + c + "' may hold the primary of 1 replicated volume(s) ["
+                + held + "]"), accepting.err());
         f.controllerPublish(x, held);                        // the CO's attach elsewhere fails it over to x (c silent past the delay)
         f.csi().controllerUnpublishVolume(io.csi4j.proto.csi.ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(held)
                 .setNodeId(x).build());
