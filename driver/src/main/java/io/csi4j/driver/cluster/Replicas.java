@@ -284,6 +284,15 @@ final class Replicas {
             throw CsiException.unavailable("volume " + id + ": no answering node holds its primary; not answering: "
                     + String.join("; ", answers.silent()) + (missing.isEmpty() ? "" : " unknown nodes: " + missing));
         }
+        // its primary was on a node forgotten while this volume's other nodes were silent too (forget-node saw no copy
+        // of it): a copy is here, so the volume exists; never NOT_FOUND, which a CO takes for gone (review s9, F2)
+        List<String> forgotten = id.tags().stream().filter(tag -> gone(id, tag)).toList();
+        List<String> holding = answers.results().entrySet().stream().filter(e -> e.getValue().getPresent())
+                .map(e -> e.getKey().nodeId()).sorted().toList();
+        if (!forgotten.isEmpty() && !holding.isEmpty()) {
+            throw CsiException.unavailable("volume " + id + ": no answering node holds its primary, which was on forgotten node(s) "
+                    + forgotten + "; copies on " + holding + " (docs/replication.md, \"A node lost for good\")");
+        }
         throw CsiException.notFound("volume " + id + " does not exist");
     }
 
