@@ -42,9 +42,7 @@ class ClusterForgetNodeTest {
             List.of("--failover-after", FAILOVER_AFTER.toSeconds() + "s")));
 
     static ClusterStatusTest.Run cli(String... args) {
-        var all = new java.util.ArrayList<>(List.of(args));
-        all.addAll(List.of("--endpoint", f.cluster.controllerSocket()));
-        return ClusterStatusTest.cli(all.toArray(String[]::new));
+        return f.cli(args);
     }
 
     static GetClusterStatusResponse status() throws Exception {

@@ -110,6 +110,13 @@ final class ReplicaFixture implements AutoCloseable {
         return new HourVolume(csi, id, io.csi4j.driver.id.ReplicatedVolumeId.parse(id).orElseThrow().tags().get(1));
     }
 
+    /** {@code csi4j <args> --endpoint <this cluster's controller socket>}, run as the CLI runs (ClusterStatusTest.cli). */
+    ClusterStatusTest.Run cli(String... args) {
+        var all = new java.util.ArrayList<>(List.of(args));
+        all.addAll(List.of("--endpoint", cluster.controllerSocket()));
+        return ClusterStatusTest.cli(all.toArray(String[]::new));
+    }
+
     /** One replication round now: the secondary's agent pulls from the primary's (NodeAgent.SyncReplica). */
     SyncReplicaResponse round(String secondary, String primary, String id) {
         var from = PeerAgent.newBuilder().setNodeId(primary).setAddress(cluster.agent(primary).address()).setAuthority("127.0.0.1").build();
