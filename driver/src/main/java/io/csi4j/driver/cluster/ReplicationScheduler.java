@@ -25,9 +25,10 @@ import java.util.logging.Logger;
 
 /**
  * Starts replication rounds (docs/replication.md) without state of its own: every {@link #TICK} it asks each agent
- * which of its secondaries are due (their interval passed since their last round there, NodeAgent.ListReplicas) and has
- * each due one pull from the current primary (NodeAgent.SyncReplica), one round per volume at a time, each on a
- * virtual thread: a slow copy delays no other volume. A controller restart loses nothing: the agents know what is due.
+ * which of its secondaries are due (their interval passed since their last round there, NodeAgent.ListReplicas; all
+ * agents at once, {@link ReplicaListings}) and has each due one pull from the current primary (NodeAgent.SyncReplica),
+ * one round per volume at a time, each on a virtual thread: a slow copy delays no other volume. A controller restart
+ * loses nothing: the agents know what is due.
  * From the same answers it fences a superseded primary ({@link #fenceSuperseded}) within a tick of its answering.
  * The same answers carry the agents' tombstones: the leftover of a volume deleted while its node was silent is swept
  * here when that node answers again, and no round starts for a tombstoned id ({@link Sweep}). The agents that answered
