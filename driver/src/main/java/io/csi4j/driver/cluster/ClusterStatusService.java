@@ -21,7 +21,6 @@ import io.csi4j.proto.cluster.Copy;
 import io.csi4j.proto.cluster.ListCopiesRequest;
 import io.csi4j.proto.cluster.ForgetClusterNodeRequest;
 import io.csi4j.proto.cluster.ForgetClusterNodeResponse;
-import io.csi4j.proto.cluster.ForgetNodeRequest;
 import io.csi4j.proto.cluster.ForgottenNode;
 
 /**
@@ -33,63 +32,19 @@ import io.csi4j.proto.cluster.ForgottenNode;
 public final class ClusterStatusService extends ClusterStatusGrpc.ClusterStatusImplBase {
     private static final long CAPACITY_DEADLINE_SECONDS = 3;
     private final Agents agents;
-    private final java.time.Duration failoverAfter;
+    private final NodeForgetting forgetting;
 
     public ClusterStatusService(Agents agents, java.time.Duration failoverAfter) {
         this.agents = agents;
-        this.failoverAfter = failoverAfter;
+        this.forgetting = new NodeForgetting(agents, failoverAfter);
     }
 
-    /**
-     * {@code csi4j cluster forget-node}: checks the node may be forgotten ({@link LostNodes#checkForgettable}), then has
-     * every other answering agent record the mark durably before answering; the agents silent now are told by the
-     * scheduler when they answer. The controller only caches the marks ({@link Agents#forgotten()}): a restarted one
-     * reads them back from the agents before it serves.
-     */
+    /** {@code csi4j cluster forget-node} ({@link NodeForgetting}). */
     @Override
     public void forgetNode(ForgetClusterNodeRequest req, StreamObserver<ForgetClusterNodeResponse> out) {
-        String node = req.getNodeId();
-        var known = agents.forgotten();
-        if (!known.containsKey(node)) {
-            LostNodes.checkForgettable(node, agents.all().stream().filter(a -> a.nodeId() != null)
-                    .map(a -> new LostNodes.Seen(a.nodeId(), a.address(), a.answering(), a.silentFor())).toList(),
-                    agents.unidentified().stream().map(Agent::address).toList(), failoverAfter);
-        }
-        var at = known.getOrDefault(node, java.time.Instant.ofEpochSecond(java.time.Instant.now().getEpochSecond()));
-        var ask = ForgetNodeRequest.newBuilder().setNodeId(node).setForgottenAtUnixSeconds(at.getEpochSecond()).build();
-        List<Agent> others = agents.nodes().stream().filter(a -> a.answering() && !node.equals(a.nodeId())).toList();
-        if (!known.containsKey(node)) {
-            List<LostNodes.Copy> copies = new java.util.concurrent.CopyOnWriteArrayList<>();
-            java.util.Set<String> tombstoned = ConcurrentHashMap.newKeySet();
-            Fanout.each(others, agent -> {
-                var l = agent.call(a -> a.nodeAgent().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS * 3, TimeUnit.SECONDS)
-                        .listReplicas(io.csi4j.proto.cluster.ListReplicasRequest.getDefaultInstance()));
-                l.getEntriesList().forEach(e -> copies.add(new LostNodes.Copy(e.getVolumeId(), e.getRole(), e.getEpoch(), e.getUnconfirmed())));
-                l.getTombstonesList().forEach(t -> tombstoned.add(t.getVolumeId()));
-                return null;
-            });
-            LostNodes.checkNoPrimaryThere(node, LostNodes.withoutPrimary(node, copies, tombstoned, req.getAcceptPossibleLoss()));
-        }
-        List<String> recorded = new java.util.concurrent.CopyOnWriteArrayList<>();
-        Map<String, String> failed = new ConcurrentHashMap<>();
-        Fanout.each(others, agent -> {
-            try {
-                agent.call(a -> a.nodeAgent().withDeadlineAfter(CAPACITY_DEADLINE_SECONDS * 3, TimeUnit.SECONDS).forgetNode(ask));
-                recorded.add(agent.nodeId());
-            } catch (RuntimeException e) {
-                failed.put(agent.nodeId(), String.valueOf(e.getMessage()));
-            }
-            return null;
-        });
-        if (recorded.isEmpty()) {
-            throw io.csi4j.driver.domain.DomainException.unavailable("no other node's agent answered to record that node '" + node
-                    + "' is forgotten" + (failed.isEmpty() ? "" : ": " + failed) + "; nothing recorded");
-        }
-        var marks = new java.util.TreeMap<>(known);
-        marks.putIfAbsent(node, at);
-        agents.forgotten(marks);
-        out.onNext(ForgetClusterNodeResponse.newBuilder().addAllRecordedBy(recorded.stream().sorted().toList())
-                .setForgottenAtUnixSeconds(at.getEpochSecond()).build());
+        var done = forgetting.forget(req.getNodeId(), req.getAcceptPossibleLoss());
+        out.onNext(ForgetClusterNodeResponse.newBuilder().addAllRecordedBy(done.recordedBy())
+                .setForgottenAtUnixSeconds(done.at().getEpochSecond()).build());
         out.onCompleted();
     }
 

@@ -53,11 +53,14 @@ final class Fanout {
         return new Answers<>(results, silent);
     }
 
-    /** Runs {@code task} on every agent and waits; failures are the task's business. */
-    static void each(List<Agent> agents, Function<Agent, Void> task) {
+    /**
+     * Runs {@code task} on every one of {@code agents} (agents, or anything asked once per agent) at once and waits for
+     * all; failures are the task's business (one that throws is dropped: it neither stops the others nor is rethrown).
+     */
+    static <A> void each(List<A> agents, Function<A, Void> task) {
         TransportThread.mayWait();
         try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
-            for (Agent agent : agents) executor.submit(() -> task.apply(agent));
+            for (A agent : agents) executor.submit(() -> task.apply(agent));
         }
     }
 }

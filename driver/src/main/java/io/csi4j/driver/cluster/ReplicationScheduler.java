@@ -25,9 +25,10 @@ import java.util.logging.Logger;
 
 /**
  * Starts replication rounds (docs/replication.md) without state of its own: every {@link #TICK} it asks each agent
- * which of its secondaries are due (their interval passed since their last round there, NodeAgent.ListReplicas) and has
- * each due one pull from the current primary (NodeAgent.SyncReplica), one round per volume at a time, each on a
- * virtual thread: a slow copy delays no other volume. A controller restart loses nothing: the agents know what is due.
+ * which of its secondaries are due (their interval passed since their last round there, NodeAgent.ListReplicas; all
+ * agents at once, {@link ReplicaListings}) and has each due one pull from the current primary (NodeAgent.SyncReplica),
+ * one round per volume at a time, each on a virtual thread: a slow copy delays no other volume. A controller restart
+ * loses nothing: the agents know what is due.
  * From the same answers it fences a superseded primary ({@link #fenceSuperseded}) within a tick of its answering.
  * The same answers carry the agents' tombstones: the leftover of a volume deleted while its node was silent is swept
  * here when that node answers again, and no round starts for a tombstoned id ({@link Sweep}). The agents that answered
@@ -38,7 +39,7 @@ final class ReplicationScheduler implements AutoCloseable {
     /** Well under the shortest interval (5 s), so a round starts at most this late. */
     static final Duration TICK = io.csi4j.driver.replication.RoundDeadline.TICK;
     private static final Duration ASK = Duration.ofSeconds(10);
-    /** The controller's start waits at most this long per agent for the forgotten nodes ({@link #learnForgotten}). */
+    /** The controller's start waits about this long at most for the forgotten nodes, every agent at once ({@link #learnForgotten}). */
     private static final Duration STARTUP_ASK = Duration.ofSeconds(3);
 
     private final Agents agents;
@@ -58,18 +59,9 @@ final class ReplicationScheduler implements AutoCloseable {
         this.loop = Thread.ofVirtual().name("csi4j-replication").start(this::run);
     }
 
+    /** Every answering agent's listing, all asked at once; one that fails is logged at fine and left out ({@link ReplicaListings}). */
     private Map<Agent, ListReplicasResponse> listAll(Duration ask) {
-        Map<Agent, ListReplicasResponse> listed = new LinkedHashMap<>();
-        for (Agent agent : agents.nodes()) {
-            if (!agent.answering()) continue;
-            try {
-                listed.put(agent, agent.call(a -> a.nodeAgent().withDeadlineAfter(ask.toMillis(), TimeUnit.MILLISECONDS)
-                        .listReplicas(listing)));
-            } catch (RuntimeException silent) {
-                LOG.fine(() -> "replication: " + agent.nodeId() + " did not list its replicas: " + silent.getMessage());
-            }
-        }
-        return listed;
+        return ReplicaListings.of(agents.nodes().stream().filter(Agent::answering).toList(), listing, ask);
     }
 
     /**
