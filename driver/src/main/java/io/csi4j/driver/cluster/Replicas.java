@@ -264,7 +264,7 @@ final class Replicas {
         List<Agent> nodes = new ArrayList<>();
         List<String> missing = new ArrayList<>();
         for (String tag : id.tags()) {
-            if (!gone(id, tag)) agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
+            if (!gone(tag)) agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
         }
         return primaryFrom(id, Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))), missing);
     }
@@ -288,7 +288,7 @@ final class Replicas {
         }
         // its primary was on a node forgotten while this volume's other nodes were silent too (forget-node saw no copy
         // of it): a copy is here, so the volume exists; never NOT_FOUND, which a CO takes for gone (review s9, F2)
-        List<String> forgotten = id.tags().stream().filter(tag -> gone(id, tag)).toList();
+        List<String> forgotten = id.tags().stream().filter(this::gone).toList();
         List<String> holding = answers.results().entrySet().stream().filter(e -> e.getValue().getPresent())
                 .map(e -> e.getKey().nodeId()).sorted().toList();
         if (!forgotten.isEmpty() && !holding.isEmpty()) {
@@ -442,7 +442,7 @@ final class Replicas {
     List<Agent> nodes(ReplicatedVolumeId id) {
         List<Agent> nodes = new ArrayList<>();
         for (String tag : id.tags()) {
-            if (!gone(id, tag)) nodes.add(node(tag, id));
+            if (!gone(tag)) nodes.add(node(tag, id));
         }
         return nodes;
     }
@@ -452,14 +452,13 @@ final class Replicas {
      * to or failed over to. Sound because forget-node was refused while that node could hold the primary of a live
      * volume ({@link LostNodes#withoutPrimary}), and its agent is refused if it answers again.
      */
-    private boolean gone(ReplicatedVolumeId id, String tag) {
-        int i = id.tags().indexOf(tag);
-        return agents.forgotten().keySet().stream().anyMatch(node -> id.replicaIndex(node) == i);
+    private boolean gone(String tag) {
+        return agents.forgottenNode(tag).isPresent();
     }
 
     /** The node ids of the id's replicas on forgotten nodes, in the id's order. */
     private List<String> forgottenNodes(ReplicatedVolumeId id) {
-        return agents.forgotten().keySet().stream().filter(id::heldBy).sorted(java.util.Comparator.comparingInt(id::replicaIndex)).toList();
+        return id.tags().stream().map(agents::forgottenNode).flatMap(java.util.Optional::stream).toList();
     }
 
     /** The nodes a failover may replace: the id's forgotten nodes (silent for ever), then the silent ones. */
