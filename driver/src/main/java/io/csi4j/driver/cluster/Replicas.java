@@ -450,7 +450,8 @@ final class Replicas {
     /**
      * A replica on a node declared permanently lost ({@link LostNodes}): gone, so never asked, routed to, handed over
      * to or failed over to. Sound because forget-node was refused while that node could hold the primary of a live
-     * volume ({@link LostNodes#withoutPrimary}), and its agent is refused if it answers again.
+     * volume it could see ({@link LostNodes#withoutPrimary}; one it could not see, its other nodes silent too, fails
+     * over from it, {@link #failoverTo}), and its agent is refused if it answers again.
      */
     private boolean gone(String tag) {
         return agents.forgottenNode(tag).isPresent();
