@@ -55,14 +55,22 @@ final class ReplicaFixture implements AutoCloseable {
 
     /** {@code agentFlags} of each node (e.g. its --topology) come after the image engine and a 1 GiB pool. */
     ReplicaFixture(Path tmp, java.util.function.Function<String, List<String>> agentFlagsOf, List<String> controllerFlags) throws Exception {
+        this(tmp, NODES, agentFlagsOf, controllerFlags);
+    }
+
+    /** Other nodes than {@link #NODES}; a node whose flags give its own --pool-size has that instead of 1 GiB. */
+    ReplicaFixture(Path tmp, List<String> nodes, java.util.function.Function<String, List<String>> agentFlagsOf, List<String> controllerFlags)
+            throws Exception {
         this.tmp = tmp;
         this.cluster = new ProcessCluster(tmp);
         try {
-            for (String n : NODES) {
+            for (String n : nodes) {
                 String address = "127.0.0.1:" + ProcessCluster.freePort();
                 metrics.put(n, address);
-                var flags = new ArrayList<>(List.of("--engine", "image", "--pool-size", "1G", "--metrics-address", address));
-                flags.addAll(agentFlagsOf.apply(n));
+                var own = agentFlagsOf.apply(n);
+                var flags = new ArrayList<>(List.of("--engine", "image", "--metrics-address", address));
+                if (!own.contains("--pool-size")) flags.addAll(List.of("--pool-size", "1G"));
+                flags.addAll(own);
                 cluster.addAgent(n, n, flags).start();
             }
             cluster.startController(controllerFlags);

@@ -178,6 +178,16 @@ public final class Agents implements AutoCloseable {
     }
 
     /**
+     * The node declared lost for good that an id's node tag names, if any: the tag {@link ObjectId#nodeTag} gives it,
+     * or its hashed form (a replicated id may carry that for a DNS name, {@code ReplicatedVolumeId}). The one answer to
+     * "is the node of this id (or of this replica) forgotten", for ordinary ids and replicas alike.
+     */
+    public Optional<String> forgottenNode(String nodeTag) {
+        return forgotten.keySet().stream().filter(node -> ObjectId.nodeTag(node).equals(nodeTag) || ObjectId.hashedTag(node).equals(nodeTag))
+                .findFirst();
+    }
+
+    /**
      * Adds marks (a set that only grows); a change refuses their agents at once. Merged under the lock, never replaced:
      * ForgetNode and the scheduler's tick both call this, and a tick's union computed from listings taken before a
      * ForgetNode would otherwise drop that node's new mark until the next tick.

@@ -32,8 +32,7 @@ final class Owners {
      * its artifacts are gone with the node, so a delete of it is done (the spec's OK for "does not exist anymore").
      */
     boolean onForgottenNode(ObjectId.Kind kind, String id) {
-        return ObjectId.parse(kind, id).map(parsed -> agents.forgotten().keySet().stream()
-                .anyMatch(node -> ObjectId.nodeTag(node).equals(parsed.nodeTag()))).orElse(false);
+        return ObjectId.parse(kind, id).map(parsed -> agents.forgottenNode(parsed.nodeTag()).isPresent()).orElse(false);
     }
 
     /**

@@ -211,9 +211,10 @@ final class Replicas {
     /**
      * The agent a ControllerUnpublishVolume of a replicated volume from {@code nodeId} goes to (docs/replication.md,
      * "Unpublish from a silent primary"): its primary, as for every call. When that primary is the one node not
-     * answering, and it is the node being unpublished (or all nodes are), the volume fails over first ({@link
-     * #failoverTo}: UNAVAILABLE until the node has been silent for {@code --failover-after}) to the answering copy
-     * holding the newest complete point, and the call goes there (it holds no publication to the silent node: OK).
+     * answering, or was on a forgotten node (silent for ever), and it is the node being unpublished (or all nodes are),
+     * the volume fails over first ({@link #failoverTo}: UNAVAILABLE until a silent node has been silent for {@code
+     * --failover-after}) to the answering copy holding the newest complete point, and the call goes there (it holds no
+     * publication to the lost node: OK).
      * Kubernetes attaches a volume to another node only after its detach from the old one succeeded, and force-detaches
      * from a node it gave up on: without this, a lost primary's node would keep its volume from ever moving.
      */
@@ -222,13 +223,14 @@ final class Replicas {
         var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
         Map<Agent, GetReplicaResponse> states = answers.results();
         List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
-        boolean fromTheSilentOne = silent.size() == 1 && (nodeId.isEmpty() || silent.getFirst().nodeId().equals(nodeId));
-        if (!fromTheSilentOne || states.values().stream().anyMatch(GetReplicaResponse::getDeleted)
+        List<String> lost = lost(id, silent);
+        boolean fromTheLostOne = silent.size() <= 1 && !lost.isEmpty() && (nodeId.isEmpty() || lost.contains(nodeId));
+        if (!fromTheLostOne || states.values().stream().anyMatch(GetReplicaResponse::getDeleted)
                 || primaryOf(states).isPresent() || handingOver(states).isPresent()) {
             return primaryFrom(id, answers, List.of());   // nodes(id) knew every tag
         }
         Agent target = newestPoint(nodes, states).orElseThrow(() -> CsiException.unavailable("volume " + id + ": primary node '"
-                + silent.getFirst().nodeId() + "' does not answer and no other copy holds a complete point to fail over to"));
+                + String.join(", ", lost) + "' is lost and no other copy holds a complete point to fail over to"));
         failoverTo(id, target, nodes, states);
         return target;
     }
@@ -262,7 +264,7 @@ final class Replicas {
         List<Agent> nodes = new ArrayList<>();
         List<String> missing = new ArrayList<>();
         for (String tag : id.tags()) {
-            if (!gone(id, tag)) agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
+            if (!gone(tag)) agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
         }
         return primaryFrom(id, Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))), missing);
     }
@@ -286,12 +288,13 @@ final class Replicas {
         }
         // its primary was on a node forgotten while this volume's other nodes were silent too (forget-node saw no copy
         // of it): a copy is here, so the volume exists; never NOT_FOUND, which a CO takes for gone (review s9, F2)
-        List<String> forgotten = id.tags().stream().filter(tag -> gone(id, tag)).toList();
+        List<String> forgotten = id.tags().stream().filter(this::gone).toList();
         List<String> holding = answers.results().entrySet().stream().filter(e -> e.getValue().getPresent())
                 .map(e -> e.getKey().nodeId()).sorted().toList();
         if (!forgotten.isEmpty() && !holding.isEmpty()) {
             throw CsiException.unavailable("volume " + id + ": no answering node holds its primary, which was on forgotten node(s) "
-                    + forgotten + "; copies on " + holding + " (docs/replication.md, \"A node lost for good\")");
+                    + forgotten + "; copies on " + holding + ": ControllerPublishVolume on a node holding a copy fails over to it"
+                    + " (docs/replication.md, \"A node lost for good\")");
         }
         throw CsiException.notFound("volume " + id + " does not exist");
     }
@@ -308,7 +311,8 @@ final class Replicas {
      * attach"): nothing when it is the primary already; else the primary steps down to a secondary of epoch E+1
      * naming the target (FAILED_PRECONDITION while still published or staged: nothing changes), cuts a final point,
      * the target pulls it and becomes primary at E+1. A retry after a crash finds the old primary handed over and
-     * completes the pull. A node that does not answer: {@link #failoverTo}.
+     * completes the pull. A node that does not answer, or no primary because it was on a forgotten node: {@link
+     * #failoverTo}.
      */
     void handoffTo(ReplicatedVolumeId id, Agent target) {
         List<Agent> nodes = nodes(id);
@@ -320,6 +324,10 @@ final class Replicas {
         }
         Map<Agent, GetReplicaResponse> states = answers.results();
         fenceSuperseded(id, states);
+        if (primaryOf(states).isEmpty() && handingOver(states).isEmpty() && !forgottenNodes(id).isEmpty()) {
+            failoverTo(id, target, nodes, states);     // its primary was on a node forgotten since: silent for ever
+            return;
+        }
         if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
         long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
         var primary = primaryOf(states);
@@ -355,31 +363,38 @@ final class Replicas {
      * every other one answers, none of them is primary at the highest epoch they know, and none is handing over.
      * Until the silent node has said nothing for {@code --failover-after} (counted from its last answer, {@link
      * Liveness#silentFor}): UNAVAILABLE, and the CO retries. Then the target's latest complete point becomes the
-     * primary at an epoch above every epoch the answering nodes know, and its condition says so.
+     * primary at an epoch above every epoch the answering nodes know, and its condition says so. A node the id names
+     * that was forgotten ({@code csi4j cluster forget-node}) is lost as a node silent for ever is: with no node silent,
+     * it is the one failed over from, at once (review s9, F2); it never counts against "exactly one silent" (it answered
+     * holding nothing, as forget-node counts it everywhere else: its agent is refused for good). The condition names the
+     * lost nodes, forgotten first.
      */
     void failoverTo(ReplicatedVolumeId id, Agent target, List<Agent> nodes, Map<Agent, GetReplicaResponse> states) {
         List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
-        if (silent.size() != 1 || silent.contains(target)) {
+        List<String> lost = lost(id, silent);
+        if (silent.size() > 1 || silent.contains(target) || lost.isEmpty()) {
             throw CsiException.unavailable("volume " + id + ": nodes not answering: "
                     + String.join(", ", silent.stream().map(Agent::nodeId).toList()) + "; a failover needs every other node of its set");
         }
-        Agent gone = silent.getFirst();
+        String gone = String.join(", ", lost);
         if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
         long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
         var primary = primaryOf(states);
         if (primary.isPresent() && primary.get() == target) return;           // a retried failover, done
         if (primary.isPresent() || states.values().stream().anyMatch(s -> s.getEpoch() == top && !s.getSuccessor().isEmpty())) {
-            throw CsiException.unavailable("volume " + id + ": node '" + gone.nodeId() + "' does not answer while its primary"
+            throw CsiException.unavailable("volume " + id + ": node '" + gone + "' does not answer while its primary"
                     + " or handoff is elsewhere; publish again when it answers");
         }
-        var silence = agents.liveness().silentFor(gone.nodeId()).orElse(java.time.Duration.ZERO);
-        if (silence.compareTo(failoverAfter) < 0) {
-            throw CsiException.unavailable("volume " + id + ": primary node '" + gone.nodeId() + "' silent for "
-                    + silence.toSeconds() + "s; failover after " + failoverAfter.toSeconds() + "s");
+        for (Agent quiet : silent) {
+            var silence = agents.liveness().silentFor(quiet.nodeId()).orElse(java.time.Duration.ZERO);
+            if (silence.compareTo(failoverAfter) < 0) {
+                throw CsiException.unavailable("volume " + id + ": primary node '" + quiet.nodeId() + "' silent for "
+                        + silence.toSeconds() + "s; failover after " + failoverAfter.toSeconds() + "s");
+            }
         }
         long epoch = top + 1;
         var done = target.call(a -> a.nodeAgent().failoverReplica(FailoverReplicaRequest.newBuilder().setVolumeId(id.toString())
-                .setEpoch(epoch).setReplacedNodeId(gone.nodeId()).build()));
+                .setEpoch(epoch).setReplacedNodeId(gone).build()));
         LOG.warning(() -> "volume " + id + " failed over to node '" + target.nodeId() + "' at epoch " + epoch + ": " + done.getCondition());
     }
 
@@ -427,7 +442,7 @@ final class Replicas {
     List<Agent> nodes(ReplicatedVolumeId id) {
         List<Agent> nodes = new ArrayList<>();
         for (String tag : id.tags()) {
-            if (!gone(id, tag)) nodes.add(node(tag, id));
+            if (!gone(tag)) nodes.add(node(tag, id));
         }
         return nodes;
     }
@@ -435,11 +450,23 @@ final class Replicas {
     /**
      * A replica on a node declared permanently lost ({@link LostNodes}): gone, so never asked, routed to, handed over
      * to or failed over to. Sound because forget-node was refused while that node could hold the primary of a live
-     * volume ({@link LostNodes#withoutPrimary}), and its agent is refused if it answers again.
+     * volume it could see ({@link LostNodes#withoutPrimary}; one it could not see, its other nodes silent too, fails
+     * over from it, {@link #failoverTo}), and its agent is refused if it answers again.
      */
-    private boolean gone(ReplicatedVolumeId id, String tag) {
-        int i = id.tags().indexOf(tag);
-        return agents.forgotten().keySet().stream().anyMatch(node -> id.replicaIndex(node) == i);
+    private boolean gone(String tag) {
+        return agents.forgottenNode(tag).isPresent();
+    }
+
+    /** The node ids of the id's replicas on forgotten nodes, in the id's order. */
+    private List<String> forgottenNodes(ReplicatedVolumeId id) {
+        return id.tags().stream().map(agents::forgottenNode).flatMap(java.util.Optional::stream).toList();
+    }
+
+    /** The nodes a failover may replace: the id's forgotten nodes (silent for ever), then the silent ones. */
+    private List<String> lost(ReplicatedVolumeId id, List<Agent> silent) {
+        List<String> lost = new ArrayList<>(forgottenNodes(id));
+        silent.forEach(n -> lost.add(n.nodeId()));
+        return lost;
     }
 
     /**
