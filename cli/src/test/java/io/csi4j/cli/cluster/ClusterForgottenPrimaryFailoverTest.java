@@ -6,11 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.proto.addons.replication.ControllerGrpc;
+import io.csi4j.proto.addons.replication.PromoteVolumeRequest;
+import io.csi4j.proto.addons.replication.ReplicationSource;
 import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
 import io.csi4j.proto.csi.ControllerGetVolumeRequest;
 import io.csi4j.proto.csi.ControllerUnpublishVolumeRequest;
 import io.csi4j.proto.csi.VolumeCondition;
+import io.csi4j.sdk.server.Channels;
+import io.csi4j.sdk.server.Endpoint;
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
@@ -19,6 +25,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -37,15 +44,26 @@ class ClusterForgottenPrimaryFailoverTest {
     private static final int RECORDS = 1000;
     static ReplicaFixture f;
     @RegisterExtension
-    static final ClassCluster CLUSTER = new ClassCluster(dir -> f = new ReplicaFixture(dir, NODES,
-            node -> node.equals(RECORDER) ? List.of("--pool-size", "512M") : List.of(),
-            List.of("--failover-after", FAILOVER_AFTER.toSeconds() + "s")));
+    static final ClassCluster CLUSTER = new ClassCluster(dir -> {
+        f = new ReplicaFixture(dir, NODES, node -> node.equals(RECORDER) ? List.of("--pool-size", "512M") : List.of(),
+                List.of("--failover-after", FAILOVER_AFTER.toSeconds() + "s"));
+        addons = Channels.connect(Endpoint.parse("unix://" + dir.resolve("controller").resolve("csi-addons.sock")));
+        return f;
+    });
+    static ManagedChannel addons;
+
+    /** Before the cluster stops (an extension's afterAll runs after the class's @AfterAll). */
+    @AfterAll
+    static void closeAddons() {
+        if (addons != null) addons.shutdownNow();
+    }
 
     @Test
-    void publishingOnACopyFailsOverFromTheForgottenPrimaryAndSoDoesTheDetachFromIt() throws Exception {
+    void publishingOnACopyFailsOverFromTheForgottenPrimaryAndSoDoTheDetachFromItAndAForcedPromote() throws Exception {
         // primary on node-a (the pod's node), copies on the two roomiest others: node-b and node-c, never node-d
         String id = create("forgotten-failover", 3);
         String id2 = create("forgotten-detach", 2);
+        String id3 = create("forgotten-promote", 2);
         var tags = ReplicatedVolumeId.parse(id).orElseThrow().tags();
         assertEquals(A, tags.getFirst(), id);
         assertTrue(!tags.contains(RECORDER) && !ReplicatedVolumeId.parse(id2).orElseThrow().tags().contains(RECORDER), id + " " + id2);
@@ -57,6 +75,8 @@ class ClusterForgottenPrimaryFailoverTest {
         var toB = f.round(b, A, id);                       // every record is in b's and c's point
         f.round(c, A, id);
         var toOther = f.round(other, A, id2);
+        String third = ReplicatedVolumeId.parse(id3).orElseThrow().tags().get(1);
+        var toThird = f.round(third, A, id3);
 
         // F2: every node holding a copy is silent, so forget-node cannot see the volumes and accepts
         var agents = List.of(f.cluster.agent(A), f.cluster.agent(b), f.cluster.agent(c));
@@ -120,6 +140,21 @@ class ClusterForgottenPrimaryFailoverTest {
         assertEquals("PRIMARY", promoted.getRole(), promoted.toString());
         assertEquals(2, promoted.getEpoch(), promoted.toString());
         assertFailedOver(condition(id2), toOther.getPoint());
+
+        // CSI-Addons PromoteVolume: without force refused (the old primary is not demoted, it is lost), with force the
+        // copy's point is promoted as by the attach
+        var replication = ControllerGrpc.newBlockingStub(addons).withDeadlineAfter(120, TimeUnit.SECONDS);
+        var source = ReplicationSource.newBuilder().setVolume(ReplicationSource.VolumeSource.newBuilder().setVolumeId(id3)).build();
+        var unforced = assertThrows(StatusRuntimeException.class, () -> replication.promoteVolume(PromoteVolumeRequest.newBuilder()
+                .setReplicationSource(source).build()));
+        assertEquals(Status.Code.FAILED_PRECONDITION, unforced.getStatus().getCode(), unforced.toString());
+        assertTrue(unforced.getStatus().getDescription().contains("forgotten node(s) [" + A + "]")
+                && unforced.getStatus().getDescription().contains("with force"), unforced.toString());
+        replication.promoteVolume(PromoteVolumeRequest.newBuilder().setReplicationSource(source).setForce(true).build());
+        var forced = replica(third, id3);
+        assertEquals("PRIMARY", forced.getRole(), forced.toString());
+        assertEquals(2, forced.getEpoch(), forced.toString());
+        assertFailedOver(condition(id3), toThird.getPoint());
     }
 
     private static String create(String name, int replicas) {

@@ -59,7 +59,7 @@ public final class ClusterVolumeReplication implements VolumeReplication {
     @Override
     public void promote(String volumeId, boolean force) {
         var set = ask(replicatedOrRefuse(volumeId));
-        switch (ReplicationRules.promote(volumeId, set.views(), force)) {
+        switch (ReplicationRules.promote(volumeId, set.views(), replicas.forgottenNodes(set.id()), force)) {
             case AlreadyPrimary p -> { }
             case HandingOver h -> pullFinal(set, h.from(), h.to(), h.epoch());
             case Failover f -> replicas.failoverTo(set.id(), set.agent(f.to()), set.nodes(), set.answers());

@@ -458,7 +458,7 @@ final class Replicas {
     }
 
     /** The node ids of the id's replicas on forgotten nodes, in the id's order. */
-    private List<String> forgottenNodes(ReplicatedVolumeId id) {
+    List<String> forgottenNodes(ReplicatedVolumeId id) {
         return id.tags().stream().map(agents::forgottenNode).flatMap(java.util.Optional::stream).toList();
     }
 

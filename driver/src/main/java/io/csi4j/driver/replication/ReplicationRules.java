@@ -67,13 +67,21 @@ public final class ReplicationRules {
         }
     }
 
-    /** Never demotes a live primary for an older copy, with or without force. */
-    public static Decision promote(String volume, List<View> views, boolean force) {
+    /**
+     * Never demotes a live primary for an older copy, with or without force. {@code forgotten}: the set's nodes declared
+     * lost for good ({@code csi4j cluster forget-node}), left out of {@code views}; with no primary answering, one of them
+     * held it, so force fails over as from a node silent for ever (review s9, F2).
+     */
+    public static Decision promote(String volume, List<View> views, List<String> forgotten, boolean force) {
         var set = new Set(volume, views);
         if (set.primary().isPresent()) return new AlreadyPrimary(set.primary().get().node());
         if (set.handoff().isPresent()) return set.handoff().get();
-        if (!set.silent().isEmpty()) {
+        if (!set.silent().isEmpty() || !forgotten.isEmpty()) {
             if (!force) {
+                if (set.silent().isEmpty()) {
+                    throw DomainException.precondition("volume " + volume + ": its primary was on forgotten node(s) " + forgotten
+                            + "; PromoteVolume with force fails over to the freshest secondary");
+                }
                 return new Unreachable(set.silent(), "volume " + volume + ": no answering node holds its primary; PromoteVolume with"
                         + " force fails over to the freshest secondary once the silent node has been silent for --failover-after");
             }
