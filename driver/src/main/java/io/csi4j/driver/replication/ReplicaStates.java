@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * Every replicated volume's {@link ReplicaState} on this node, one file each: {@code <data-dir>/replication/<id>.json}.
@@ -51,6 +52,8 @@ public final class ReplicaStates {
 
     private final Path dir;
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+    /** Each volume's replication lock ({@link #exclusively}): held across a role change and what it looks at. */
+    private final Map<String, ReentrantLock> useLocks = new ConcurrentHashMap<>();
     /** In memory: this process's primaries start unconfirmed (docs/replication.md, "Confirmation"). */
     private final PrimaryConfirmations confirmations = new PrimaryConfirmations();
     private final ForgottenNodes forgotten;
@@ -232,6 +235,45 @@ public final class ReplicaStates {
                     + " at epoch " + s.get().epoch() + ": only the primary of the highest epoch is writable");
         }
         confirmations.checkConfirmed(id.get(), s.get().epoch());
+    }
+
+    /**
+     * Runs {@code work} holding the volume's replication lock. Every agent step that changes or relies on the copy's
+     * role together with its use here holds it ({@code Rounds}: demote, which looks for a mount first; fence, which
+     * stops the mounts' writes after the state; rounds, follow, confirm, delete), and so does a writable stage or
+     * publish ({@link #whileWritable}) from its check to its mount. Without it a stage that passed its check mounted a
+     * copy that a demote (it saw no mount yet) or a fence (it found no mount to stop) had meanwhile made a secondary or
+     * fenced: writes after a handoff's final point, or a fenced copy taking writes (review 2026-11-27 s10, F1).
+     * Reentrant; the state file's own lock is taken inside it, never around it.
+     */
+    public <T> T exclusively(ReplicatedVolumeId id, Supplier<T> work) {
+        var lock = useLocks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
+        lock.lock();
+        try {
+            return work.get();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A writable stage or publish: {@code use} runs only if this copy is the confirmed primary ({@link #checkWritable}),
+     * checked and run under the volume's replication lock ({@link #exclusively}), so a demote or fence either sees the
+     * mount it makes or comes after it and makes it refused. A copy that is not writable is refused before the lock
+     * (a secondary's round may hold it for long). An unreplicated id just runs {@code use}.
+     */
+    public void whileWritable(String volumeId, Runnable use) {
+        var id = ReplicatedVolumeId.parse(volumeId);
+        if (id.isEmpty()) {
+            use.run();
+            return;
+        }
+        checkWritable(volumeId);
+        exclusively(id.get(), () -> {
+            checkWritable(volumeId);
+            use.run();
+            return null;
+        });
     }
 
     /**

@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
 
@@ -60,7 +59,6 @@ public final class Rounds {
     private final PoolStorage engine;
     private final String nodeId;
     private final RoundLog log;
-    private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
     /** When each secondary here last tried a round (System.nanoTime); a volume first seen counts from then. */
     private final Map<String, Long> lastTry = new ConcurrentHashMap<>();
     /** Each secondary's rounds that failed in a row here: the next is tried sooner ({@link RoundDeadline}). */
@@ -538,13 +536,8 @@ public final class Rounds {
         return states.get(id).orElseThrow(() -> DomainException.notFound("volume " + id + " has no replica on node '" + nodeId + "'"));
     }
 
+    /** The volume's replication lock, which a writable stage or publish also holds (ReplicaStates.exclusively). */
     private <T> T locked(ReplicatedVolumeId id, Supplier<T> work) {
-        var lock = locks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
-        lock.lock();
-        try {
-            return work.get();
-        } finally {
-            lock.unlock();
-        }
+        return states.exclusively(id, work);
     }
 }
