@@ -224,7 +224,7 @@ final class Replicas {
         List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
         boolean fromTheSilentOne = silent.size() == 1 && (nodeId.isEmpty() || silent.getFirst().nodeId().equals(nodeId));
         if (!fromTheSilentOne || states.values().stream().anyMatch(GetReplicaResponse::getDeleted)
-                || primaryOf(states).isPresent() || handingOver(states).isPresent()) {
+                || primaryOf(states).isPresent() || handingOver(states).filter(to -> !to.equals(silent.getFirst().nodeId())).isPresent()) {
             return primaryFrom(id, answers, List.of());   // nodes(id) knew every tag
         }
         Agent target = newestPoint(nodes, states).orElseThrow(() -> CsiException.unavailable("volume " + id + ": primary node '"
@@ -368,7 +368,9 @@ final class Replicas {
         long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
         var primary = primaryOf(states);
         if (primary.isPresent() && primary.get() == target) return;           // a retried failover, done
-        if (primary.isPresent() || states.values().stream().anyMatch(s -> s.getEpoch() == top && !s.getSuccessor().isEmpty())) {
+        // a handoff to the silent node itself is no reason to wait: it is failed over from like a silent primary (review s10, F2)
+        if (primary.isPresent() || states.values().stream().anyMatch(s -> s.getEpoch() == top && !s.getSuccessor().isEmpty()
+                && !s.getSuccessor().equals(gone.nodeId()))) {
             throw CsiException.unavailable("volume " + id + ": node '" + gone.nodeId() + "' does not answer while its primary"
                     + " or handoff is elsewhere; publish again when it answers");
         }

@@ -164,10 +164,11 @@ public final class ReplicaStates {
     }
 
     /**
-     * The primary (or a secondary) steps down to a secondary of {@code epoch}, handing over to {@code successor}: the
+     * The primary steps down to a secondary of {@code epoch}, above its own, handing over to {@code successor}: the
      * first step of a handoff, before the successor is promoted. A retry naming the same successor is a no-op; one
-     * naming another node at the same epoch is PRECONDITION, so two deciders cannot hand one epoch to two nodes. A
-     * fenced copy that resyncs follows the current epoch with no successor ({@code ""}).
+     * naming another node at the same epoch is PRECONDITION, so two deciders cannot hand one epoch to two nodes. Only a
+     * primary steps down: a FENCED copy (its image took writes no primary has) or a SECONDARY demoted on a stale view
+     * would become the source of a handoff's final point, a fenced one's discarded writes included (review s10, F2).
      */
     public ReplicaState demote(ReplicatedVolumeId id, long epoch, String successor) {
         return change(id, current -> {
@@ -177,11 +178,26 @@ public final class ReplicaStates {
                 throw DomainException.precondition("replica of " + id + " was handed to node '" + s.successor()
                         + "' at epoch " + epoch + ", not to '" + successor + "'");
             }
-            if (epoch < s.epoch() || (epoch == s.epoch() && s.writable())) {
+            if (!s.writable() || epoch <= s.epoch()) {
                 throw DomainException.precondition("replica of " + id + " is " + s.role() + " at epoch " + s.epoch()
-                        + "; it cannot step down to a secondary of epoch " + epoch);
+                        + "; only a primary steps down, to a secondary of a higher epoch (asked: " + epoch + ")");
             }
             return new ReplicaState(epoch, ReplicaState.Role.SECONDARY, s.point(), successor);
+        });
+    }
+
+    /**
+     * A round's point, pulled from {@code from}: recorded as {@link #holding} does; and a copy that handed over to
+     * {@code from} forgets it. That node cut a point for an ordinary round, which only a primary does, so the handoff is
+     * done; a successor left named made every later failover from that node look like a handoff still running
+     * (refused for ever: review s10, F2). {@link #demote} refuses a second demotion of a copy that is not primary, so
+     * the name is no longer needed to stop a second decider.
+     */
+    public ReplicaState holdingFrom(ReplicatedVolumeId id, String point, String from) {
+        return change(id, current -> {
+            var s = required(id, current).holding(point);
+            if (s.role() != ReplicaState.Role.SECONDARY || s.successor().isEmpty() || !s.successor().equals(from)) return s;
+            return new ReplicaState(s.epoch(), s.role(), s.point(), "", s.failover());
         });
     }
 

@@ -71,7 +71,9 @@ public final class ReplicationRules {
     public static Decision promote(String volume, List<View> views, boolean force) {
         var set = new Set(volume, views);
         if (set.primary().isPresent()) return new AlreadyPrimary(set.primary().get().node());
-        if (set.handoff().isPresent()) return set.handoff().get();
+        // a handoff finishes towards its successor; one whose successor is the silent node is failed over like a silent
+        // primary (it may have been promoted and taken writes, then been lost: review s10, F2)
+        if (set.handoff().isPresent() && !set.silent().contains(set.handoff().get().to())) return set.handoff().get();
         if (!set.silent().isEmpty()) {
             if (!force) {
                 return new Unreachable(set.silent(), "volume " + volume + ": no answering node holds its primary; PromoteVolume with"

@@ -327,6 +327,7 @@ public final class Rounds {
             boolean mayKeep = promoteEpoch == 0 && !s.point().isEmpty();
             String point = primary.cutPoint(id.toString(), nodeId, s.point(), mayKeep);
             if (mayKeep && point.equals(s.point())) {
+                if (!s.successor().isEmpty()) states.holdingFrom(id, point, primary.source().nodeId());
                 long took = System.nanoTime() - started;
                 log.completed(id.toString(), new RoundLog.Round(cutAt, java.time.Instant.now(), 0, java.time.Duration.ofNanos(took)));
                 LOG.info(() -> "replica of " + id + " still holds point " + point + " from node '" + primary.source().nodeId()
@@ -336,7 +337,8 @@ public final class Rounds {
             // holding no point past epoch 1 is a fenced old primary that followed: its image, almost the point, is a base
             // to resync against by checksums (an epoch-1 copy holding none is a new one, its image blank)
             var pulled = imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1);
-            ReplicaState now = states.holding(id, point);                       // durable before the answer
+            // durable before the answer; an ordinary round from the node this copy handed over to ends that handoff
+            ReplicaState now = promoteEpoch > 0 ? states.holding(id, point) : states.holdingFrom(id, point, primary.source().nodeId());
             if (promoteEpoch > 0) now = states.promote(id, promoteEpoch);
             long took = System.nanoTime() - started;
             long millis = took / 1_000_000;
