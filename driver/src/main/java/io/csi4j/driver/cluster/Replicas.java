@@ -380,9 +380,37 @@ final class Replicas {
                     + silence.toSeconds() + "s; failover after " + failoverAfter.toSeconds() + "s");
         }
         long epoch = top + 1;
+        var chosen = states.get(target);
+        if (!chosen.getRole().equals("SECONDARY") || chosen.getPoint().isEmpty()) {      // what its agent would refuse: before any reservation
+            throw CsiException.failedPrecondition("volume " + id + ": the copy on node '" + target.nodeId() + "' is " + chosen.getRole()
+                    + (chosen.getPoint().isEmpty() ? " holding no complete point" : "") + ": nothing to fail over to");
+        }
+        List<Agent> reserved = reserve(id, epoch, target, states);
         var done = target.call(a -> a.nodeAgent().failoverReplica(FailoverReplicaRequest.newBuilder().setVolumeId(id.toString())
                 .setEpoch(epoch).setReplacedNodeId(gone.nodeId()).build()));
+        // they follow the new primary already, so the scheduler's follow (and the round it starts at once) passes them by
+        firstRound(id, target, reserved);
         LOG.warning(() -> "volume " + id + " failed over to node '" + target.nodeId() + "' at epoch " + epoch + ": " + done.getCondition());
+    }
+
+    /**
+     * Before a failover to {@code epoch}: every other answering secondary below it learns the epoch as a secondary
+     * ({@code FollowReplica}, durable on its node, its point kept), so no other decider can fail over to it at that
+     * epoch too: a node that knows an epoch is never promoted to it. Two controller replicas (the attacher's and the
+     * csi-addons sidecar's leaders may differ) each choosing another target at the same epoch: each makes the other's
+     * target learn it before promoting its own, so at most one promotion succeeds, the other is refused and retried at
+     * the next epoch (review 2026-11-27 s10, F3). A copy that is not a secondary is never a failover target. Returns
+     * the copies told, each of which gets a round from the new primary at once once it is promoted.
+     */
+    private static List<Agent> reserve(ReplicatedVolumeId id, long epoch, Agent target, Map<Agent, GetReplicaResponse> states) {
+        List<Agent> followed = new ArrayList<>();
+        states.forEach((node, s) -> {
+            if (node == target || !s.getPresent() || !s.getRole().equals("SECONDARY") || s.getEpoch() >= epoch) return;
+            node.call(a -> a.nodeAgent().followReplica(io.csi4j.proto.cluster.FollowReplicaRequest.newBuilder()
+                    .setVolumeId(id.toString()).setEpoch(epoch).build()));
+            followed.add(node);
+        });
+        return followed;
     }
 
     /**
