@@ -55,11 +55,17 @@ public final class ReplicaStates {
     /** Each volume's replication lock ({@link #exclusively}): held across a role change and what it looks at. */
     private final Map<String, ReentrantLock> useLocks = new ConcurrentHashMap<>();
     /** In memory: this process's primaries start unconfirmed (docs/replication.md, "Confirmation"). */
-    private final PrimaryConfirmations confirmations = new PrimaryConfirmations();
+    private final PrimaryConfirmations confirmations;
     private final ForgottenNodes forgotten;
 
     /** Opens (creating) the directory and removes temporary files a crash left. */
     public ReplicaStates(Path dir) {
+        this(dir, new PrimaryConfirmations());
+    }
+
+    /** As above, with the confirmations (and their clock) a test drives. */
+    ReplicaStates(Path dir, PrimaryConfirmations confirmations) {
+        this.confirmations = confirmations;
         this.dir = dir;
         this.forgotten = new ForgottenNodes(dir);
         try {
@@ -141,6 +147,22 @@ public final class ReplicaStates {
             }
             return new ReplicaState(epoch, ReplicaState.Role.PRIMARY, s.point(), "");
         }));
+    }
+
+    /**
+     * The promotion that ends a handoff's final pull, unless this agent noticed a silence of the controller since
+     * {@code gapsBefore} ({@link PrimaryConfirmations#gaps}, read when the pull started): then the controller may have
+     * stopped waiting for this pull and failed the volume over elsewhere (a handoff towards a silent node is failed over
+     * from), and a promotion now would make a primary that confirms itself by the act though no one asked for it
+     * recently (UNAVAILABLE, the point is kept; the CO's retry starts a new handoff: review s10, F2).
+     */
+    public ReplicaState promoteAfterPull(ReplicatedVolumeId id, long epoch, long gapsBefore) {
+        if (confirmations.gaps() != gapsBefore) {
+            throw DomainException.unavailable("replica of " + id + " on this node heard nothing from the controller for the"
+                    + " failover delay during the handoff's final pull: not promoted to epoch " + epoch + " (the volume may have"
+                    + " failed over meanwhile); retry the publish");
+        }
+        return promote(id, epoch);
     }
 
     /**

@@ -321,6 +321,7 @@ public final class Rounds {
                         + s.epoch() + "; it does not pull");
             }
             long started = System.nanoTime();
+            long gapsBefore = promoteEpoch > 0 ? states.confirmations().gaps() : 0;   // for a handoff's promotion
             var cutAt = java.time.Instant.now();                                 // at the latest: the lag shown is never less
             lastTry.put(id.toString(), started);
             // a round, not a handoff: the held point may come back, nothing to copy (the primary proved it current)
@@ -339,7 +340,7 @@ public final class Rounds {
             var pulled = imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1);
             // durable before the answer; an ordinary round from the node this copy handed over to ends that handoff
             ReplicaState now = promoteEpoch > 0 ? states.holding(id, point) : states.holdingFrom(id, point, primary.source().nodeId());
-            if (promoteEpoch > 0) now = states.promote(id, promoteEpoch);
+            if (promoteEpoch > 0) now = states.promoteAfterPull(id, promoteEpoch, gapsBefore);
             long took = System.nanoTime() - started;
             long millis = took / 1_000_000;
             if (now.writable()) log.forget(id.toString());                      // a primary holds no point of another's

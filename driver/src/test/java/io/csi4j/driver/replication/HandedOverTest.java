@@ -99,6 +99,32 @@ class HandedOverTest {
         assertEquals(new HandingOver("node-a", "node-b", 2), ReplicationRules.promote("v", List.of(aHandedOver, bBehind), true));
     }
 
+    /**
+     * A handoff's final pull that outlived the controller's patience (the node silent for the delay meanwhile, so the
+     * volume may have failed over away from this handoff) does not promote: a promotion confirms itself by the act.
+     */
+    @Test
+    void aHandoffsPullDuringWhichTheControllerWasLostDoesNotPromote() {
+        var clock = new java.util.concurrent.atomic.AtomicLong();
+        var confirmations = new PrimaryConfirmations(clock::get);
+        var x = new ReplicaStates(dir.resolve("x"), confirmations);
+        x.create(ID, new ReplicaState(1, Role.SECONDARY, "pt-1"));
+        long before = confirmations.gaps();
+        clock.addAndGet(java.time.Duration.ofSeconds(130).toNanos());      // the default delay is 2 minutes
+        confirmations.heard();                                              // the partition heals before the pull ends
+        var e = assertThrows(DomainException.class, () -> x.promoteAfterPull(ID, 2, before));
+        assertEquals(DomainException.Kind.UNAVAILABLE, e.kind(), e.getMessage());
+        assertEquals(new ReplicaState(1, Role.SECONDARY, "pt-1"), x.get(ID).orElseThrow(), "not promoted, its point kept");
+        // heartbeats all along (one a second): promoted, and confirmed by the act
+        long again = confirmations.gaps();
+        for (int i = 0; i < 60; i++) {
+            clock.addAndGet(java.time.Duration.ofSeconds(1).toNanos());
+            confirmations.heard();
+        }
+        assertEquals(new ReplicaState(2, Role.PRIMARY, "pt-1"), x.promoteAfterPull(ID, 2, again));
+        x.checkWritable(ID.toString());
+    }
+
     private static void refused(Runnable call) {
         var e = assertThrows(DomainException.class, call::run);
         assertEquals(DomainException.Kind.PRECONDITION, e.kind(), e.getMessage());
