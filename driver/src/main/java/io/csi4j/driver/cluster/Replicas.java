@@ -225,8 +225,9 @@ final class Replicas {
         List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
         List<String> lost = lost(id, silent);
         boolean fromTheLostOne = silent.size() <= 1 && !lost.isEmpty() && (nodeId.isEmpty() || lost.contains(nodeId));
+        // a handoff towards the lost node is no reason to wait: it is failed over from like a lost primary (review s10, F2)
         if (!fromTheLostOne || states.values().stream().anyMatch(GetReplicaResponse::getDeleted)
-                || primaryOf(states).isPresent() || handingOver(states).isPresent()) {
+                || primaryOf(states).isPresent() || handingOver(states).filter(to -> !lost.contains(to)).isPresent()) {
             return primaryFrom(id, answers, List.of());   // nodes(id) knew every tag
         }
         Agent target = newestPoint(nodes, states).orElseThrow(() -> CsiException.unavailable("volume " + id + ": primary node '"
@@ -324,8 +325,10 @@ final class Replicas {
         }
         Map<Agent, GetReplicaResponse> states = answers.results();
         fenceSuperseded(id, states);
-        if (primaryOf(states).isEmpty() && handingOver(states).isEmpty() && !forgottenNodes(id).isEmpty()) {
-            failoverTo(id, target, nodes, states);     // its primary was on a node forgotten since: silent for ever
+        List<String> forgotten = forgottenNodes(id);
+        if (primaryOf(states).isEmpty() && handingOver(states).filter(to -> !forgotten.contains(to)).isEmpty() && !forgotten.isEmpty()) {
+            // its primary (or the successor of its handoff) was on a node forgotten since: silent for ever
+            failoverTo(id, target, nodes, states);
             return;
         }
         if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
@@ -381,7 +384,9 @@ final class Replicas {
         long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
         var primary = primaryOf(states);
         if (primary.isPresent() && primary.get() == target) return;           // a retried failover, done
-        if (primary.isPresent() || states.values().stream().anyMatch(s -> s.getEpoch() == top && !s.getSuccessor().isEmpty())) {
+        // a handoff to the lost node itself is no reason to wait: it is failed over from like a lost primary (review s10, F2)
+        if (primary.isPresent() || states.values().stream().anyMatch(s -> s.getEpoch() == top && !s.getSuccessor().isEmpty()
+                && !lost.contains(s.getSuccessor()))) {
             throw CsiException.unavailable("volume " + id + ": node '" + gone + "' does not answer while its primary"
                     + " or handoff is elsewhere; publish again when it answers");
         }
@@ -393,9 +398,37 @@ final class Replicas {
             }
         }
         long epoch = top + 1;
+        var chosen = states.get(target);
+        if (!chosen.getRole().equals("SECONDARY") || chosen.getPoint().isEmpty()) {      // what its agent would refuse: before any reservation
+            throw CsiException.failedPrecondition("volume " + id + ": the copy on node '" + target.nodeId() + "' is " + chosen.getRole()
+                    + (chosen.getPoint().isEmpty() ? " holding no complete point" : "") + ": nothing to fail over to");
+        }
+        List<Agent> reserved = reserve(id, epoch, target, states);
         var done = target.call(a -> a.nodeAgent().failoverReplica(FailoverReplicaRequest.newBuilder().setVolumeId(id.toString())
                 .setEpoch(epoch).setReplacedNodeId(gone).build()));
+        // they follow the new primary already, so the scheduler's follow (and the round it starts at once) passes them by
+        firstRound(id, target, reserved);
         LOG.warning(() -> "volume " + id + " failed over to node '" + target.nodeId() + "' at epoch " + epoch + ": " + done.getCondition());
+    }
+
+    /**
+     * Before a failover to {@code epoch}: every other answering secondary below it learns the epoch as a secondary
+     * ({@code FollowReplica}, durable on its node, its point kept), so no other decider can fail over to it at that
+     * epoch too: a node that knows an epoch is never promoted to it. Two controller replicas (the attacher's and the
+     * csi-addons sidecar's leaders may differ) each choosing another target at the same epoch: each makes the other's
+     * target learn it before promoting its own, so at most one promotion succeeds, the other is refused and retried at
+     * the next epoch (review 2026-11-27 s10, F3). A copy that is not a secondary is never a failover target. Returns
+     * the copies told, each of which gets a round from the new primary at once once it is promoted.
+     */
+    private static List<Agent> reserve(ReplicatedVolumeId id, long epoch, Agent target, Map<Agent, GetReplicaResponse> states) {
+        List<Agent> followed = new ArrayList<>();
+        states.forEach((node, s) -> {
+            if (node == target || !s.getPresent() || !s.getRole().equals("SECONDARY") || s.getEpoch() >= epoch) return;
+            node.call(a -> a.nodeAgent().followReplica(io.csi4j.proto.cluster.FollowReplicaRequest.newBuilder()
+                    .setVolumeId(id.toString()).setEpoch(epoch).build()));
+            followed.add(node);
+        });
+        return followed;
     }
 
     /**

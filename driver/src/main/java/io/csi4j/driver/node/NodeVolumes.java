@@ -74,12 +74,15 @@ public final class NodeVolumes {
 
     public void stage(String volumeId, Path stagingPath, Capability capability) {
         // fencing first (docs/replication.md): a secondary's copy is not a volume of this node's catalog yet
-        if (!capability.mode().readOnly()) replicas.checkWritable(volumeId);
+        boolean writable = !capability.mode().readOnly();
+        if (writable) replicas.checkWritable(volumeId);
         VolumeRecord v = volumes.readyVolume(volumeId, "volume");
         checkCapability(v, capability);
         requireAbsolute(stagingPath, "staging_target_path");
         requireNoPlantedSymlink(stagingPath, "staging_target_path");
-        engine.stage(volumeId, stagingPath, stageOptions(v, capability));
+        // checked again with the mount, under the lock a demote or fence holds: neither slips between them
+        if (writable) replicas.whileWritable(volumeId, () -> engine.stage(volumeId, stagingPath, stageOptions(v, capability)));
+        else engine.stage(volumeId, stagingPath, stageOptions(v, capability));
     }
 
     public void unstage(String volumeId, Path stagingPath) {
@@ -105,8 +108,12 @@ public final class NodeVolumes {
         // ControllerPublishVolume(readonly=true) binds the node: the SP MUST publish it read-only (spec).
         boolean controllerReadOnly = catalog.publications().get(volumeId, config.nodeId())
                 .map(p -> p.readOnly()).orElse(false);
-        if (!(readOnly || controllerReadOnly || capability.mode().readOnly())) replicas.checkWritable(volumeId);
-        engine.publish(volumeId, staging, targetPath, publishOptions(v, capability, readOnly || controllerReadOnly));
+        boolean writable = !(readOnly || controllerReadOnly || capability.mode().readOnly());
+        if (writable) replicas.checkWritable(volumeId);
+        var options = publishOptions(v, capability, readOnly || controllerReadOnly);
+        // checked again with the bind mount, under the lock a demote or fence holds
+        if (writable) replicas.whileWritable(volumeId, () -> engine.publish(volumeId, staging, targetPath, options));
+        else engine.publish(volumeId, staging, targetPath, options);
     }
 
     public void unpublish(String volumeId, Path targetPath) {

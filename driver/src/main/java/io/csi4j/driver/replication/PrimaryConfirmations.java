@@ -38,6 +38,8 @@ public final class PrimaryConfirmations {
     /** Volume id to the epoch confirmed at. */
     private final Map<String, Long> confirmed = new HashMap<>();
     private long lastHeard;
+    /** Silences of the unconfirming length noticed so far ({@link #gaps}). */
+    private long gaps;
     private Duration failoverAfter = DEFAULT_FAILOVER_AFTER;
 
     public PrimaryConfirmations() {
@@ -94,9 +96,21 @@ public final class PrimaryConfirmations {
         return failoverAfter.minus(margin);
     }
 
+    /**
+     * A count that changes whenever this agent notices it heard nothing from the controller for the unconfirming silence
+     * (a gap seen now counts): read before and after a long step the controller asked for, a change means the controller
+     * may have given up on this node meanwhile (a handoff's final pull whose promotion the controller no longer awaits,
+     * while it failed the volume over elsewhere: review s10, F2).
+     */
+    public synchronized long gaps() {
+        noticeGap();
+        return gaps;
+    }
+
     private void noticeGap() {
         long silent = nanoTime.getAsLong() - lastHeard;
         Duration after = unconfirmAfter();
+        if (silent >= after.toNanos()) gaps++;
         if (silent >= after.toNanos() && !confirmed.isEmpty()) {
             LOG.warning(() -> "nothing heard from the controller for " + Duration.ofNanos(silent).toMillis() + " ms (failover after "
                     + failoverAfter.toMillis() + " ms, unconfirmed after " + after.toMillis() + " ms): every primary here is"

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * Every replicated volume's {@link ReplicaState} on this node, one file each: {@code <data-dir>/replication/<id>.json}.
@@ -51,12 +52,20 @@ public final class ReplicaStates {
 
     private final Path dir;
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+    /** Each volume's replication lock ({@link #exclusively}): held across a role change and what it looks at. */
+    private final Map<String, ReentrantLock> useLocks = new ConcurrentHashMap<>();
     /** In memory: this process's primaries start unconfirmed (docs/replication.md, "Confirmation"). */
-    private final PrimaryConfirmations confirmations = new PrimaryConfirmations();
+    private final PrimaryConfirmations confirmations;
     private final ForgottenNodes forgotten;
 
     /** Opens (creating) the directory and removes temporary files a crash left. */
     public ReplicaStates(Path dir) {
+        this(dir, new PrimaryConfirmations());
+    }
+
+    /** As above, with the confirmations (and their clock) a test drives. */
+    ReplicaStates(Path dir, PrimaryConfirmations confirmations) {
+        this.confirmations = confirmations;
         this.dir = dir;
         this.forgotten = new ForgottenNodes(dir);
         try {
@@ -141,6 +150,22 @@ public final class ReplicaStates {
     }
 
     /**
+     * The promotion that ends a handoff's final pull, unless this agent noticed a silence of the controller since
+     * {@code gapsBefore} ({@link PrimaryConfirmations#gaps}, read when the pull started): then the controller may have
+     * stopped waiting for this pull and failed the volume over elsewhere (a handoff towards a silent node is failed over
+     * from), and a promotion now would make a primary that confirms itself by the act though no one asked for it
+     * recently (UNAVAILABLE, the point is kept; the CO's retry starts a new handoff: review s10, F2).
+     */
+    public ReplicaState promoteAfterPull(ReplicatedVolumeId id, long epoch, long gapsBefore) {
+        if (confirmations.gaps() != gapsBefore) {
+            throw DomainException.unavailable("replica of " + id + " on this node heard nothing from the controller for the"
+                    + " failover delay during the handoff's final pull: not promoted to epoch " + epoch + " (the volume may have"
+                    + " failed over meanwhile); retry the publish");
+        }
+        return promote(id, epoch);
+    }
+
+    /**
      * A failover (docs/replication.md): this secondary's latest complete point becomes the primary at {@code epoch},
      * strictly above every epoch this node knows, and {@code note} is kept as the volume's condition. A retry at the
      * same epoch is a no-op; a copy holding no point yet has nothing to promote (PRECONDITION).
@@ -161,10 +186,11 @@ public final class ReplicaStates {
     }
 
     /**
-     * The primary (or a secondary) steps down to a secondary of {@code epoch}, handing over to {@code successor}: the
+     * The primary steps down to a secondary of {@code epoch}, above its own, handing over to {@code successor}: the
      * first step of a handoff, before the successor is promoted. A retry naming the same successor is a no-op; one
-     * naming another node at the same epoch is PRECONDITION, so two deciders cannot hand one epoch to two nodes. A
-     * fenced copy that resyncs follows the current epoch with no successor ({@code ""}).
+     * naming another node at the same epoch is PRECONDITION, so two deciders cannot hand one epoch to two nodes. Only a
+     * primary steps down: a FENCED copy (its image took writes no primary has) or a SECONDARY demoted on a stale view
+     * would become the source of a handoff's final point, a fenced one's discarded writes included (review s10, F2).
      */
     public ReplicaState demote(ReplicatedVolumeId id, long epoch, String successor) {
         return change(id, current -> {
@@ -174,11 +200,26 @@ public final class ReplicaStates {
                 throw DomainException.precondition("replica of " + id + " was handed to node '" + s.successor()
                         + "' at epoch " + epoch + ", not to '" + successor + "'");
             }
-            if (epoch < s.epoch() || (epoch == s.epoch() && s.writable())) {
+            if (!s.writable() || epoch <= s.epoch()) {
                 throw DomainException.precondition("replica of " + id + " is " + s.role() + " at epoch " + s.epoch()
-                        + "; it cannot step down to a secondary of epoch " + epoch);
+                        + "; only a primary steps down, to a secondary of a higher epoch (asked: " + epoch + ")");
             }
             return new ReplicaState(epoch, ReplicaState.Role.SECONDARY, s.point(), successor);
+        });
+    }
+
+    /**
+     * A round's point, pulled from {@code from}: recorded as {@link #holding} does; and a copy that handed over to
+     * {@code from} forgets it. That node cut a point for an ordinary round, which only a primary does, so the handoff is
+     * done; a successor left named made every later failover from that node look like a handoff still running
+     * (refused for ever: review s10, F2). {@link #demote} refuses a second demotion of a copy that is not primary, so
+     * the name is no longer needed to stop a second decider.
+     */
+    public ReplicaState holdingFrom(ReplicatedVolumeId id, String point, String from) {
+        return change(id, current -> {
+            var s = required(id, current).holding(point);
+            if (s.role() != ReplicaState.Role.SECONDARY || s.successor().isEmpty() || !s.successor().equals(from)) return s;
+            return new ReplicaState(s.epoch(), s.role(), s.point(), "", s.failover());
         });
     }
 
@@ -232,6 +273,45 @@ public final class ReplicaStates {
                     + " at epoch " + s.get().epoch() + ": only the primary of the highest epoch is writable");
         }
         confirmations.checkConfirmed(id.get(), s.get().epoch());
+    }
+
+    /**
+     * Runs {@code work} holding the volume's replication lock. Every agent step that changes or relies on the copy's
+     * role together with its use here holds it ({@code Rounds}: demote, which looks for a mount first; fence, which
+     * stops the mounts' writes after the state; rounds, follow, confirm, delete), and so does a writable stage or
+     * publish ({@link #whileWritable}) from its check to its mount. Without it a stage that passed its check mounted a
+     * copy that a demote (it saw no mount yet) or a fence (it found no mount to stop) had meanwhile made a secondary or
+     * fenced: writes after a handoff's final point, or a fenced copy taking writes (review 2026-11-27 s10, F1).
+     * Reentrant; the state file's own lock is taken inside it, never around it.
+     */
+    public <T> T exclusively(ReplicatedVolumeId id, Supplier<T> work) {
+        var lock = useLocks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
+        lock.lock();
+        try {
+            return work.get();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A writable stage or publish: {@code use} runs only if this copy is the confirmed primary ({@link #checkWritable}),
+     * checked and run under the volume's replication lock ({@link #exclusively}), so a demote or fence either sees the
+     * mount it makes or comes after it and makes it refused. A copy that is not writable is refused before the lock
+     * (a secondary's round may hold it for long). An unreplicated id just runs {@code use}.
+     */
+    public void whileWritable(String volumeId, Runnable use) {
+        var id = ReplicatedVolumeId.parse(volumeId);
+        if (id.isEmpty()) {
+            use.run();
+            return;
+        }
+        checkWritable(volumeId);
+        exclusively(id.get(), () -> {
+            checkWritable(volumeId);
+            use.run();
+            return null;
+        });
     }
 
     /**

@@ -75,7 +75,10 @@ public final class ReplicationRules {
     public static Decision promote(String volume, List<View> views, List<String> forgotten, boolean force) {
         var set = new Set(volume, views);
         if (set.primary().isPresent()) return new AlreadyPrimary(set.primary().get().node());
-        if (set.handoff().isPresent()) return set.handoff().get();
+        // a handoff finishes towards its successor; one whose successor is the silent node (or a forgotten one) is failed
+        // over like a silent primary (it may have been promoted and taken writes, then been lost: review s10, F2)
+        if (set.handoff().isPresent() && !set.silent().contains(set.handoff().get().to())
+                && !forgotten.contains(set.handoff().get().to())) return set.handoff().get();
         if (!set.silent().isEmpty() || !forgotten.isEmpty()) {
             if (!force) {
                 if (set.silent().isEmpty()) {

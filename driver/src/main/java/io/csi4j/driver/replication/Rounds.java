@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.logging.Logger;
 
@@ -60,7 +59,6 @@ public final class Rounds {
     private final PoolStorage engine;
     private final String nodeId;
     private final RoundLog log;
-    private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
     /** When each secondary here last tried a round (System.nanoTime); a volume first seen counts from then. */
     private final Map<String, Long> lastTry = new ConcurrentHashMap<>();
     /** Each secondary's rounds that failed in a row here: the next is tried sooner ({@link RoundDeadline}). */
@@ -323,12 +321,14 @@ public final class Rounds {
                         + s.epoch() + "; it does not pull");
             }
             long started = System.nanoTime();
+            long gapsBefore = promoteEpoch > 0 ? states.confirmations().gaps() : 0;   // for a handoff's promotion
             var cutAt = java.time.Instant.now();                                 // at the latest: the lag shown is never less
             lastTry.put(id.toString(), started);
             // a round, not a handoff: the held point may come back, nothing to copy (the primary proved it current)
             boolean mayKeep = promoteEpoch == 0 && !s.point().isEmpty();
             String point = primary.cutPoint(id.toString(), nodeId, s.point(), mayKeep);
             if (mayKeep && point.equals(s.point())) {
+                if (!s.successor().isEmpty()) states.holdingFrom(id, point, primary.source().nodeId());
                 long took = System.nanoTime() - started;
                 log.completed(id.toString(), new RoundLog.Round(cutAt, java.time.Instant.now(), 0, java.time.Duration.ofNanos(took)));
                 LOG.info(() -> "replica of " + id + " still holds point " + point + " from node '" + primary.source().nodeId()
@@ -338,8 +338,9 @@ public final class Rounds {
             // holding no point past epoch 1 is a fenced old primary that followed: its image, almost the point, is a base
             // to resync against by checksums (an epoch-1 copy holding none is a new one, its image blank)
             var pulled = imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1);
-            ReplicaState now = states.holding(id, point);                       // durable before the answer
-            if (promoteEpoch > 0) now = states.promote(id, promoteEpoch);
+            // durable before the answer; an ordinary round from the node this copy handed over to ends that handoff
+            ReplicaState now = promoteEpoch > 0 ? states.holding(id, point) : states.holdingFrom(id, point, primary.source().nodeId());
+            if (promoteEpoch > 0) now = states.promoteAfterPull(id, promoteEpoch, gapsBefore);
             long took = System.nanoTime() - started;
             long millis = took / 1_000_000;
             if (now.writable()) log.forget(id.toString());                      // a primary holds no point of another's
@@ -538,13 +539,8 @@ public final class Rounds {
         return states.get(id).orElseThrow(() -> DomainException.notFound("volume " + id + " has no replica on node '" + nodeId + "'"));
     }
 
+    /** The volume's replication lock, which a writable stage or publish also holds (ReplicaStates.exclusively). */
     private <T> T locked(ReplicatedVolumeId id, Supplier<T> work) {
-        var lock = locks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
-        lock.lock();
-        try {
-            return work.get();
-        } finally {
-            lock.unlock();
-        }
+        return states.exclusively(id, work);
     }
 }

@@ -17,7 +17,9 @@
  *       whose successor is silent cannot fork the successor's writes away ({@code Rounds.confirm} confirms);</li>
  *   <li>{@link io.csi4j.driver.replication.PointRetention}: which of the primary's points a round may drop (none that
  *       a secondary holds) and the base of a secondary's pull;</li>
- *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's lock (the primary cuts
+ *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's replication lock
+ *       ({@code ReplicaStates.exclusively}, which a writable stage or publish also holds from its role check to its mount
+ *       ({@code ReplicaStates.whileWritable}), so a demote or fence never slips between them: review s10, F1) (the primary cuts
  *       an internal point, the secondary pulls the delta and replaces its copy whole; never under a mount: the engine's
  *       commit looks for loop devices and renames atomically with a stage, so a read-only stage of the secondary meanwhile
  *       makes the round FAILED_PRECONDITION), the handoff's demotion and

@@ -168,10 +168,18 @@ public final class MemoryPool implements PoolStorage {
         return sizes;
     }
 
-    /** A fake of the core alone: it offers no capability. */
+    /** A fake of the core alone: it offers no capability, unless a test gave it one ({@link #offer}). */
     @Override
     public <C extends Capability> Optional<C> capability(Class<C> type) {
-        return Optional.empty();
+        return offered.stream().filter(type::isInstance).map(type::cast).findFirst();
+    }
+
+    private final List<Capability> offered = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** From now on the engine offers {@code capability} (a test's own node side or write fence). */
+    public MemoryPool offer(Capability capability) {
+        offered.add(capability);
+        return this;
     }
 
     @Override

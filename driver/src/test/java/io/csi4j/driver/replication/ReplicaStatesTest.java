@@ -91,7 +91,9 @@ class ReplicaStatesTest {
         var e = refused(DomainException.Kind.PRECONDITION, () -> afterRestart.checkWritable(ID.toString()));
         assertTrue(e.getMessage().contains("FENCED") && e.getMessage().contains("epoch 2"), e.getMessage());
         refused(DomainException.Kind.PRECONDITION, () -> afterRestart.promote(ID, 2));
-        assertEquals(new ReplicaState(2, Role.SECONDARY, "rpt-7"), afterRestart.demote(ID, 2, ""));   // resynced
+        // never the source of a handoff (its image took writes no primary has): it follows the primary instead (review s10, F2)
+        refused(DomainException.Kind.PRECONDITION, () -> afterRestart.demote(ID, 2, "node-b"));
+        assertEquals(new ReplicaState(2, Role.SECONDARY, ""), afterRestart.follow(ID, 2));
     }
 
     /** Table of {@link ReplicaStates#follow}: from each state, following epoch 3. */
