@@ -2,6 +2,7 @@ package io.csi4j.cli.cluster;
 
 import static io.csi4j.cli.cluster.ClusterReplicationTest.ext4;
 import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.proto.csi.ControllerGrpc;
@@ -73,12 +74,35 @@ class ClusterTwoControllersTest {
                 System.out.printf("volume %s: controller 1 -> node-b %s, controller 2 -> node-c %s; node-b %s; node-c %s%n",
                         id, outcome(one), outcome(other), b.strip(), c.strip());
                 assertTrue(primariesAtTop <= 1, "two primaries of epoch " + top + ":\nnode-b " + b + "\nnode-c " + c);
+                // and never stuck: the CO's retry (to the winner, or to node-b when both were refused) leaves one primary
+                String retryOn = isPrimary(c) && epoch(c) == top ? "node-c" : "node-b";
+                publishRetried(id, retryOn);
+                String b2 = fx.state("node-b", id), c2 = fx.state("node-c", id);
+                long top2 = Math.max(epoch(b2), epoch(c2));
+                int primaries = (isPrimary(b2) && epoch(b2) == top2 ? 1 : 0) + (isPrimary(c2) && epoch(c2) == top2 ? 1 : 0);
+                assertEquals(1, primaries, "after the retry on " + retryOn + ":\nnode-b " + b2 + "\nnode-c " + c2);
+                assertTrue(isPrimary(retryOn.equals("node-b") ? b2 : c2), retryOn + " is the primary: " + b2 + " / " + c2);
             }
         } finally {
             second.close();
             if (agentA.child == null || !agentA.child.alive()) {
                 agentA.start();
                 fx.cluster.awaitEveryNode();
+            }
+        }
+    }
+
+    /** ControllerPublishVolume through controller 1, asked again while UNAVAILABLE or ABORTED, for 60 s at most. */
+    private static void publishRetried(String id, String node) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                fx.csi().controllerPublishVolume(publish(id, node));
+                return;
+            } catch (io.grpc.StatusRuntimeException e) {
+                var code = e.getStatus().getCode();
+                if ((code != io.grpc.Status.Code.UNAVAILABLE && code != io.grpc.Status.Code.ABORTED) || System.nanoTime() > deadline) throw e;
+                Thread.sleep(500);
             }
         }
     }
