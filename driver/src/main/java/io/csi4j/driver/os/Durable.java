@@ -1,6 +1,10 @@
 package io.csi4j.driver.os;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 
 /**
  * The durability steps behind "intent, effect, commit": data reaches the disk before the name that
@@ -18,6 +22,24 @@ public final class Durable {
     /** Persists the directory entries (creates, renames, deletes) inside {@code dir}. */
     public static void fsyncDirectory(Path dir) {
         fsync(dir);
+    }
+
+    /**
+     * mkdir -p whose new entries survive a power cut: each directory it creates has its parent fsynced after it,
+     * top down, so a state file fsynced into the deepest one later is never left in a directory that was lost
+     * (review 2026-11-27 s10, F5). Directories that exist already are left alone.
+     */
+    public static void createDirectories(Path dir) {
+        var missing = new ArrayDeque<Path>();
+        for (Path p = dir.toAbsolutePath(); p != null && !Files.isDirectory(p); p = p.getParent()) missing.push(p);
+        try {
+            for (Path p : missing) {
+                Files.createDirectories(p);           // tolerates a racing creator, unlike createDirectory
+                fsyncDirectory(p.getParent());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /**

@@ -72,7 +72,7 @@ public final class ForgottenNodes {
         marks.forEach((node, when) -> text.put(node, String.valueOf(when.getEpochSecond())));
         Path tmp = file.resolveSibling(FILE + ".tmp");
         try {
-            Files.createDirectories(file.getParent());
+            Durable.createDirectories(file.getParent());
             Files.writeString(tmp, Json.write(text) + "\n", StandardCharsets.UTF_8,
                     StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
             Durable.fsync(tmp);

@@ -69,7 +69,7 @@ public final class ReplicaStates {
         this.dir = dir;
         this.forgotten = new ForgottenNodes(dir);
         try {
-            Files.createDirectories(dir);
+            Durable.createDirectories(dir);
             try (var files = Files.list(dir)) {
                 for (Path p : files.filter(p -> p.getFileName().toString().endsWith(TMP)).toList()) Files.deleteIfExists(p);
             }

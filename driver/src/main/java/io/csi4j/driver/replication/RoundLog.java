@@ -90,7 +90,7 @@ public final class RoundLog {
         this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
         this.dir = Optional.of(dir);
         try {
-            Files.createDirectories(dir);
+            Durable.createDirectories(dir);
             try (var files = Files.list(dir)) {
                 for (Path p : files.filter(p -> p.getFileName().toString().endsWith(SUFFIX)).toList()) {
                     String name = p.getFileName().toString();

@@ -3,6 +3,7 @@ package io.csi4j.driver.os;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,5 +45,17 @@ class DurableTest {
         assertEquals(Errno.ENOTDIR, notDir.errno());
         Durable.fsyncDirectory(dir);
         assertThrows(OsException.class, () -> Durable.fsync(missing));
+    }
+
+    @Test
+    void createDirectoriesMakesTheMissingOnesAndLeavesTheRest(@TempDir Path dir) throws Exception {
+        Path kept = Files.writeString(Files.createDirectory(dir.resolve("data")).resolve("kept"), "x");
+        Path deep = dir.resolve("data").resolve("replication").resolve("rounds");
+        Durable.createDirectories(deep);
+        assertTrue(Files.isDirectory(deep));
+        assertEquals("x", Files.readString(kept));
+        Durable.createDirectories(deep);                     // again: nothing to do
+        Path file = Files.writeString(dir.resolve("f"), "x");
+        assertThrows(java.io.UncheckedIOException.class, () -> Durable.createDirectories(file.resolve("t")));
     }
 }
