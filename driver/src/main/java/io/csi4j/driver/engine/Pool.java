@@ -60,9 +60,9 @@ public final class Pool {
     public static Pool open(DataDir dataDir, OptionalLong poolSize) {
         DataDir data;
         try {
-            Files.createDirectories(dataDir.root());
+            Durable.createDirectories(dataDir.root());     // what the pool and the catalog hold must not lose its name
             data = new DataDir(dataDir.root().toRealPath());
-            Files.createDirectories(data.pool());
+            Durable.createDirectories(data.pool());
         } catch (IOException e) {
             throw new UncheckedIOException("data directory " + dataDir.root(), e);
         }

@@ -76,9 +76,9 @@ public final class Driver implements AutoCloseable {
     private Driver(DriverConfig config, boolean removeOrphans) {
         this.config = config;
         try {
-            Files.createDirectories(config.dataDir());
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create data directory " + config.dataDir(), e);
+            io.csi4j.driver.os.Durable.createDirectories(config.dataDir());   // the catalog's directory survives a power cut
+        } catch (UncheckedIOException e) {
+            throw new UncheckedIOException("cannot create data directory " + config.dataDir(), e.getCause());
         }
         this.engine = Engines.open(config.engine(), config.layout(), config.poolSizeBytes(), config.overcommitRatio());
         requireCatalogIfPoolHoldsObjects(config.layout(), engine);
