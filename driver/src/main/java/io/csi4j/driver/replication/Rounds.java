@@ -316,7 +316,13 @@ public final class Rounds {
         return locked(id, () -> {
             ReplicaState s = state(id);
             if (s.writable()) {
-                if (promoteEpoch > 0 && s.epoch() == promoteEpoch) return new Pulled(s.point(), 0, "", s);   // a retried handoff
+                // a retried handoff: a primary this epoch's handoff made; one a failover made at that epoch (another
+                // controller that did not hear the old primary) never pulled the final point (review s10, F3)
+                if (promoteEpoch > 0 && s.epoch() == promoteEpoch && s.failover().isEmpty()) return new Pulled(s.point(), 0, "", s);
+                if (promoteEpoch > 0 && s.epoch() == promoteEpoch) {
+                    throw DomainException.precondition("replica of " + id + " on node '" + nodeId + "' was failed over to at epoch "
+                            + s.epoch() + " (" + s.failover() + "), not handed over: the handoff's final point was never pulled here");
+                }
                 throw DomainException.precondition("replica of " + id + " on node '" + nodeId + "' is the primary at epoch "
                         + s.epoch() + "; it does not pull");
             }

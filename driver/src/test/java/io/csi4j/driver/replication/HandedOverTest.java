@@ -88,6 +88,40 @@ class HandedOverTest {
         assertEquals(new ReplicaState(2, Role.SECONDARY, "pt-0"), a.get(ID).orElseThrow());
     }
 
+    /**
+     * Review s10, F3's second race: a controller that does not hear the old primary fails over to X at E+1 while one that
+     * does demotes the old primary naming X and asks X for the handoff's final pull at E+1. X is primary at E+1 already,
+     * but by a failover: the pull must not answer "a retried handoff" (the final point, with the writes the old primary
+     * took after X's last round, was never pulled); a primary the handoff itself made does.
+     */
+    @Test
+    void aFinalPullFindingAFailedOverPrimaryIsRefusedNotTakenForARetry() {
+        var x = new ReplicaStates(dir);
+        x.create(ID, new ReplicaState(1, Role.SECONDARY, "pt-1"));
+        x.failover(ID, 2, "failed over at T from point pt-1, replacing node 'node-a'");
+        var rounds = new Rounds(x, null, null, null, new MemoryPool(1L << 30), "node-b");
+        var fromA = new Rounds.Primary() {
+            @Override
+            public String cutPoint(String volumeId, String holder, String held, boolean mayKeepHeld) {
+                throw new AssertionError("a refused pull asks the old primary for nothing");
+            }
+
+            @Override
+            public SourceNode source() {
+                return new SourceNode() {
+                    @Override public String nodeId() { return "node-a"; }
+                    @Override public Transfer read(io.csi4j.driver.mobility.SourceQuery query) { throw new UnsupportedOperationException(); }
+                };
+            }
+        };
+        var e = assertThrows(DomainException.class, () -> rounds.pull(ID, fromA, 2));
+        assertEquals(DomainException.Kind.PRECONDITION, e.kind(), e.getMessage());
+        var handedOver = new ReplicaStates(dir.resolve("handed"));
+        handedOver.create(ID, new ReplicaState(2, Role.PRIMARY, "pt-2"));          // what a handoff's promotion leaves
+        var retried = new Rounds(handedOver, null, null, null, new MemoryPool(1L << 30), "node-b").pull(ID, fromA, 2);
+        assertEquals(new ReplicaState(2, Role.PRIMARY, "pt-2"), handedOver.get(ID).orElseThrow(), retried.toString());
+    }
+
     /** CSI-Addons Promote: a handoff towards a silent successor is no longer waited for with force. */
     @Test
     void promoteWithForceFailsOverFromASilentSuccessor() {
