@@ -21,7 +21,7 @@ import java.util.Optional;
 import com.google.protobuf.Int64Value;
 import io.csi4j.driver.DriverConfig;
 
-/** csi.v1.Controller: maps wire messages to {@link Volumes} / {@link Snapshots} and back. */
+/** csi.v1.Controller: maps wire messages to the parts of {@link Volumes} / {@link Snapshots} and back. */
 public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     /** Also what the cluster controller advertises: it routes every one of these to the owning node. */
     public static final Type[] CAPABILITIES = {

@@ -140,7 +140,7 @@ public final class VolumeImports {
     /**
      * One replication round's pull on a secondary (docs/replication.md): the point {@code pointId} of {@code volumeId}
      * from the primary, only what changed since the point this node holds a replica of, over the same checked,
-     * bandwidth-limited stream as any copy; the volume's copy here is replaced by it whole ({@link Volumes#replaceImage}).
+     * bandwidth-limited stream as any copy; the volume's copy here is replaced by it whole ({@link io.csi4j.driver.volume.VolumeChanges#replaceImage}).
      * When the primary holds none of this node's points (a failover, a third copy after a handoff) and this node holds a
      * replica of an old point, the stream is dropped after its header and asked again with that replica's chunk digests
      * (a resync by checksums: the chunks that differ). With {@code imageIsBase} (a fenced old primary that follows: it

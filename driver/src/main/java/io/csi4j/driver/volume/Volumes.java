@@ -14,8 +14,8 @@ import java.util.Optional;
  * <ul>
  *   <li>{@link VolumeRules}: what a request may ask of this node (parameters, capabilities, topology); no writes.</li>
  *   <li>{@link VolumeReads}: one volume, pages, status and conditions, the pool's capacity.</li>
- *   <li>{@link VolumeCreation}: CreateVolume of every kind, each its crash-safe protocol.</li>
  *   <li>{@link VolumeDeletion}: DeleteVolume and the end of every delete; tombstones.</li>
+ *   <li>{@link VolumeCreation}: CreateVolume of every kind, each its crash-safe protocol.</li>
  *   <li>{@link VolumeChanges}: expand, modify, a secondary copy's new image.</li>
  *   <li>{@link VolumePublications}: ControllerPublish/Unpublish bookkeeping.</li>
  * </ul>

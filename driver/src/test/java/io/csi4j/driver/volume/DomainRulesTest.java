@@ -35,7 +35,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The controller's domain rules (Volumes, Snapshots) against an engine held in memory: capacity, idempotency by
+ * The controller's domain rules (the parts of Volumes, Snapshots) against an engine held in memory: capacity, idempotency by
  * name, NOT_FOUND, ALREADY_EXISTS, and that no call, failed or not, leaves a row without its artifact or an
  * artifact without its row; what the engine's capabilities refuse is refused before anything is written. No
  * root, no kernel: the real-kernel tests prove the engines themselves.
