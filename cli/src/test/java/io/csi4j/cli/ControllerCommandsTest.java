@@ -93,7 +93,7 @@ class ControllerCommandsTest {
         ControllerExpandVolumeResponse grown = cli.json(ControllerExpandVolumeResponse.getDefaultInstance(),
                 "controller", "expand", id, "--required-bytes", "16Mi");
         assertEquals(16L << 20, grown.getCapacityBytes());
-        assertEquals(16L << 20, plugin.driver().volumes().readyVolume(id, "volume").capacityBytes());
+        assertEquals(16L << 20, plugin.driver().volumes().reads().readyVolume(id, "volume").capacityBytes());
 
         // the dir engine on a non-btrfs pool has no mutable parameter it can apply (the image engine test modifies one)
         var modify = cli.run("controller", "modify", id, "--mutable-param", "compression=zstd");
@@ -189,12 +189,12 @@ class ControllerCommandsTest {
         ControllerPublishVolumeResponse published = cli.json(ControllerPublishVolumeResponse.getDefaultInstance(),
                 "controller", "publish", id, "--node-id", "node-1", "--cap", "SINGLE_NODE_WRITER,mount");
         assertNotNull(published);
-        assertEquals(List.of("node-1"), plugin.driver().volumes().publishedNodes(id));
+        assertEquals(List.of("node-1"), plugin.driver().volumes().reads().publishedNodes(id));
         var other = cli.run("controller", "publish", id, "--node-id", "node-2");
         assertEquals(1, other.exit(), other::toString);
         assertTrue(other.err().startsWith("NOT_FOUND: node node-2 does not exist"), other.err());
         assertTrue(cli.ok("controller", "unpublish", id, "--node-id", "node-1").out().contains("from node node-1"));
-        assertEquals(List.of(), plugin.driver().volumes().publishedNodes(id));
+        assertEquals(List.of(), plugin.driver().volumes().reads().publishedNodes(id));
 
         GetCapacityResponse capacity = cli.json(GetCapacityResponse.getDefaultInstance(), "controller", "capacity", "--cap", "rwo,mount");
         assertTrue(capacity.getAvailableCapacity() > 0);

@@ -89,7 +89,7 @@ class NodeCommandsTest {
         }
 
         assertTrue(cli.run("controller", "modify", id, "--mutable-param", "readAheadKiB=256").out().contains("modified volume"));
-        assertEquals("256", plugin.driver().volumes().readyVolume(id, "volume").mutableParameters().get("readAheadKiB"));
+        assertEquals("256", plugin.driver().volumes().reads().readyVolume(id, "volume").mutableParameters().get("readAheadKiB"));
 
         var unpublish = cli.run("node", "unpublish", id, "--target-path", target.toString());
         assertEquals("unpublished volume " + id + " from " + target + "\n", unpublish.out());

@@ -93,8 +93,8 @@ class ClusterRoutingTest {
         Volume again = createOn("by-topology", "node-b");
         assertEquals(v.getVolumeId(), again.getVolumeId());
         // node b's own catalog has it, the others do not
-        assertTrue(cluster.nodes.get("node-b").driver().volumes().listing(0, 100).items().stream().anyMatch(x -> x.id().equals(v.getVolumeId())));
-        assertTrue(cluster.nodes.get("node-a").driver().volumes().listing(0, 100).items().stream().noneMatch(x -> x.id().equals(v.getVolumeId())));
+        assertTrue(cluster.nodes.get("node-b").driver().volumes().reads().listing(0, 100).items().stream().anyMatch(x -> x.id().equals(v.getVolumeId())));
+        assertTrue(cluster.nodes.get("node-a").driver().volumes().reads().listing(0, 100).items().stream().noneMatch(x -> x.id().equals(v.getVolumeId())));
         assertEquals(v.getVolumeId(), controller.controllerGetVolume(ControllerGetVolumeRequest.newBuilder()
                 .setVolumeId(v.getVolumeId()).build()).getVolume().getVolumeId());
     }

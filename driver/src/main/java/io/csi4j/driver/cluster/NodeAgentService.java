@@ -155,7 +155,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         ReplicatedVolumeId id = replicatedId(req.getVolumeId());
         var initial = new ReplicaState(1, req.getPrimary() ? ReplicaState.Role.PRIMARY : ReplicaState.Role.SECONDARY, "");
         replicas.create(id, initial);
-        var made = volumes.createReplica(WireMapping.newVolume(req.getRequest()), id);
+        var made = volumes.creation().createReplica(WireMapping.newVolume(req.getRequest()), id);
         reply(out, CreateReplicaResponse.newBuilder().setVolume(WireMapping.volume(made)).build());
     }
 
@@ -289,7 +289,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     @Override
     public void findVolume(FindVolumeRequest req, StreamObserver<FindVolumeResponse> out) {
         // any row counts, also one a crash left half made: CreateVolume on this node finishes or answers it
-        String id = req.getName().isEmpty() ? "" : volumes.byName(req.getName()).map(v -> v.id()).orElse("");
+        String id = req.getName().isEmpty() ? "" : volumes.reads().byName(req.getName()).map(v -> v.id()).orElse("");
         reply(out, FindVolumeResponse.newBuilder().setVolumeId(id).build());
     }
 
@@ -353,7 +353,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     private List<String> localVolumes(List<String> ids) {
         if (ids.isEmpty()) throw CsiException.invalidArgument("volume_ids is REQUIRED");
         if (new HashSet<>(ids).size() != ids.size()) throw CsiException.invalidArgument("volume_ids has duplicates");
-        for (String id : ids) volumes.readyVolume(id, "source volume");
+        for (String id : ids) volumes.reads().readyVolume(id, "source volume");
         return ids;
     }
 }

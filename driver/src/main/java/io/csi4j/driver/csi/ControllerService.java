@@ -21,7 +21,7 @@ import java.util.Optional;
 import com.google.protobuf.Int64Value;
 import io.csi4j.driver.DriverConfig;
 
-/** csi.v1.Controller: maps wire messages to {@link Volumes} / {@link Snapshots} and back. */
+/** csi.v1.Controller: maps wire messages to the parts of {@link Volumes} / {@link Snapshots} and back. */
 public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     /** Also what the cluster controller advertises: it routes every one of these to the owning node. */
     public static final Type[] CAPABILITIES = {
@@ -44,32 +44,34 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void createVolume(CreateVolumeRequest req, StreamObserver<CreateVolumeResponse> out) {
-        VolumeRecord v = volumes.create(WireMapping.newVolume(req));
+        VolumeRecord v = volumes.creation().create(WireMapping.newVolume(req));
         reply(out, CreateVolumeResponse.newBuilder().setVolume(WireMapping.volume(v)).build());
     }
 
     @Override
     public void deleteVolume(DeleteVolumeRequest req, StreamObserver<DeleteVolumeResponse> out) {
-        volumes.delete(req.getVolumeId());
+        volumes.deletion().delete(req.getVolumeId());
         reply(out, DeleteVolumeResponse.getDefaultInstance());
     }
 
     @Override
     public void controllerPublishVolume(ControllerPublishVolumeRequest req, StreamObserver<ControllerPublishVolumeResponse> out) {
-        var context = volumes.publish(req.getVolumeId(), req.getNodeId(),
+        var context = volumes.publications().publish(req.getVolumeId(), req.getNodeId(),
                 WireMapping.capability(req.getVolumeCapability()), req.getReadonly());
         reply(out, ControllerPublishVolumeResponse.newBuilder().putAllPublishContext(context).build());
     }
 
     @Override
     public void controllerUnpublishVolume(ControllerUnpublishVolumeRequest req, StreamObserver<ControllerUnpublishVolumeResponse> out) {
-        volumes.unpublish(req.getVolumeId(), req.getNodeId());
+        volumes.publications().unpublish(req.getVolumeId(), req.getNodeId());
         reply(out, ControllerUnpublishVolumeResponse.getDefaultInstance());
     }
 
     @Override
     public void validateVolumeCapabilities(ValidateVolumeCapabilitiesRequest req, StreamObserver<ValidateVolumeCapabilitiesResponse> out) {
-        Optional<String> why = volumes.unconfirmed(req.getVolumeId(), WireMapping.capabilities(req.getVolumeCapabilitiesList()),
+        var capabilities = WireMapping.capabilities(req.getVolumeCapabilitiesList());   // a bad one before the volume is read
+        VolumeRecord v = volumes.reads().readyVolume(req.getVolumeId(), "volume");
+        Optional<String> why = volumes.rules().unconfirmed(v, capabilities,
                 req.getParametersMap(), req.getMutableParametersMap(), req.getVolumeContextMap());
         var response = ValidateVolumeCapabilitiesResponse.newBuilder();
         if (why.isPresent()) {
@@ -100,7 +102,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     }
 
     private ListVolumesResponse volumePage(long after, int limit) {
-        Page<ListedVolume> page = volumes.listReady(after, limit);
+        Page<ListedVolume> page = volumes.reads().listReady(after, limit);
         var response = ListVolumesResponse.newBuilder();
         for (ListedVolume v : page.items()) {
             response.addEntries(ListVolumesResponse.Entry.newBuilder()
@@ -115,8 +117,8 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void controllerGetVolume(ControllerGetVolumeRequest req, StreamObserver<ControllerGetVolumeResponse> out) {
-        VolumeRecord v = volumes.readyVolume(req.getVolumeId(), "volume");
-        VolumeStatus status = volumes.status(v.id());
+        VolumeRecord v = volumes.reads().readyVolume(req.getVolumeId(), "volume");
+        VolumeStatus status = volumes.reads().status(v.id());
         reply(out, ControllerGetVolumeResponse.newBuilder()
                 .setVolume(WireMapping.volume(v))
                 .setStatus(ControllerGetVolumeResponse.VolumeStatus.newBuilder()
@@ -127,7 +129,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void controllerModifyVolume(ControllerModifyVolumeRequest req, StreamObserver<ControllerModifyVolumeResponse> out) {
-        volumes.modify(req.getVolumeId(), req.getMutableParametersMap());
+        volumes.changes().modify(req.getVolumeId(), req.getMutableParametersMap());
         reply(out, ControllerModifyVolumeResponse.getDefaultInstance());
     }
 
@@ -139,8 +141,8 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
                 ? req.getAccessibleTopology().getSegmentsMap().getOrDefault(DriverConfig.TOPOLOGY_KEY, topologyValue)
                 : topologyValue;
         if (node.equals(topologyValue)) {
-            response.setAvailableCapacity(volumes.availableCapacity(WireMapping.capabilities(req.getVolumeCapabilitiesList())))
-                    .setMaximumVolumeSize(Int64Value.of(volumes.maximumVolumeSize()));
+            response.setAvailableCapacity(volumes.reads().availableCapacity(WireMapping.capabilities(req.getVolumeCapabilitiesList())))
+                    .setMaximumVolumeSize(Int64Value.of(volumes.reads().maximumVolumeSize()));
         }
         reply(out, response.build());
     }
@@ -187,7 +189,7 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
 
     @Override
     public void controllerExpandVolume(ControllerExpandVolumeRequest req, StreamObserver<ControllerExpandVolumeResponse> out) {
-        var result = volumes.expand(req.getVolumeId(), WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()),
+        var result = volumes.changes().expand(req.getVolumeId(), WireMapping.range(req.hasCapacityRange(), req.getCapacityRange()),
                 req.hasVolumeCapability() ? Optional.of(WireMapping.capability(req.getVolumeCapability())) : Optional.empty());
         reply(out, ControllerExpandVolumeResponse.newBuilder()
                 .setCapacityBytes(result.capacityBytes())

@@ -15,6 +15,7 @@ import io.csi4j.driver.model.State;
 import io.csi4j.driver.model.VolumeGroupRecord;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.Lookup;
+import io.csi4j.driver.volume.VolumeRules;
 import io.csi4j.driver.volume.Volumes;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -34,7 +35,7 @@ import java.util.TreeSet;
  * artifacts are removed, then the rows go; a crash half-way is finished by the {@code Reconciler}.
  *
  * <p>Parameters (CreateVolumeGroup, ModifyVolumeGroupMembership): this driver takes none of its own; keys
- * starting with {@value Volumes#KUBERNETES_PREFIX} (what Kubernetes components add) are accepted, anything
+ * starting with {@value VolumeRules#KUBERNETES_PREFIX} (what Kubernetes components add) are accepted, anything
  * else is INVALID_ARGUMENT. Create keeps them and compares them for idempotency; Modify only validates them.
  */
 public final class VolumeGroups {
@@ -233,7 +234,7 @@ public final class VolumeGroups {
         for (String v : catalog.volumeGroups().members(groupId)) {
             Optional<VolumeRecord> member = catalog.volumes().byId(v);
             if (member.isPresent() && member.get().state() == State.DELETING) {
-                volumes.finishDelete(v);                            // effect + commit of that member
+                volumes.deletion().finishDelete(v);                            // effect + commit of that member
                 steps.reached(Step.MEMBER_DELETED, v);
             }
         }
@@ -277,11 +278,11 @@ public final class VolumeGroups {
     private static void validateParameters(Map<String, String> parameters, String rpc) {
         var unknown = new TreeSet<String>();
         for (String key : parameters.keySet()) {
-            if (!key.startsWith(Volumes.KUBERNETES_PREFIX)) unknown.add(key);
+            if (!key.startsWith(VolumeRules.KUBERNETES_PREFIX)) unknown.add(key);
         }
         if (!unknown.isEmpty()) {
             throw DomainException.invalid("unknown " + rpc + " parameters " + unknown + "; "
-                    + DriverConfig.PLUGIN_NAME + " takes none besides keys starting with " + Volumes.KUBERNETES_PREFIX);
+                    + DriverConfig.PLUGIN_NAME + " takes none besides keys starting with " + VolumeRules.KUBERNETES_PREFIX);
         }
     }
 

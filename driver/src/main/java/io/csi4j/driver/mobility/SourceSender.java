@@ -70,7 +70,7 @@ public final class SourceSender {
             case ContentSource.FromVolume v -> {
                 kind = Artifact.Kind.VOLUME;
                 id = v.volumeId();
-                sourceVolumeId = volumes.readyVolume(id, "source volume").id();
+                sourceVolumeId = volumes.reads().readyVolume(id, "source volume").id();
             }
             case ContentSource.None none -> throw DomainException.invalid("snapshot_id or volume_id is REQUIRED");
         }

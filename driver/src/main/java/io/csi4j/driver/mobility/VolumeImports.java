@@ -10,6 +10,7 @@ import io.csi4j.driver.engine.StillImage;
 import io.csi4j.driver.model.ContentSource;
 import io.csi4j.driver.model.VolumeRecord;
 import io.csi4j.driver.volume.NewVolume;
+import io.csi4j.driver.volume.VolumeCreation;
 import io.csi4j.driver.volume.Volumes;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,7 +55,7 @@ public final class VolumeImports {
             throw DomainException.precondition("the content source lives on node '" + source.nodeId() + "', and the "
                     + engine.name() + " engine of node '" + nodeId + "' cannot copy volumes between nodes (the image engine can)");
         }
-        Optional<VolumeRecord> existing = running.containsKey(request.name()) ? Optional.empty() : volumes.existing(request);
+        Optional<VolumeRecord> existing = running.containsKey(request.name()) ? Optional.empty() : volumes.creation().existing(request);
         if (existing.isPresent()) return new Result(existing.get(), 0, "");
         CompletableFuture<Result> copy = running.computeIfAbsent(request.name(), name -> {
             var future = new CompletableFuture<Result>();
@@ -106,7 +107,7 @@ public final class VolumeImports {
                     ? new Replica(header.sourceVolumeId(), sourceId) : null;
             long[] received = {0};
             long started = System.nanoTime();
-            VolumeRecord v = volumes.createCopy(request, new Volumes.Incoming() {
+            VolumeRecord v = volumes.creation().createCopy(request, new VolumeCreation.Incoming() {
                 @Override public long sourceBytes() { return header.sizeBytes(); }
                 @Override public Replica base() { return base; }
                 @Override public Replica keepAs() { return keepAs; }
@@ -139,7 +140,7 @@ public final class VolumeImports {
     /**
      * One replication round's pull on a secondary (docs/replication.md): the point {@code pointId} of {@code volumeId}
      * from the primary, only what changed since the point this node holds a replica of, over the same checked,
-     * bandwidth-limited stream as any copy; the volume's copy here is replaced by it whole ({@link Volumes#replaceImage}).
+     * bandwidth-limited stream as any copy; the volume's copy here is replaced by it whole ({@link io.csi4j.driver.volume.VolumeChanges#replaceImage}).
      * When the primary holds none of this node's points (a failover, a third copy after a handoff) and this node holds a
      * replica of an old point, the stream is dropped after its header and asked again with that replica's chunk digests
      * (a resync by checksums: the chunks that differ). With {@code imageIsBase} (a fenced old primary that follows: it
@@ -202,7 +203,7 @@ public final class VolumeImports {
                     .orElseThrow(() -> protocolError("node '" + source.nodeId() + "' sent a delta against "
                             + header.baseSnapshotId() + ", which this node holds no replica of"));
             long[] received = {0};
-            volumes.replaceImage(volumeId, header.sizeBytes(), base, new Replica(volumeId, pointId),
+            volumes.changes().replaceImage(volumeId, header.sizeBytes(), base, new Replica(volumeId, pointId),
                     target -> received[0] = receive(transfer, target, header, source, progress));
             // against the image: no point was the base (empty, as for a full copy), but it went by checksums
             String baseId = base instanceof Replica r ? r.snapshotId() : "";

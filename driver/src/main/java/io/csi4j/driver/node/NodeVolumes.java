@@ -20,6 +20,7 @@ import io.csi4j.driver.volume.CapacityRange;
 import io.csi4j.driver.volume.MutableParameters;
 import io.csi4j.driver.volume.NewVolume;
 import io.csi4j.driver.volume.SpaceUsage;
+import io.csi4j.driver.volume.VolumeRules;
 import io.csi4j.driver.volume.VolumeShape;
 import io.csi4j.driver.volume.Volumes;
 import io.csi4j.driver.replication.ReplicaStates;
@@ -76,7 +77,7 @@ public final class NodeVolumes {
         // fencing first (docs/replication.md): a secondary's copy is not a volume of this node's catalog yet
         boolean writable = !capability.mode().readOnly();
         if (writable) replicas.checkWritable(volumeId);
-        VolumeRecord v = volumes.readyVolume(volumeId, "volume");
+        VolumeRecord v = volumes.reads().readyVolume(volumeId, "volume");
         checkCapability(v, capability);
         requireAbsolute(stagingPath, "staging_target_path");
         requireNoPlantedSymlink(stagingPath, "staging_target_path");
@@ -86,7 +87,7 @@ public final class NodeVolumes {
     }
 
     public void unstage(String volumeId, Path stagingPath) {
-        volumes.readyVolume(volumeId, "volume");
+        volumes.reads().readyVolume(volumeId, "volume");
         requireAbsolute(stagingPath, "staging_target_path");
         engine.unstage(volumeId, stagingPath);
     }
@@ -99,7 +100,7 @@ public final class NodeVolumes {
             publishEphemeral(volumeId, targetPath, capability, readOnly, volumeContext);
             return;
         }
-        VolumeRecord v = volumes.readyVolume(volumeId, "volume");
+        VolumeRecord v = volumes.reads().readyVolume(volumeId, "volume");
         checkCapability(v, capability);
         Path staging = stagingPath.orElseThrow(() -> DomainException.precondition(
                 "staging_target_path is not set; this plugin has STAGE_UNSTAGE_VOLUME: call NodeStageVolume first"));
@@ -126,18 +127,18 @@ public final class NodeVolumes {
         if (tombstones.contains(volumeId) && !Files.exists(targetPath)) {
             return;   // an ephemeral volume whose unpublish finished before: the retry is OK (idempotent)
         }
-        volumes.readyVolume(volumeId, "volume");
+        volumes.reads().readyVolume(volumeId, "volume");
         engine.unpublish(volumeId, targetPath);
     }
 
     public VolumeStats stats(String volumeId, Path volumePath) {
         String id = resolveEphemeral(volumeId);
-        volumes.readyVolume(id, "volume");
+        volumes.reads().readyVolume(id, "volume");
         requireVolumePath(volumePath);
         VolumeStats stats = engine.stats(id, volumePath);
         if (stats.abnormal().isPresent()) return stats;
-        Optional<String> pool = volumes.poolCondition()    // its thin pool image cannot hold what it promised
-                .or(() -> volumes.replicaConditionOf(id));
+        Optional<String> pool = volumes.reads().poolCondition()    // its thin pool image cannot hold what it promised
+                .or(() -> volumes.reads().replicaConditionOf(id));
         return pool.isEmpty() ? stats : new VolumeStats(stats.totalBytes(), stats.usedBytes(), stats.availableBytes(),
                 stats.totalInodes(), stats.usedInodes(), stats.availableInodes(), pool);
     }
@@ -150,22 +151,22 @@ public final class NodeVolumes {
      */
     public SpaceUsage reclaimSpace(String volumeId, Path volumePath) {
         String id = resolveEphemeral(volumeId);
-        VolumeRecord v = volumes.readyVolume(id, "volume");
+        VolumeRecord v = volumes.reads().readyVolume(id, "volume");
         requireVolumePath(volumePath);
         if (v.kind() == VolumeKind.BLOCK) {
             throw DomainException.precondition("volume " + volumeId + " is a block volume: the plugin cannot tell which of "
                     + "its blocks are free; discard from inside (blkdiscard, or fstrim of the filesystem on it), the loop "
                     + "device passes discards to the image as holes");
         }
-        long before = volumes.allocatedBytes(id);
+        long before = volumes.reads().allocatedBytes(id);
         reclaimer.orElseThrow(() -> StorageException.unsupported("the " + engineName + " engine cannot reclaim space"))
                 .trim(id, volumePath);
-        return new SpaceUsage(before, volumes.allocatedBytes(id));
+        return new SpaceUsage(before, volumes.reads().allocatedBytes(id));
     }
 
     public long expand(String volumeId, Path volumePath, CapacityRange range, Optional<Capability> capability) {
-        VolumeRecord v = volumes.readyVolume(volumeId, "volume");
-        capability.flatMap(c -> volumes.unsupported(v, List.of(c))).ifPresent(why -> {
+        VolumeRecord v = volumes.reads().readyVolume(volumeId, "volume");
+        capability.flatMap(c -> VolumeRules.unsupported(v, List.of(c))).ifPresent(why -> {
             throw DomainException.invalid("volume_capability exceeds what volume " + volumeId + " supports: " + why);
         });
         requireVolumePath(volumePath);
@@ -186,7 +187,7 @@ public final class NodeVolumes {
         String name = EPHEMERAL_NAME_PREFIX + csiVolumeId;
         tombstones.remove(csiVolumeId);
         var known = new HashMap<String, String>();
-        VolumeRecord v = volumes.create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability),
+        VolumeRecord v = volumes.creation().create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability),
                 known, Map.of(), ContentSource.NONE, Optional.empty()));
         Path staging = ephemeralStaging(v.id());
         engine.stage(v.id(), staging, stageOptions(v, capability));
@@ -202,7 +203,7 @@ public final class NodeVolumes {
         } catch (IOException e) {
             throw new UncheckedIOException("removing " + staging, e);
         }
-        volumes.delete(v.id());
+        volumes.deletion().delete(v.id());
         tombstones.add(v.name().substring(EPHEMERAL_NAME_PREFIX.length()));
     }
 
@@ -218,7 +219,7 @@ public final class NodeVolumes {
     // ---- checks ----
 
     private void checkCapability(VolumeRecord v, Capability capability) {
-        volumes.unsupported(v, List.of(capability)).ifPresent(why -> {
+        VolumeRules.unsupported(v, List.of(capability)).ifPresent(why -> {
             throw DomainException.precondition("volume " + v.id() + ": " + why);
         });
     }

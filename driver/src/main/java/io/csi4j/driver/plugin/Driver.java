@@ -92,9 +92,9 @@ public final class Driver implements AutoCloseable {
         this.groupSnapshots = new GroupSnapshots(catalog, engine, volumes, config, clock, replicaStates::checkSnapshotSource);
         this.volumeGroups = new VolumeGroups(catalog, engine, volumes, config, clock);
         this.node = new NodeVolumes(catalog, engine, volumes, config, replicaStates);
-        volumes.notListed(id -> io.csi4j.driver.id.ReplicatedVolumeId.parse(id)
+        volumes.reads().notListed(id -> io.csi4j.driver.id.ReplicatedVolumeId.parse(id)
                 .flatMap(replicaStates::get).map(s -> !s.writable()).orElse(false));
-        volumes.replicaCondition(this::failoverCondition);
+        volumes.reads().replicaCondition(this::failoverCondition);
         this.reconciler = new Reconciler(catalog, engine, volumes, snapshots, groupSnapshots);
         this.tokens = new PageTokens(pageTokenKey(config.layout()));
         this.lastReport = reconciler.run(removeOrphans);
@@ -140,7 +140,7 @@ public final class Driver implements AutoCloseable {
                 replicaStates.confirmations()::heard));
         var rounds = new Rounds(replicaStates, volumes, snapshots, imports, engine, config.nodeId(), roundLog());
         // on an agent a primary also reports a secondary left behind (its points stopped), after its failover note
-        volumes.replicaCondition(id -> failoverCondition(id).or(() -> rounds.lagCondition(id)));
+        volumes.reads().replicaCondition(id -> failoverCondition(id).or(() -> rounds.lagCondition(id)));
         rounds.enforceFences();                 // before it serves: a fenced copy's mounts are read-only again
         rounds.finishCutShort();   // before any round: what a crash left between a round's replica and its point
         services.add(AgentStatus.wrap(new NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies,
@@ -261,7 +261,7 @@ public final class Driver implements AutoCloseable {
         if (peers != null) peers.close();
         try {
             try {
-                volumes.flushTombstones();   // a clean stop leaves none; after a crash the reconciler sweeps them
+                volumes.deletion().flushTombstones();   // a clean stop leaves none; after a crash the reconciler sweeps them
             } catch (RuntimeException e) {
                 // kept: the next start's reconciler removes what they name
             }

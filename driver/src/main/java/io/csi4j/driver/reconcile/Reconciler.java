@@ -89,11 +89,11 @@ public final class Reconciler {
             rolledBack.add(g.id());
         }
         for (VolumeRecord v : catalog.volumes().inState(State.CREATING)) {
-            volumes.finishDelete(v.id());
+            volumes.deletion().finishDelete(v.id());
             rolledBack.add(v.id());
         }
         for (VolumeRecord v : catalog.volumes().inState(State.DELETING)) {
-            volumes.finishDelete(v.id());
+            volumes.deletion().finishDelete(v.id());
             finished.add(v.id());
         }
         // A volume group whose delete was cut short: its member volumes (if the policy deletes them)

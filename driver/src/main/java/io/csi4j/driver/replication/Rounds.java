@@ -125,7 +125,7 @@ public final class Rounds {
         for (ReplicatedVolumeId id : states.ids()) {
             var state = states.get(id);
             if (state.isEmpty()) continue;
-            var interval = volumes.byId(id.toString())
+            var interval = volumes.reads().byId(id.toString())
                     .map(row -> ReplicationParameters.of(row.parameters(), row.mutableParameters()).interval());
             all.add(new Held(id, state.get(), interval));
         }
@@ -144,7 +144,7 @@ public final class Rounds {
         if (parsed.isEmpty()) return java.util.Optional.empty();
         ReplicatedVolumeId id = parsed.get();
         var state = states.get(id);
-        var row = volumes.byId(volumeId);
+        var row = volumes.reads().byId(volumeId);
         if (state.isEmpty() || row.isEmpty() || !state.get().writable()) return java.util.Optional.empty();
         java.time.Duration interval = ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval();
         java.time.Instant now = java.time.Instant.now();
@@ -377,14 +377,14 @@ public final class Rounds {
         for (ReplicatedVolumeId id : states.ids()) {
             locked(id, () -> {
                 var s = states.get(id).orElse(null);
-                var row = volumes.byId(id.toString());
+                var row = volumes.reads().byId(id.toString());
                 if (s == null || row.isEmpty() || s.role() != ReplicaState.Role.SECONDARY) return null;
                 var other = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(id.toString()))
                         .filter(r -> !r.snapshotId().equals(s.point())).toList();
                 if (other.size() != 1) return null;
                 var kept = other.get(0);
                 try {
-                    volumes.replaceImage(id.toString(), row.get().capacityBytes(), kept, kept, target -> { });
+                    volumes.changes().replaceImage(id.toString(), row.get().capacityBytes(), kept, kept, target -> { });
                     states.holding(id, kept.snapshotId());
                 } catch (RuntimeException e) {   // e.g. staged: the agent still starts; the next round is a full copy
                     LOG.warning(() -> "replica of " + id + ": could not finish a round cut short at point " + kept.snapshotId() + ": " + e);
@@ -496,7 +496,7 @@ public final class Rounds {
     /** The first step of a handoff, on the old primary: from here it refuses writable stage and publish. */
     public ReplicaState demote(ReplicatedVolumeId id, long epoch, String successor) {
         return locked(id, () -> {
-            if (!volumes.publishedNodes(id.toString()).isEmpty()) {
+            if (!volumes.reads().publishedNodes(id.toString()).isEmpty()) {
                 throw DomainException.precondition("volume " + id + " is still published on node '" + nodeId + "'");
             }
             if (engine.inUse(id.toString())) throw DomainException.precondition("volume " + id + " is still staged on node '" + nodeId + "'");
@@ -516,8 +516,8 @@ public final class Rounds {
         locked(id, () -> {
             // only the primary's publications are the CO's: a superseded copy's own record is stale (the CO's
             // ControllerUnpublishVolume after the failover went to the new primary), so it refuses nothing; a mount does
-            if (states.get(id).map(s -> s.role() != ReplicaState.Role.PRIMARY).orElse(false)) volumes.unpublish(id.toString(), "");
-            volumes.delete(id.toString());
+            if (states.get(id).map(s -> s.role() != ReplicaState.Role.PRIMARY).orElse(false)) volumes.publications().unpublish(id.toString(), "");
+            volumes.deletion().delete(id.toString());
             if (tombstone) states.markDeleted(id, java.time.Instant.now());
             for (SnapshotRecord p : points(id)) snapshots.deletePoint(p.id());
             engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));

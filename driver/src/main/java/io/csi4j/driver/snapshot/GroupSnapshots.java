@@ -90,7 +90,7 @@ public final class GroupSnapshots {
         }
         for (String volumeId : sourceVolumeIds) {
             snapshotSources.checkSnapshotSource(volumeId);   // never a member cut from a copy that is not the primary
-            volumes.readyVolume(volumeId, "source volume");
+            volumes.reads().readyVolume(volumeId, "source volume");
         }
 
         var now = clock.instant();

@@ -92,7 +92,7 @@ public final class Snapshots {
             if (!SnapshotRecord.isPointName(name) && ReplicatedVolumeId.isReplicated(sourceVolumeId)) catalog.snapshots().setAnswered(s.id());
             return s;
         }
-        volumes.readyVolume(sourceVolumeId, "source volume");
+        volumes.reads().readyVolume(sourceVolumeId, "source volume");
         var now = clock.instant();
         var row = new SnapshotRecord(ObjectId.generate(Kind.SNAPSHOT, config.nodeId()).toString(), name,
                 sourceVolumeId, 0, null, parameters, State.CREATING, now, now);

@@ -26,7 +26,7 @@ public final class OfflineReclaim {
     }
 
     public SpaceUsage reclaim(String volumeId) {
-        VolumeRecord v = volumes.readyVolume(volumeId, "volume");
+        VolumeRecord v = volumes.reads().readyVolume(volumeId, "volume");
         if (v.kind() == VolumeKind.BLOCK) {
             throw DomainException.precondition("volume " + volumeId + " is a block volume: the plugin cannot tell which of "
                     + "its blocks are free; discard from inside (blkdiscard, or fstrim of the filesystem on it)");

@@ -4,6 +4,7 @@ import io.csi4j.driver.engine.BackingSpace;
 import io.csi4j.driver.engine.PoolBacking;
 import io.csi4j.driver.engine.PoolInfo;
 import io.csi4j.driver.engine.PoolStorage;
+import io.csi4j.driver.engine.Preallocation;
 import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.storage.ByteCount;
 import java.util.Optional;
@@ -59,6 +60,12 @@ final class PoolCapacity {
                     + ByteCount.describe(space.backedAvailable()) + " really free in the pool image and beneath it on "
                     + space.backingDir() + " (keeping " + ByteCount.describe(space.reserveBytes()) + " free there)");
         }
+    }
+
+    /** Before anything is written: the space really free, in the pool and beneath a thin pool image. */
+    void requireThick(Preallocation thick, long bytes) {
+        requireThick(bytes);
+        thick.requireRoom(bytes);
     }
 
     /** Why every volume of the pool is at risk now (its image's backing filesystem is too full), if it is. */

@@ -4,10 +4,23 @@
  * imports gRPC or wire types.
  *
  * <ul>
- *   <li>{@link io.csi4j.driver.volume.Volumes}: CreateVolume (blank, clone, restore, a copy from another node),
- *       DeleteVolume, expand, modify, publish bookkeeping, listings with their status, ValidateVolumeCapabilities'
- *       rules. What a request asks is checked against the engine's capabilities before any row or artifact is
- *       written.</li>
+ *   <li>{@link io.csi4j.driver.volume.Volumes}: wires the jobs below once (one catalog, one engine, one
+ *       {@code PoolCapacity}) and hands them out; callers name the job they use. Each job is its own class, so that
+ *       one can be read whole, and uses only the jobs listed before it:
+ *     <ul>
+ *       <li>{@link io.csi4j.driver.volume.VolumeRules}: what a request may ask of this node (parameters, mutable
+ *           parameters, topology, capabilities, idempotency by name), answered from the engine's capabilities and the
+ *           config alone: no catalog, no writes. CreateVolume asks them before any row or artifact is written;
+ *           ValidateVolumeCapabilities asks the same questions of an existing volume.</li>
+ *       <li>{@link io.csi4j.driver.volume.VolumeReads}: one volume, pages, ListVolumes' page with status,
+ *           conditions, GetCapacity.</li>
+ *       <li>{@link io.csi4j.driver.volume.VolumeDeletion}: DeleteVolume and the end of every delete: commit (row
+ *           gone, tombstone recorded), then effect; tombstones dropped in batches after one directory sync.</li>
+ *       <li>{@link io.csi4j.driver.volume.VolumeCreation}: CreateVolume of every kind (blank, thick, clone,
+ *           restore, a copy from another node, a replicated volume's primary), each by its crash protocol.</li>
+ *       <li>{@link io.csi4j.driver.volume.VolumeChanges}: expand, modify, a secondary copy's new image.</li>
+ *       <li>{@link io.csi4j.driver.volume.VolumePublications}: ControllerPublish/Unpublish bookkeeping.</li>
+ *     </ul></li>
  *   <li>{@link io.csi4j.driver.volume.Lookup}: reading one object by a wire id, once per kind (volume, snapshot,
  *       group snapshot, volume group): parse the id, read the row, check which node owns it, NOT_FOUND. A CO's
  *       read of a snapshot goes through {@code coSnapshots}, to which a replication point is an unknown id.</li>

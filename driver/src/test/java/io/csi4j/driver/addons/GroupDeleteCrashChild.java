@@ -34,8 +34,8 @@ public final class GroupDeleteCrashChild {
         DriverConfig config = Plugin.config(dataDir, "node-a", setup, GroupDeletePolicy.DELETE_VOLUMES, 8);
         Driver driver = Driver.open(config);                    // never closed: the process dies
         List<String> members = new ArrayList<>();
-        for (int i = 0; i < 3; i++) members.add(driver.volumes().create(volume("member-" + i)).id());
-        String bystander = driver.volumes().create(volume("bystander")).id();
+        for (int i = 0; i < 3; i++) members.add(driver.volumes().creation().create(volume("member-" + i)).id());
+        String bystander = driver.volumes().creation().create(volume("bystander")).id();
         String group = driver.volumeGroups().create("doomed", Map.of(), members).id();
         System.out.println("IDS " + group + " " + bystander + " " + String.join(" ", members));
         System.out.flush();

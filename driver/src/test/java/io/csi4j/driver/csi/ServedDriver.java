@@ -189,10 +189,10 @@ final class ServedDriver implements AutoCloseable {
         }
         Page<SnapshotRecord> snapshots = driver.snapshots().list(0, 1000, new SnapshotFilter(null, null));
         snapshots.items().forEach(s -> driver.snapshots().delete(s.id()));
-        Page<VolumeRecord> page = volumes.list(0, 1000);
+        Page<VolumeRecord> page = volumes.reads().list(0, 1000);
         for (VolumeRecord v : page.items()) {
-            volumes.unpublish(v.id(), "");
-            volumes.delete(v.id());
+            volumes.publications().unpublish(v.id(), "");
+            volumes.deletion().delete(v.id());
         }
         deleteTree(nodeDir);
         return leaks;

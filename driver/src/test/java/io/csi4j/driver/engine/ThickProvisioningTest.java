@@ -249,26 +249,26 @@ class ThickProvisioningTest {
             NewVolume request = new NewVolume("thick-one", new CapacityRange(32 * MIB, 0),
                     List.of(Capability.block(AccessMode.SINGLE_NODE_WRITER)), Map.of(Provisioning.PARAMETER, "thick"), Map.of(),
                     ContentSource.NONE, Optional.empty());
-            VolumeRecord made = volumes.create(request);
+            VolumeRecord made = volumes.creation().create(request);
             assertEquals(State.READY, made.state());
             assertThick(image(test, made.id()));
             assertTrue(ZeroFill.fresh(image(test, made.id())));
-            assertEquals(made.id(), volumes.create(request).id(), "a repeat answers the volume it made");
+            assertEquals(made.id(), volumes.creation().create(request).id(), "a repeat answers the volume it made");
 
-            VolumeRecord thin = volumes.create(new NewVolume("thin-one", new CapacityRange(32 * MIB, 0),
+            VolumeRecord thin = volumes.creation().create(new NewVolume("thin-one", new CapacityRange(32 * MIB, 0),
                     List.of(Capability.block(AccessMode.SINGLE_NODE_WRITER)), Map.of(), Map.of(), ContentSource.NONE, Optional.empty()));
             assertFalse(ZeroFill.layout(image(test, thin.id())).thick(), "the default stays thin");
 
-            assertEquals(48 * MIB, volumes.expand(made.id(), new CapacityRange(48 * MIB, 0)).capacityBytes());
+            assertEquals(48 * MIB, volumes.changes().expand(made.id(), new CapacityRange(48 * MIB, 0)).capacityBytes());
             assertThick(image(test, made.id()));
 
-            DomainException tooBig = assertThrows(DomainException.class, () -> volumes.create(new NewVolume("too-big",
+            DomainException tooBig = assertThrows(DomainException.class, () -> volumes.creation().create(new NewVolume("too-big",
                     new CapacityRange(1024 * MIB, 0), List.of(Capability.block(AccessMode.SINGLE_NODE_WRITER)),
                     Map.of(Provisioning.PARAMETER, "thick"), Map.of(), ContentSource.NONE, Optional.empty())));
             assertEquals(DomainException.Kind.EXHAUSTED, tooBig.kind());
-            assertTrue(volumes.byName("too-big").isEmpty(), "refused before anything was written");
-            volumes.delete(made.id());
-            volumes.delete(thin.id());
+            assertTrue(volumes.reads().byName("too-big").isEmpty(), "refused before anything was written");
+            volumes.deletion().delete(made.id());
+            volumes.deletion().delete(thin.id());
             assertEquals(Set.of(), engine.volumeArtifacts());
         }
     }

@@ -39,7 +39,7 @@ class ReconcilerTest {
         DriverConfig config = DriverConfig.defaults(dataDir, "node-r");
         String id;
         try (Driver driver = Driver.open(config)) {
-            id = driver.volumes().create(new NewVolume("grown", new CapacityRange(16 * MIB, 0),
+            id = driver.volumes().creation().create(new NewVolume("grown", new CapacityRange(16 * MIB, 0),
                     List.of(Capability.block(AccessMode.SINGLE_NODE_WRITER)), Map.of(), Map.of(), ContentSource.NONE,
                     Optional.empty())).id();
             // the effect of ControllerExpandVolume without its commit: what a kill between the two leaves
@@ -52,7 +52,7 @@ class ReconcilerTest {
             assertTrue(driver.reconcileReport().finished().contains(id), driver.reconcileReport().toString());
             assertEquals(24 * MIB, Files.size(driver.engine().pool().path().resolve("volumes").resolve(id + ".img")));
             // the CO's retry of the interrupted call converges on the same answer
-            assertEquals(24 * MIB, driver.volumes().expand(id, new CapacityRange(24 * MIB, 0)).capacityBytes());
+            assertEquals(24 * MIB, driver.volumes().changes().expand(id, new CapacityRange(24 * MIB, 0)).capacityBytes());
         }
         try (Driver driver = Driver.open(config)) {
             assertEquals(List.of(), driver.reconcileReport().finished(), "nothing left to do the next time");
@@ -60,7 +60,7 @@ class ReconcilerTest {
     }
 
     private static VolumeRecord blank(Driver driver, String name, Capability capability) {
-        return driver.volumes().create(new NewVolume(name, new CapacityRange(16 * MIB, 0), List.of(capability), Map.of(),
+        return driver.volumes().creation().create(new NewVolume(name, new CapacityRange(16 * MIB, 0), List.of(capability), Map.of(),
                 Map.of(), ContentSource.NONE, Optional.empty()));
     }
 
@@ -75,7 +75,7 @@ class ReconcilerTest {
             VolumeRecord v = blank(driver, "one-sync", Capability.mount(AccessMode.SINGLE_NODE_WRITER, "ext4"));
             assertEquals(before + 1, driver.catalog().logSyncs(), "CreateVolume of a blank volume: one commit, one sync");
             assertTrue(Files.isRegularFile(volumes(driver).resolve(v.id() + ".img")), "the image is made at once");
-            driver.volumes().delete(v.id());
+            driver.volumes().deletion().delete(v.id());
             assertEquals(before + 2, driver.catalog().logSyncs(), "DeleteVolume: one commit, one sync");
             assertFalse(Files.exists(volumes(driver).resolve(v.id() + ".img")));
             assertFalse(Files.exists(volumes(driver).resolve(v.id() + ".meta")));
@@ -91,7 +91,7 @@ class ReconcilerTest {
         try (Driver driver = Driver.open(DriverConfig.defaults(dataDir, "node-r"))) {
             int n = 300;
             for (int i = 0; i < n; i++) {
-                driver.volumes().delete(blank(driver, "batch-" + i, Capability.block(AccessMode.SINGLE_NODE_WRITER)).id());
+                driver.volumes().deletion().delete(blank(driver, "batch-" + i, Capability.block(AccessMode.SINGLE_NODE_WRITER)).id());
             }
             assertEquals(n - 256, driver.catalog().tombstones().count(), "one batch of 256 dropped with a later commit");
             assertEquals(Set.of(), driver.engine().volumeArtifacts());

@@ -154,7 +154,7 @@ public final class StorageCrashChild {
         Page<VolumeRecord> page;
         long after = 0;
         do {
-            page = driver.volumes().list(after, 500);
+            page = driver.volumes().reads().list(after, 500);
             page.items().stream().filter(v -> v.state() == State.READY).forEach(all::add);
             after = page.lastSeq();
         } while (page.more());
@@ -192,8 +192,8 @@ public final class StorageCrashChild {
                 yield g.group().id() + " " + g.members().stream().map(s -> s.id() + ":" + s.sourceVolumeId())
                         .collect(Collectors.joining(","));
             }
-            case "expand" -> Long.toString(driver.volumes().expand(op[1], new CapacityRange(Long.parseLong(op[2]), 0)).capacityBytes());
-            case "delvol" -> { driver.volumes().delete(op[1]); yield ""; }
+            case "expand" -> Long.toString(driver.volumes().changes().expand(op[1], new CapacityRange(Long.parseLong(op[2]), 0)).capacityBytes());
+            case "delvol" -> { driver.volumes().deletion().delete(op[1]); yield ""; }
             case "delsnap" -> { driver.snapshots().delete(op[1]); yield ""; }
             case "delgroup" -> { driver.groupSnapshots().delete(op[1], List.of()); yield ""; }
             default -> throw new IllegalArgumentException("unknown operation " + op[0]);
@@ -205,7 +205,7 @@ public final class StorageCrashChild {
         Capability capability = VolumeKind.valueOf(kind) == VolumeKind.BLOCK
                 ? Capability.block(AccessMode.SINGLE_NODE_WRITER)
                 : Capability.mount(AccessMode.SINGLE_NODE_WRITER, "ext4");
-        return driver.volumes().create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability), Map.of(),
+        return driver.volumes().creation().create(new NewVolume(name, new CapacityRange(size, 0), List.of(capability), Map.of(),
                 Map.of(), source, Optional.empty()));
     }
 

@@ -76,7 +76,7 @@ class WritableUseLockTest {
         Snapshots snapshots = new Snapshots(catalog, pool, volumes, config, InstantSource.system());
         states = new ReplicaStates(dir.resolve(ReplicaStates.DIRECTORY));
         states.create(ID, new ReplicaState(1, ReplicaState.Role.PRIMARY, ""));           // confirmed by the act
-        volumes.createReplica(new NewVolume("pvc-1", new CapacityRange(64L << 20, 0), List.of(WRITER), Map.of(), Map.of(),
+        volumes.creation().createReplica(new NewVolume("pvc-1", new CapacityRange(64L << 20, 0), List.of(WRITER), Map.of(), Map.of(),
                 ContentSource.NONE, Optional.empty()), ID);
         node = new NodeVolumes(catalog, pool, volumes, config, states);
         rounds = new Rounds(states, volumes, snapshots, null, pool, NODE);

@@ -35,7 +35,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The controller's domain rules (Volumes, Snapshots) against an engine held in memory: capacity, idempotency by
+ * The controller's domain rules (the parts of Volumes, Snapshots) against an engine held in memory: capacity, idempotency by
  * name, NOT_FOUND, ALREADY_EXISTS, and that no call, failed or not, leaves a row without its artifact or an
  * artifact without its row; what the engine's capabilities refuse is refused before anything is written. No
  * root, no kernel: the real-kernel tests prove the engines themselves.
@@ -64,7 +64,7 @@ class DomainRulesTest {
         DriverConfig config = DriverConfig.defaults(dir, NODE);
         volumes = new Volumes(catalog, pool, config, InstantSource.system());
         snapshots = new Snapshots(catalog, pool, volumes, config, InstantSource.system());
-        base = volumes.create(request("base", new CapacityRange(64 * MIB, 0), mount("")));
+        base = volumes.creation().create(request("base", new CapacityRange(64 * MIB, 0), mount("")));
         snap = snapshots.create("snap", base.id(), Map.of());
     }
 
@@ -114,23 +114,23 @@ class DomainRulesTest {
                 new Rule("a clone of another node's volume", t -> t.create("v", CapacityRange.ANY, mount(""),
                         new ContentSource.FromVolume(othersVolume)), Status.Code.FAILED_PRECONDITION),
                 // CreateVolume: arguments, checked before anything is written
-                new Rule("an unknown parameter", t -> t.volumes.create(new NewVolume("v", CapacityRange.ANY, List.of(mount("")),
+                new Rule("an unknown parameter", t -> t.volumes.creation().create(new NewVolume("v", CapacityRange.ANY, List.of(mount("")),
                         Map.of("speed", "fast"), Map.of(), ContentSource.NONE, Optional.empty())), Status.Code.INVALID_ARGUMENT),
-                new Rule("thick on an engine without preallocation (the dir engine's case)", t -> t.volumes.create(new NewVolume("v",
+                new Rule("thick on an engine without preallocation (the dir engine's case)", t -> t.volumes.creation().create(new NewVolume("v",
                         CapacityRange.ANY, List.of(mount("")), Map.of(Provisioning.PARAMETER, "thick"), Map.of(), ContentSource.NONE,
                         Optional.empty())), Status.Code.INVALID_ARGUMENT),
-                new Rule("a provisioning neither thin nor thick", t -> t.volumes.create(new NewVolume("v", CapacityRange.ANY,
+                new Rule("a provisioning neither thin nor thick", t -> t.volumes.creation().create(new NewVolume("v", CapacityRange.ANY,
                         List.of(mount("")), Map.of(Provisioning.PARAMETER, "lazy"), Map.of(), ContentSource.NONE, Optional.empty())),
                         Status.Code.INVALID_ARGUMENT),
-                new Rule("a thick clone on an engine without preallocation", t -> t.volumes.create(new NewVolume("v",
+                new Rule("a thick clone on an engine without preallocation", t -> t.volumes.creation().create(new NewVolume("v",
                         CapacityRange.ANY, List.of(mount("")), Map.of(Provisioning.PARAMETER, "thick"), Map.of(),
                         new ContentSource.FromVolume(t.base.id()), Optional.empty())), Status.Code.INVALID_ARGUMENT),
-                new Rule("a readAheadKiB out of range", t -> t.volumes.create(new NewVolume("v", CapacityRange.ANY, List.of(mount("")),
+                new Rule("a readAheadKiB out of range", t -> t.volumes.creation().create(new NewVolume("v", CapacityRange.ANY, List.of(mount("")),
                         Map.of(), Map.of("readAheadKiB", "99999999"), ContentSource.NONE, Optional.empty())), Status.Code.INVALID_ARGUMENT),
                 new Rule("a multi-node access mode", t -> t.create("v", CapacityRange.ANY,
                         Capability.mount(AccessMode.MULTI_NODE_MULTI_WRITER, "")), Status.Code.INVALID_ARGUMENT),
                 new Rule("an fs_type no engine makes", t -> t.create("v", CapacityRange.ANY, mount("zfs")), Status.Code.INVALID_ARGUMENT),
-                new Rule("a topology that excludes this node", t -> t.volumes.create(new NewVolume("v", CapacityRange.ANY,
+                new Rule("a topology that excludes this node", t -> t.volumes.creation().create(new NewVolume("v", CapacityRange.ANY,
                         List.of(mount("")), Map.of(), Map.of(), ContentSource.NONE, Optional.of(Set.of("node-2")))),
                         Status.Code.RESOURCE_EXHAUSTED),
                 // CreateVolume: the effect fails; the intent is rolled back
@@ -145,19 +145,19 @@ class DomainRulesTest {
                 // DeleteVolume
                 new Rule("a delete, twice", t -> {
                     String id = t.create("v", CapacityRange.ANY, mount("")).id();
-                    t.volumes.delete(id);
-                    t.volumes.delete(id);
+                    t.volumes.deletion().delete(id);
+                    t.volumes.deletion().delete(id);
                 }, Status.Code.OK),
-                new Rule("a delete of a volume that never was", t -> t.volumes.delete(unknownVolume), Status.Code.OK),
+                new Rule("a delete of a volume that never was", t -> t.volumes.deletion().delete(unknownVolume), Status.Code.OK),
                 new Rule("a delete of a staged volume", t -> {
                     t.pool.attach(t.base.id(), true);
-                    t.volumes.delete(t.base.id());
+                    t.volumes.deletion().delete(t.base.id());
                 }, Status.Code.FAILED_PRECONDITION),
                 // ControllerExpandVolume
-                new Rule("a growth the pool holds", t -> t.volumes.expand(t.base.id(), range(128 * MIB, 0)), Status.Code.OK),
-                new Rule("a growth beyond the pool", t -> t.volumes.expand(t.base.id(), range(2 * POOL, 0)), Status.Code.RESOURCE_EXHAUSTED),
-                new Rule("a shrink", t -> t.volumes.expand(t.base.id(), range(MIB, 32 * MIB)), Status.Code.OUT_OF_RANGE),
-                new Rule("a growth of a volume that does not exist", t -> t.volumes.expand(unknownVolume, range(128 * MIB, 0)),
+                new Rule("a growth the pool holds", t -> t.volumes.changes().expand(t.base.id(), range(128 * MIB, 0)), Status.Code.OK),
+                new Rule("a growth beyond the pool", t -> t.volumes.changes().expand(t.base.id(), range(2 * POOL, 0)), Status.Code.RESOURCE_EXHAUSTED),
+                new Rule("a shrink", t -> t.volumes.changes().expand(t.base.id(), range(MIB, 32 * MIB)), Status.Code.OUT_OF_RANGE),
+                new Rule("a growth of a volume that does not exist", t -> t.volumes.changes().expand(unknownVolume, range(128 * MIB, 0)),
                         Status.Code.NOT_FOUND),
                 // CreateSnapshot / DeleteSnapshot
                 new Rule("a snapshot, again by the same name", t -> t.snapshots.create("snap", t.base.id(), Map.of()), Status.Code.OK),
@@ -199,7 +199,7 @@ class DomainRulesTest {
                         new ContentSource.FromVolume(t.base.id())), Status.Code.INVALID_ARGUMENT),
                 new Rule("a limit below the smallest volume the engine makes", t -> t.create("v", range(MIB + 1, MIB + 1),
                         mount("")), Status.Code.OUT_OF_RANGE),
-                new Rule("an unknown parameter on a clone", t -> t.volumes.create(new NewVolume("v", CapacityRange.ANY,
+                new Rule("an unknown parameter on a clone", t -> t.volumes.creation().create(new NewVolume("v", CapacityRange.ANY,
                         List.of(mount("")), Map.of("speed", "fast"), Map.of(), new ContentSource.FromVolume(t.base.id()),
                         Optional.empty())), Status.Code.INVALID_ARGUMENT));
     }
@@ -253,10 +253,10 @@ class DomainRulesTest {
     @Test
     void validateConfirmsOnlyWhatCreateWouldTake() {
         List<Capability> caps = List.of(mount(""));
-        assertEquals(Optional.empty(), volumes.unconfirmed(base.id(), caps, Map.of(), Map.of("readAheadKiB", "512"), Map.of()));
-        Optional<String> why = volumes.unconfirmed(base.id(), caps, Map.of(), Map.of("compression", "zstd"), Map.of());
+        assertEquals(Optional.empty(), volumes.rules().unconfirmed(base, caps, Map.of(), Map.of("readAheadKiB", "512"), Map.of()));
+        Optional<String> why = volumes.rules().unconfirmed(base, caps, Map.of(), Map.of("compression", "zstd"), Map.of());
         assertTrue(why.isPresent(), "compression confirmed on an engine that cannot apply it");
-        assertTrue(volumes.unconfirmed(base.id(), caps, Map.of(), Map.of("readAheadKiB", "65537"), Map.of()).isPresent());
+        assertTrue(volumes.rules().unconfirmed(base, caps, Map.of(), Map.of("readAheadKiB", "65537"), Map.of()).isPresent());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -310,11 +310,11 @@ class DomainRulesTest {
     }
 
     private VolumeRecord create(String name, CapacityRange range, Capability capability, ContentSource source) {
-        return volumes.create(request(name, range, capability, source));
+        return volumes.creation().create(request(name, range, capability, source));
     }
 
     private VolumeRecord createMutable(String name, ContentSource source, Map<String, String> mutableParameters) {
-        return volumes.create(new NewVolume(name, CapacityRange.ANY, List.of(mount("")), Map.of(), mutableParameters,
+        return volumes.creation().create(new NewVolume(name, CapacityRange.ANY, List.of(mount("")), Map.of(), mutableParameters,
                 source, Optional.empty()));
     }
 
@@ -335,7 +335,7 @@ class DomainRulesTest {
     }
 
     private Set<String> catalogIds() {
-        return volumes.list(0, 1000).items().stream().map(VolumeRecord::id).collect(Collectors.toSet());
+        return volumes.reads().list(0, 1000).items().stream().map(VolumeRecord::id).collect(Collectors.toSet());
     }
 
     private Set<String> snapshotIds() {

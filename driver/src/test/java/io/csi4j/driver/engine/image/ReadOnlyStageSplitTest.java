@@ -35,7 +35,7 @@ class ReadOnlyStageSplitTest {
             byte[] point = ext4Holding(fx, "the point");
             String vol = fx.newVolume(SIZE);
             Replica held = new Replica(vol, ObjectId.generate(ObjectId.Kind.SNAPSHOT, "node-2").toString());
-            // a secondary's full round, as Volumes.replaceImage makes it: the replica kept as a hard link of the image
+            // a secondary's full round, as VolumeChanges.replaceImage makes it: the replica kept as a hard link of the image
             try (ImageImport round = fx.mover.beginImport(vol, SIZE, SIZE, AccessType.mount("ext4"), "point " + held.snapshotId(),
                     Label.NONE, null, held)) {
                 round.write(ByteBuffer.wrap(point), 0);

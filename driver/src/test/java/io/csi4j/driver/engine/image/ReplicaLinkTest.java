@@ -111,7 +111,7 @@ class ReplicaLinkTest {
         return new Replica(volumeId, ObjectId.generate(ObjectId.Kind.SNAPSHOT, "node-2").toString());
     }
 
-    /** One round's import as {@code Volumes.replaceImage} makes it: the point's bytes, {@code mark} over 64 KiB at {@code offset}. */
+    /** One round's import as {@code VolumeChanges.replaceImage} makes it: the point's bytes, {@code mark} over 64 KiB at {@code offset}. */
     private static void round(DataMover mover, String volumeId, long sourceBytes, long capacity, Replica base, Replica keepAs,
                               long offset, char mark) {
         try (var target = mover.beginImport(volumeId, sourceBytes, capacity, new AccessType.Block(), "point " + keepAs.snapshotId(),
