@@ -165,7 +165,7 @@ public final class ClusterVolumeReplication implements VolumeReplication {
         List<View> views = new ArrayList<>();
         for (Agent node : nodes) {
             GetReplicaResponse r = answers.results().get(node);
-            views.add(r == null ? View.silent(node.nodeId()) : new View(node.nodeId(), true, state(r), round(r)));
+            views.add(r == null ? View.silent(node.nodeId()) : new View(node.nodeId(), true, state(r), round(r), pointCut(r)));
         }
         return new Asked(id, nodes, answers.results(), views);
     }
@@ -174,6 +174,12 @@ public final class ClusterVolumeReplication implements VolumeReplication {
         if (!r.getPresent()) return Optional.empty();
         return Optional.of(new ReplicaState(r.getEpoch(), ReplicaState.Role.valueOf(r.getRole()), r.getPoint(), r.getSuccessor(),
                 r.getFailover()));
+    }
+
+    /** When the copy's point was cut (review s10, F6); an agent that does not say: its last round's cut. */
+    private static Optional<Instant> pointCut(GetReplicaResponse r) {
+        if (r.getPointCutUnixNanos() != 0) return Optional.of(instant(r.getPointCutUnixNanos()));
+        return round(r).map(RoundLog.Round::cutAt);
     }
 
     private static Optional<RoundLog.Round> round(GetReplicaResponse r) {

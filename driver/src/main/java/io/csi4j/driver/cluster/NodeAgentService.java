@@ -246,6 +246,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         rounds.lastRound(replicatedId(req.getVolumeId())).ifPresent(r -> b.setLastRound(LastRound.newBuilder()
                 .setCutUnixNanos(nanos(r.cutAt())).setCompletedUnixNanos(nanos(r.completedAt())).setBytes(r.bytes())
                 .setTookNanos(r.took().toNanos())));
+        rounds.pointCutAt(replicatedId(req.getVolumeId())).ifPresent(t -> b.setPointCutUnixNanos(nanos(t)));
         b.setDeleted(replicas.deleted(replicatedId(req.getVolumeId())).isPresent());
         reply(out, b.build());
     }

@@ -237,16 +237,18 @@ final class Replicas {
     }
 
     /**
-     * The answering secondary holding the newest complete point (by the time its last round's point was cut; a copy
-     * whose rounds since its agent started are unknown counts as oldest), the first in the id's order on a tie.
+     * The answering secondary holding the newest complete point (by when the point it holds was cut, a handoff's final
+     * point on the old primary included: review s10, F6; from an agent that does not report it, its last round's cut;
+     * a copy whose point's cut is unknown counts as oldest), the first in the id's order on a tie.
      */
-    private static java.util.Optional<Agent> newestPoint(List<Agent> nodes, Map<Agent, GetReplicaResponse> states) {
-        Agent best = null;
+    static <N> java.util.Optional<N> newestPoint(List<N> nodes, Map<N, GetReplicaResponse> states) {
+        N best = null;
         long bestCut = -1;
-        for (Agent node : nodes) {
+        for (N node : nodes) {
             var s = states.get(node);
             if (s == null || !s.getPresent() || s.getPoint().isEmpty() || !s.getRole().equals("SECONDARY")) continue;
-            long cut = s.hasLastRound() ? s.getLastRound().getCutUnixNanos() : 0;
+            long cut = s.getPointCutUnixNanos() != 0 ? s.getPointCutUnixNanos()
+                    : s.hasLastRound() ? s.getLastRound().getCutUnixNanos() : 0;
             if (cut > bestCut) {
                 best = node;
                 bestCut = cut;

@@ -2,6 +2,7 @@ package io.csi4j.driver.replication;
 
 import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.replication.ReplicaState.Role;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
@@ -16,11 +17,22 @@ import java.util.Optional;
 public final class ReplicationRules {
     private ReplicationRules() {}
 
-    /** One replica's node: whether it answered, and its durable state and last round if it holds a copy. */
-    public record View(String node, boolean answered, Optional<ReplicaState> state, Optional<RoundLog.Round> lastRound) {
+    /**
+     * One replica's node: whether it answered, and its durable state and last round if it holds a copy, and when the
+     * point it holds was cut, whatever made it (a handoff's final point on the old primary has no round: review s10, F6).
+     */
+    public record View(String node, boolean answered, Optional<ReplicaState> state, Optional<RoundLog.Round> lastRound,
+            Optional<Instant> pointCutAt) {
         public View {
             Objects.requireNonNull(node, "node");
-            if (!answered && (state.isPresent() || lastRound.isPresent())) throw new IllegalArgumentException("a silent node says nothing");
+            if (!answered && (state.isPresent() || lastRound.isPresent() || pointCutAt.isPresent())) {
+                throw new IllegalArgumentException("a silent node says nothing");
+            }
+        }
+
+        /** As above, the point's cut known only by the last round (an agent that does not report it). */
+        public View(String node, boolean answered, Optional<ReplicaState> state, Optional<RoundLog.Round> lastRound) {
+            this(node, answered, state, lastRound, lastRound.map(RoundLog.Round::cutAt));
         }
 
         public static View silent(String node) {
@@ -131,7 +143,7 @@ public final class ReplicationRules {
     /** The freshest secondary's last round: the one whose point was cut last. */
     public static Decision info(String volume, List<View> views) {
         var set = new Set(volume, views);
-        var freshest = set.freshest().flatMap(View::lastRound);
+        var freshest = set.freshestRound().flatMap(View::lastRound);
         if (freshest.isPresent()) return new Info(freshest.get());
         List<String> waitFor = set.silent().isEmpty() ? views.stream().map(View::node).toList() : set.silent();
         return new Unreachable(waitFor, "volume " + volume + ": no secondary has completed a round since its agent started;"
@@ -185,8 +197,19 @@ public final class ReplicationRules {
             return views.stream().filter(v -> v.state().filter(s -> s.role() == Role.SECONDARY && s.epoch() == top()).isPresent()).toList();
         }
 
-        /** The follower holding the most recent complete point: by its last round's cut, then any holding a point. */
+        /**
+         * The follower holding the most recent complete point: by its point's cut (a handoff's final point on the old
+         * primary included: review s10, F6), then any holding a point. A tie keeps the first in the id's order.
+         */
         Optional<View> freshest() {
+            var holding = followers().stream().filter(v -> !v.state().get().point().isEmpty()).toList();
+            return holding.stream().filter(v -> v.pointCutAt().isPresent())
+                    .reduce((best, v) -> v.pointCutAt().get().isAfter(best.pointCutAt().get()) ? v : best)
+                    .or(() -> holding.stream().findFirst());
+        }
+
+        /** The follower with a round whose point was cut last (GetVolumeReplicationInfo reports a round's figures). */
+        Optional<View> freshestRound() {
             var holding = followers().stream().filter(v -> !v.state().get().point().isEmpty()).toList();
             return holding.stream().filter(v -> v.lastRound().isPresent())
                     .max(Comparator.comparing(v -> v.lastRound().get().cutAt()))

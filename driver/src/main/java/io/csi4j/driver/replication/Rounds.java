@@ -197,6 +197,20 @@ public final class Rounds {
     }
 
     /**
+     * When the point this node's copy of {@code id} holds was cut, whatever made it (review s10, F6): a point this node
+     * cut itself (a handoff's final point, kept by the old primary) by its snapshot record's creation here (only the
+     * node that cut a point has a record of it: a secondary keeps replicas), else the last round's cut; empty when
+     * neither is known (no point, or a round before the round log).
+     */
+    public java.util.Optional<java.time.Instant> pointCutAt(ReplicatedVolumeId id) {
+        var state = states.get(id);
+        if (state.isEmpty() || state.get().point().isEmpty()) return java.util.Optional.empty();
+        String point = state.get().point();
+        var own = points(id).stream().filter(p -> p.id().equals(point)).map(SnapshotRecord::createdAt).findFirst();
+        return own.or(() -> lastRound(id).map(RoundLog.Round::cutAt));
+    }
+
+    /**
      * On the primary, or on an old primary that handed over to {@code holder} (the final point of a handoff: it
      * refuses writable use already, so nothing is written after this point).
      */
