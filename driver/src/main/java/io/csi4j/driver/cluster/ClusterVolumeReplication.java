@@ -176,10 +176,10 @@ public final class ClusterVolumeReplication implements VolumeReplication {
                 r.getFailover()));
     }
 
-    /** When the copy's point was cut (review s10, F6); an agent that does not say: its last round's cut. */
+    /** When the copy's point was cut ({@link Replicas#pointCutNanos}). */
     private static Optional<Instant> pointCut(GetReplicaResponse r) {
-        if (r.getPointCutUnixNanos() != 0) return Optional.of(instant(r.getPointCutUnixNanos()));
-        return round(r).map(RoundLog.Round::cutAt);
+        long nanos = Replicas.pointCutNanos(r);
+        return nanos == 0 ? Optional.empty() : Optional.of(instant(nanos));
     }
 
     private static Optional<RoundLog.Round> round(GetReplicaResponse r) {

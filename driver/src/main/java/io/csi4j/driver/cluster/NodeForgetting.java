@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -75,17 +74,10 @@ final class NodeForgetting {
     /** The nodes of {@code others} that recorded the mark; UNAVAILABLE naming the failures when none did. */
     private static List<String> recordOn(List<Agent> others, String nodeId, Instant at) {
         var ask = ForgetNodeRequest.newBuilder().setNodeId(nodeId).setForgottenAtUnixSeconds(at.getEpochSecond()).build();
-        List<String> recorded = new CopyOnWriteArrayList<>();
         Map<String, String> failed = new ConcurrentHashMap<>();
-        Fanout.each(others, agent -> {
-            try {
-                agent.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS).forgetNode(ask));
-                recorded.add(agent.nodeId());
-            } catch (RuntimeException e) {
-                failed.put(agent.nodeId(), String.valueOf(e.getMessage()));
-            }
-            return null;
-        });
+        List<String> recorded = ReplicaListings.answered(others,
+                agent -> agent.call(a -> a.nodeAgent().withDeadlineAfter(ASK.toMillis(), TimeUnit.MILLISECONDS).forgetNode(ask)),
+                (agent, e) -> failed.put(agent.nodeId(), String.valueOf(e.getMessage()))).keySet().stream().map(Agent::nodeId).toList();
         if (recorded.isEmpty()) {
             throw DomainException.unavailable("no other node's agent answered to record that node '" + nodeId
                     + "' is forgotten" + (failed.isEmpty() ? "" : ": " + failed) + "; nothing recorded");

@@ -247,14 +247,22 @@ final class Replicas {
         for (N node : nodes) {
             var s = states.get(node);
             if (s == null || !s.getPresent() || s.getPoint().isEmpty() || !s.getRole().equals("SECONDARY")) continue;
-            long cut = s.getPointCutUnixNanos() != 0 ? s.getPointCutUnixNanos()
-                    : s.hasLastRound() ? s.getLastRound().getCutUnixNanos() : 0;
+            long cut = pointCutNanos(s);
             if (cut > bestCut) {
                 best = node;
                 bestCut = cut;
             }
         }
         return java.util.Optional.ofNullable(best);
+    }
+
+    /**
+     * When the point a copy holds was cut, in Unix nanoseconds (review s10, F6): what its agent reports, or from an agent
+     * that does not, its last round's cut; 0 when neither is known.
+     */
+    static long pointCutNanos(GetReplicaResponse s) {
+        if (s.getPointCutUnixNanos() != 0) return s.getPointCutUnixNanos();
+        return s.hasLastRound() ? s.getLastRound().getCutUnixNanos() : 0;
     }
 
     /**
@@ -291,7 +299,7 @@ final class Replicas {
         }
         // its primary was on a node forgotten while this volume's other nodes were silent too (forget-node saw no copy
         // of it): a copy is here, so the volume exists; never NOT_FOUND, which a CO takes for gone (review s9, F2)
-        List<String> forgotten = id.tags().stream().filter(this::gone).toList();
+        List<String> forgotten = forgottenNodes(id);
         List<String> holding = answers.results().entrySet().stream().filter(e -> e.getValue().getPresent())
                 .map(e -> e.getKey().nodeId()).sorted().toList();
         if (!forgotten.isEmpty() && !holding.isEmpty()) {
