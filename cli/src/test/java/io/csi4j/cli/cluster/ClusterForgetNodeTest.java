@@ -41,12 +41,8 @@ class ClusterForgetNodeTest {
     static final ClassCluster CLUSTER = new ClassCluster(dir -> f = new ReplicaFixture(dir, List.of(),
             List.of("--failover-after", FAILOVER_AFTER.toSeconds() + "s")));
 
-    static ClusterStatusTest.Run cli(String... args) {
-        return f.cli(args);
-    }
-
     static GetClusterStatusResponse status() throws Exception {
-        var run = cli("cluster", "status", "-o", "json");
+        var run = f.cli("cluster", "status", "-o", "json");
         if (run.out().isBlank()) throw new IllegalStateException("no status: " + run.err());
         var builder = GetClusterStatusResponse.newBuilder();
         JsonFormat.parser().merge(run.out(), builder);
@@ -97,14 +93,14 @@ class ClusterForgetNodeTest {
                 .setSourceVolumeId(plain).build()).getSnapshot().getSnapshotId();
 
         // you cannot forget a live node
-        var live = cli("cluster", "forget-node", a);
+        var live = f.cli("cluster", "forget-node", a);
         assertEquals(1, live.exit(), live.out() + live.err());
         assertTrue(live.err().startsWith("FAILED_PRECONDITION: node '" + a + "' answers"), live.err());
 
         var agentC = f.cluster.agent(c);
         agentC.child.kill();                                 // SIGKILL: c's copy stays on its disk
         long killed = System.nanoTime();
-        var early = cli("cluster", "forget-node", c);
+        var early = f.cli("cluster", "forget-node", c);
         if (System.nanoTime() - killed < FAILOVER_AFTER.toNanos() - TimeUnit.SECONDS.toNanos(2)) {   // not asserted if the machine stalled
             assertEquals(1, early.exit(), early.out() + early.err());
             // the controller may not have missed a heartbeat yet ("answers"), or counts its silence ("silent for")
@@ -123,7 +119,7 @@ class ClusterForgetNodeTest {
         // once silent for --failover-after: still refused, c may hold the primary of a live volume
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         ClusterStatusTest.Run forgot;
-        while (!(forgot = cli("cluster", "forget-node", c)).err().contains("may hold the primary")) {
+        while (!(forgot = f.cli("cluster", "forget-node", c)).err().contains("may hold the primary")) {
             assertEquals(1, forgot.exit(), forgot.out() + forgot.err());
             assertTrue(forgot.err().startsWith("FAILED_PRECONDITION: node '" + c + "' "), forgot.err());
             assertTrue(System.nanoTime() < deadline, "never past the silence check: " + forgot.err());
@@ -133,14 +129,14 @@ class ClusterForgetNodeTest {
         assertTrue(forgot.err().startsWith("FAILED_PRECONDITION: node '" + c + "' may hold the primary of 1 replicated volume(s) ["
                 + held + "]"), forgot.err());
         // accepting possible loss lets an unconfirmed primary count, never no primary at all (x holds a SECONDARY)
-        var accepting = cli("cluster", "forget-node", c, "--accept-possible-loss");
+        var accepting = f.cli("cluster", "forget-node", c, "--accept-possible-loss");
         assertEquals(1, accepting.exit(), accepting.out() + accepting.err());
         assertTrue(accepting.err().startsWith("FAILED_PRECONDITION: node '" + c + "' may hold the primary of 1 replicated volume(s) ["
                 + held + "]"), accepting.err());
         f.controllerPublish(x, held);                        // the CO's attach elsewhere fails it over to x (c silent past the delay)
         f.csi().controllerUnpublishVolume(io.csi4j.proto.csi.ControllerUnpublishVolumeRequest.newBuilder().setVolumeId(held)
                 .setNodeId(x).build());
-        forgot = cli("cluster", "forget-node", c);
+        forgot = f.cli("cluster", "forget-node", c);
         assertEquals(0, forgot.exit(), forgot.out() + forgot.err());
         System.out.printf("forget-node %s accepted %d ms after its agent was killed: %s", c, (System.nanoTime() - killed) / 1_000_000,
                 forgot.out());
@@ -149,7 +145,7 @@ class ClusterForgetNodeTest {
             String marks = Files.readString(f.dataDir(n).resolve("replication").resolve("forgotten.nodes"));
             assertTrue(marks.contains("\"" + c + "\""), n + " holds the mark durably: " + marks);
         }
-        assertEquals(0, cli("cluster", "forget-node", c).exit(), "forgetting it again is OK");
+        assertEquals(0, f.cli("cluster", "forget-node", c).exit(), "forgetting it again is OK");
 
         // the tombstones go at the next tick: c counts as a node that answered holding nothing
         long forgotten = System.nanoTime();
@@ -169,7 +165,7 @@ class ClusterForgetNodeTest {
 
         var shown = status();
         assertEquals(List.of(c), shown.getForgottenNodesList().stream().map(ForgottenNode::getNodeId).toList());
-        var table = cli("cluster", "status");
+        var table = f.cli("cluster", "status");
         assertEquals(0, table.exit(), "a forgotten node's silent agent does not make status fail: " + table.out());
         assertTrue(table.out().contains("forgotten (csi4j cluster forget-node): " + c + " at "), table.out());
 
@@ -222,7 +218,7 @@ class ClusterForgetNodeTest {
         }
         assertEquals(AgentStatus.State.REFUSED, agentOf(first, c).getState(), "refused from the controller's first answer: " + first);
         assertEquals(Status.Code.NOT_FOUND, getVolume(id));
-        var again = cli("cluster", "forget-node", a);
+        var again = f.cli("cluster", "forget-node", a);
         assertTrue(again.err().startsWith("FAILED_PRECONDITION: node '" + a + "' answers"), again.err());
     }
 }

@@ -28,10 +28,6 @@ class ClusterForgottenPrimaryTest {
     static final ClassCluster CLUSTER = new ClassCluster(dir -> f = new ReplicaFixture(dir, List.of(),
             List.of("--failover-after", FAILOVER_AFTER.toSeconds() + "s")));
 
-    static ClusterStatusTest.Run cli(String... args) {
-        return f.cli(args);
-    }
-
     static StatusRuntimeException getVolume(String id) {
         return assertThrows(StatusRuntimeException.class, () -> f.csi().controllerGetVolume(
                 ControllerGetVolumeRequest.newBuilder().setVolumeId(id).build()));
@@ -50,7 +46,7 @@ class ClusterForgottenPrimaryTest {
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             ClusterStatusTest.Run forgot;
-            while ((forgot = cli("cluster", "forget-node", a)).exit() != 0) {
+            while ((forgot = f.cli("cluster", "forget-node", a)).exit() != 0) {
                 assertTrue(forgot.err().startsWith("FAILED_PRECONDITION: node '" + a + "' "), forgot.err());
                 assertTrue(System.nanoTime() < deadline, "forget-node never accepted: " + forgot.err());
                 Thread.sleep(500);

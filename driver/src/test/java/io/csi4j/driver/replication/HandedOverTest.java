@@ -70,20 +70,7 @@ class HandedOverTest {
         a.create(ID, new ReplicaState(1, Role.PRIMARY, "pt-0"));
         a.demote(ID, 2, "node-b");
         var rounds = new Rounds(a, null, null, null, new MemoryPool(1L << 30), "node-a");
-        var fromB = new Rounds.Primary() {
-            @Override
-            public String cutPoint(String volumeId, String holder, String held, boolean mayKeepHeld) {
-                return held;                                    // unchanged since the point A holds
-            }
-
-            @Override
-            public SourceNode source() {
-                return new SourceNode() {
-                    @Override public String nodeId() { return "node-b"; }
-                    @Override public Transfer read(io.csi4j.driver.mobility.SourceQuery query) { throw new UnsupportedOperationException(); }
-                };
-            }
-        };
+        var fromB = primaryOn("node-b", held -> held);         // unchanged since the point A holds
         rounds.pull(ID, fromB, 0);
         assertEquals(new ReplicaState(2, Role.SECONDARY, "pt-0"), a.get(ID).orElseThrow());
     }
@@ -100,20 +87,9 @@ class HandedOverTest {
         x.create(ID, new ReplicaState(1, Role.SECONDARY, "pt-1"));
         x.failover(ID, 2, "failed over at T from point pt-1, replacing node 'node-a'");
         var rounds = new Rounds(x, null, null, null, new MemoryPool(1L << 30), "node-b");
-        var fromA = new Rounds.Primary() {
-            @Override
-            public String cutPoint(String volumeId, String holder, String held, boolean mayKeepHeld) {
-                throw new AssertionError("a refused pull asks the old primary for nothing");
-            }
-
-            @Override
-            public SourceNode source() {
-                return new SourceNode() {
-                    @Override public String nodeId() { return "node-a"; }
-                    @Override public Transfer read(io.csi4j.driver.mobility.SourceQuery query) { throw new UnsupportedOperationException(); }
-                };
-            }
-        };
+        var fromA = primaryOn("node-a", held -> {
+            throw new AssertionError("a refused pull asks the old primary for nothing");
+        });
         var e = assertThrows(DomainException.class, () -> rounds.pull(ID, fromA, 2));
         assertEquals(DomainException.Kind.PRECONDITION, e.kind(), e.getMessage());
         var handedOver = new ReplicaStates(dir.resolve("handed"));
@@ -159,6 +135,24 @@ class HandedOverTest {
         }
         assertEquals(new ReplicaState(2, Role.PRIMARY, "pt-1"), x.promoteAfterPull(ID, 2, again));
         x.checkWritable(ID.toString());
+    }
+
+    /** A primary on {@code node} whose cut answers {@code cut} of the point the holder holds; it sends no bytes. */
+    private static Rounds.Primary primaryOn(String node, java.util.function.UnaryOperator<String> cut) {
+        return new Rounds.Primary() {
+            @Override
+            public String cutPoint(String volumeId, String holder, String held, boolean mayKeepHeld) {
+                return cut.apply(held);
+            }
+
+            @Override
+            public SourceNode source() {
+                return new SourceNode() {
+                    @Override public String nodeId() { return node; }
+                    @Override public Transfer read(io.csi4j.driver.mobility.SourceQuery query) { throw new UnsupportedOperationException(); }
+                };
+            }
+        };
     }
 
     private static void refused(Runnable call) {

@@ -82,6 +82,16 @@ class WritableUseLockTest {
         rounds = new Rounds(states, volumes, snapshots, null, pool, NODE);
     }
 
+    /** A writable NodeStage, started and held at its mount (the engine waits for {@code release}). */
+    private Call stageHeldAtItsMount() throws Exception {
+        var stage = run(() -> {
+            node.stage(ID.toString(), dir.resolve("staging"), WRITER);
+            return null;
+        });
+        assertTrue(mounting.await(30, TimeUnit.SECONDS), "the stage reached its mount");
+        return stage;
+    }
+
     @AfterEach
     void close() {
         release.countDown();
@@ -90,11 +100,7 @@ class WritableUseLockTest {
 
     @Test
     void aDemoteWaitsForAWritableStageInProgressAndThenRefusesTheStagedCopy() throws Exception {
-        var stage = run(() -> {
-            node.stage(ID.toString(), dir.resolve("staging"), WRITER);
-            return null;
-        });
-        assertTrue(mounting.await(30, TimeUnit.SECONDS), "the stage reached its mount");
+        var stage = stageHeldAtItsMount();
         var demote = run(() -> rounds.demote(ID, 2, "node-b"));
         demote.waitUntilDoneOrParked();
         release.countDown();
@@ -112,11 +118,7 @@ class WritableUseLockTest {
 
     @Test
     void aFenceWaitsForAWritableStageInProgressAndThenStopsItsWrites() throws Exception {
-        var stage = run(() -> {
-            node.stage(ID.toString(), dir.resolve("staging"), WRITER);
-            return null;
-        });
-        assertTrue(mounting.await(30, TimeUnit.SECONDS), "the stage reached its mount");
+        var stage = stageHeldAtItsMount();
         var fence = run(() -> rounds.fence(ID, 2));
         fence.waitUntilDoneOrParked();
         release.countDown();
