@@ -2,7 +2,6 @@ package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.replication.ReplicaState;
 import io.csi4j.driver.replication.ReplicationRules;
 import io.csi4j.driver.replication.ReplicationRules.AlreadyPrimary;
 import io.csi4j.driver.replication.ReplicationRules.Decision;
@@ -23,11 +22,9 @@ import io.csi4j.proto.cluster.SyncReplicaRequest;
 import io.csi4j.proto.csi.ControllerGetVolumeRequest;
 import io.csi4j.sdk.CsiException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.logging.Logger;
 
 /**
@@ -162,34 +159,6 @@ public final class ClusterVolumeReplication implements VolumeReplication {
     private Asked ask(ReplicatedVolumeId id) {
         List<Agent> nodes = replicas.nodes(id);
         var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(GetReplicaRequest.newBuilder().setVolumeId(id.toString()).build()));
-        List<View> views = new ArrayList<>();
-        for (Agent node : nodes) {
-            GetReplicaResponse r = answers.results().get(node);
-            views.add(r == null ? View.silent(node.nodeId()) : new View(node.nodeId(), true, state(r), round(r), pointCut(r)));
-        }
-        return new Asked(id, nodes, answers.results(), views);
-    }
-
-    private static Optional<ReplicaState> state(GetReplicaResponse r) {
-        if (!r.getPresent()) return Optional.empty();
-        return Optional.of(new ReplicaState(r.getEpoch(), ReplicaState.Role.valueOf(r.getRole()), r.getPoint(), r.getSuccessor(),
-                r.getFailover()));
-    }
-
-    /** When the copy's point was cut ({@link Replicas#pointCutNanos}). */
-    private static Optional<Instant> pointCut(GetReplicaResponse r) {
-        long nanos = Replicas.pointCutNanos(r);
-        return nanos == 0 ? Optional.empty() : Optional.of(instant(nanos));
-    }
-
-    private static Optional<RoundLog.Round> round(GetReplicaResponse r) {
-        if (!r.hasLastRound()) return Optional.empty();
-        var l = r.getLastRound();
-        return Optional.of(new RoundLog.Round(instant(l.getCutUnixNanos()), instant(l.getCompletedUnixNanos()), l.getBytes(),
-                Duration.ofNanos(l.getTookNanos())));
-    }
-
-    private static Instant instant(long unixNanos) {
-        return Instant.ofEpochSecond(Math.floorDiv(unixNanos, 1_000_000_000L), Math.floorMod(unixNanos, 1_000_000_000L));
+        return new Asked(id, nodes, answers.results(), ReplicaViews.of(nodes, answers.results()));
     }
 }

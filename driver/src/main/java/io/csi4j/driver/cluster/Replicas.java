@@ -2,6 +2,7 @@ package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.replication.FailoverTarget;
 import io.csi4j.proto.cluster.CreateReplicaRequest;
 import io.csi4j.proto.cluster.DeleteReplicaRequest;
 import io.csi4j.proto.cluster.DemoteReplicaRequest;
@@ -230,39 +231,12 @@ final class Replicas {
                 || primaryOf(states).isPresent() || handingOver(states).filter(to -> !lost.contains(to)).isPresent()) {
             return primaryFrom(id, answers, List.of());   // nodes(id) knew every tag
         }
-        Agent target = newestPoint(nodes, states).orElseThrow(() -> CsiException.unavailable("volume " + id + ": primary node '"
-                + String.join(", ", lost) + "' is lost and no other copy holds a complete point to fail over to"));
+        Agent target = FailoverTarget.newest(ReplicaViews.of(nodes, states))
+                .map(v -> nodes.stream().filter(n -> n.nodeId().equals(v.node())).findFirst().orElseThrow())
+                .orElseThrow(() -> CsiException.unavailable("volume " + id + ": primary node '"
+                        + String.join(", ", lost) + "' is lost and no other copy holds a complete point to fail over to"));
         failoverTo(id, target, nodes, states);
         return target;
-    }
-
-    /**
-     * The answering secondary holding the newest complete point (by when the point it holds was cut, a handoff's final
-     * point on the old primary included: review s10, F6; from an agent that does not report it, its last round's cut;
-     * a copy whose point's cut is unknown counts as oldest), the first in the id's order on a tie.
-     */
-    static <N> java.util.Optional<N> newestPoint(List<N> nodes, Map<N, GetReplicaResponse> states) {
-        N best = null;
-        long bestCut = -1;
-        for (N node : nodes) {
-            var s = states.get(node);
-            if (s == null || !s.getPresent() || s.getPoint().isEmpty() || !s.getRole().equals("SECONDARY")) continue;
-            long cut = pointCutNanos(s);
-            if (cut > bestCut) {
-                best = node;
-                bestCut = cut;
-            }
-        }
-        return java.util.Optional.ofNullable(best);
-    }
-
-    /**
-     * When the point a copy holds was cut, in Unix nanoseconds (review s10, F6): what its agent reports, or from an agent
-     * that does not, its last round's cut; 0 when neither is known.
-     */
-    static long pointCutNanos(GetReplicaResponse s) {
-        if (s.getPointCutUnixNanos() != 0) return s.getPointCutUnixNanos();
-        return s.hasLastRound() ? s.getLastRound().getCutUnixNanos() : 0;
     }
 
     /**
@@ -375,8 +349,11 @@ final class Replicas {
      * The primary's node does not answer (docs/replication.md, "Failover"): exactly one node of the set is silent,
      * every other one answers, none of them is primary at the highest epoch they know, and none is handing over.
      * Until the silent node has said nothing for {@code --failover-after} (counted from its last answer, {@link
-     * Liveness#silentFor}): UNAVAILABLE, and the CO retries. Then the target's latest complete point becomes the
-     * primary at an epoch above every epoch the answering nodes know, and its condition says so. A node the id names
+     * Liveness#silentFor}): UNAVAILABLE, and the CO retries. A target that is no secondary holding a point, or whose
+     * point is older than another answering copy's whatever epoch it knows ({@link FailoverTarget}), is then
+     * FAILED_PRECONDITION (the latter naming the fresher node), before any copy learns an epoch. Then the target's
+     * latest complete point becomes the primary at an epoch above every epoch the answering nodes know, and its
+     * condition says so. A node the id names
      * that was forgotten ({@code csi4j cluster forget-node}) is lost as a node silent for ever is: with no node silent,
      * it is the one failed over from, at once (review s9, F2); it never counts against "exactly one silent" (it answered
      * holding nothing, as forget-node counts it everywhere else: its agent is refused for good). The condition names the
@@ -408,10 +385,15 @@ final class Replicas {
             }
         }
         long epoch = top + 1;
-        var chosen = states.get(target);
-        if (!chosen.getRole().equals("SECONDARY") || chosen.getPoint().isEmpty()) {      // what its agent would refuse: before any reservation
-            throw CsiException.failedPrecondition("volume " + id + ": the copy on node '" + target.nodeId() + "' is " + chosen.getRole()
-                    + (chosen.getPoint().isEmpty() ? " holding no complete point" : "") + ": nothing to fail over to");
+        // before any reservation: a copy its agent would refuse, or one older than another answering copy's point
+        switch (FailoverTarget.check(target.nodeId(), ReplicaViews.of(nodes, states))) {
+            case FailoverTarget.Fits fits -> { }
+            case FailoverTarget.NotACandidate no -> throw CsiException.failedPrecondition("volume " + id + ": the copy on node '"
+                    + target.nodeId() + "' is " + no.why() + ": nothing to fail over to");
+            case FailoverTarget.Older older -> throw CsiException.failedPrecondition("volume " + id + ": the copy on node '"
+                    + target.nodeId() + "' holds a point cut " + older.cut().map(Object::toString).orElse("at an unknown time")
+                    + ", older than the one on node '" + older.fresher() + "' (cut " + older.fresherCut() + "): a failover to '"
+                    + target.nodeId() + "' would lose the writes between; publish it on '" + older.fresher() + "', whose failover keeps them");
         }
         List<Agent> reserved = reserve(id, epoch, target, states);
         var done = target.call(a -> a.nodeAgent().failoverReplica(FailoverReplicaRequest.newBuilder().setVolumeId(id.toString())

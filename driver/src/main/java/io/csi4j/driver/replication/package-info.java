@@ -33,6 +33,9 @@
  *       keeping its new replica and recording its point ({@code docs/power-cut.md}, finding 5).</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
  *       bytes, duration), durable beside the replica's state ({@code <volume>.round}) and loaded at start, for the agent's metrics, {@code csi4j cluster status} and CSI-Addons GetVolumeReplicationInfo.</li>
+ *   <li>{@link io.csi4j.driver.replication.FailoverTarget}: which copy a failover may promote (an answering secondary
+ *       holding a point no other answering secondary's is newer than, whatever epoch either knows), for every path:
+ *       ControllerPublishVolume, the unpublish from a lost primary, CSI-Addons Promote(force);</li>
  *   <li>{@link io.csi4j.driver.replication.VolumeReplication} and {@link io.csi4j.driver.replication.ReplicationRules}:
  *       CSI-Addons VolumeReplication within one cluster (Enable/Disable, Promote/Demote, Resync, last round), decided
  *       from what every replica's node says; carried out by the cluster controller ({@code cluster/ClusterVolumeReplication}).</li>
