@@ -37,10 +37,12 @@ public final class ClusterVolumeReplication implements VolumeReplication {
 
     private final Owners owners;
     private final Replicas replicas;
+    private final PrimaryMoves moves;
 
     public ClusterVolumeReplication(Agents agents, Duration failoverAfter) {
         this.owners = new Owners(agents);
         this.replicas = new Replicas(agents, new Placement(agents), failoverAfter);
+        this.moves = new PrimaryMoves(agents, replicas, failoverAfter);
     }
 
     @Override
@@ -59,7 +61,7 @@ public final class ClusterVolumeReplication implements VolumeReplication {
         switch (ReplicationRules.promote(volumeId, set.views(), replicas.forgottenNodes(set.id()), force)) {
             case AlreadyPrimary p -> { }
             case HandingOver h -> pullFinal(set, h.from(), h.to(), h.epoch());
-            case Failover f -> replicas.failoverTo(set.id(), set.agent(f.to()), set.nodes(), set.answers());
+            case Failover f -> moves.failoverTo(set.id(), set.agent(f.to()), set.nodes(), set.answers());
             case Decision d -> unexpected(d);
         }
     }
