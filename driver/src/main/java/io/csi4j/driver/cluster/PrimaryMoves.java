@@ -45,22 +45,18 @@ final class PrimaryMoves {
      * from a node it gave up on: without this, a lost primary's node would keep its volume from ever moving.
      */
     Agent unpublishing(ReplicatedVolumeId id, String nodeId) {
-        List<Agent> nodes = replicas.nodes(id);
-        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(Replicas.get(id)));
-        Map<Agent, GetReplicaResponse> states = answers.results();
-        List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
-        List<String> lost = lost(id, silent);
-        boolean fromTheLostOne = silent.size() <= 1 && !lost.isEmpty() && (nodeId.isEmpty() || lost.contains(nodeId));
+        var asked = ReplicaAnswers.ask(agents, id);
+        List<String> lost = lost(asked);
+        boolean fromTheLostOne = asked.silent().size() <= 1 && !lost.isEmpty() && (nodeId.isEmpty() || lost.contains(nodeId));
         // a handoff towards the lost node is no reason to wait: it is failed over from like a lost primary (review s10, F2)
-        if (!fromTheLostOne || states.values().stream().anyMatch(GetReplicaResponse::getDeleted)
-                || Replicas.primaryOf(states).isPresent() || Replicas.handingOver(states).filter(to -> !lost.contains(to)).isPresent()) {
-            return replicas.primaryFrom(id, answers, List.of());   // nodes(id) knew every tag
+        if (!fromTheLostOne || asked.tombstoned() || asked.primary().isPresent()
+                || asked.handingOver().filter(to -> !lost.contains(to)).isPresent()) {
+            return replicas.primaryFrom(asked);   // asked strictly: every tag is a known node
         }
-        Agent target = FailoverTarget.newest(ReplicaViews.of(nodes, states))
-                .map(v -> nodes.stream().filter(n -> n.nodeId().equals(v.node())).findFirst().orElseThrow())
+        Agent target = FailoverTarget.newest(asked.views()).map(v -> asked.agent(v.node()))
                 .orElseThrow(() -> CsiException.unavailable("volume " + id + ": primary node '"
                         + String.join(", ", lost) + "' is lost and no other copy holds a complete point to fail over to"));
-        failoverTo(id, target, nodes, states);
+        failoverTo(asked, target);
         return target;
     }
 
@@ -73,24 +69,23 @@ final class PrimaryMoves {
      * #failoverTo}.
      */
     void handoffTo(ReplicatedVolumeId id, Agent target) {
-        List<Agent> nodes = replicas.nodes(id);
-        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(Replicas.get(id)));
-        Replicas.refuseDeleted(id, answers.results());
-        if (!answers.silent().isEmpty()) {
-            failoverTo(id, target, nodes, answers.results());
+        var asked = ReplicaAnswers.ask(agents, id);
+        Replicas.refuseDeleted(asked);
+        if (!asked.silent().isEmpty()) {
+            failoverTo(asked, target);
             return;
         }
-        Map<Agent, GetReplicaResponse> states = answers.results();
-        replicas.fenceSuperseded(id, states);
-        List<String> forgotten = replicas.forgottenNodes(id);
-        if (Replicas.primaryOf(states).isEmpty() && Replicas.handingOver(states).filter(to -> !forgotten.contains(to)).isEmpty() && !forgotten.isEmpty()) {
+        Map<Agent, GetReplicaResponse> states = asked.answers();
+        replicas.fenceSuperseded(asked);
+        List<String> forgotten = asked.forgotten();
+        if (asked.primary().isEmpty() && asked.handingOver().filter(to -> !forgotten.contains(to)).isEmpty() && !forgotten.isEmpty()) {
             // its primary (or the successor of its handoff) was on a node forgotten since: silent for ever
-            failoverTo(id, target, nodes, states);
+            failoverTo(asked, target);
             return;
         }
         if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
-        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
-        var primary = Replicas.primaryOf(states);
+        long top = asked.top();
+        var primary = asked.primary();
         if (primary.isPresent() && primary.get() == target) return;
         Agent old;
         long epoch;
@@ -132,17 +127,19 @@ final class PrimaryMoves {
      * holding nothing, as forget-node counts it everywhere else: its agent is refused for good). The condition names the
      * lost nodes, forgotten first.
      */
-    void failoverTo(ReplicatedVolumeId id, Agent target, List<Agent> nodes, Map<Agent, GetReplicaResponse> states) {
-        List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
-        List<String> lost = lost(id, silent);
+    void failoverTo(ReplicaAnswers asked, Agent target) {
+        var id = asked.id();
+        Map<Agent, GetReplicaResponse> states = asked.answers();
+        List<Agent> silent = asked.silent();
+        List<String> lost = lost(asked);
         if (silent.size() > 1 || silent.contains(target) || lost.isEmpty()) {
             throw CsiException.unavailable("volume " + id + ": nodes not answering: "
                     + String.join(", ", silent.stream().map(Agent::nodeId).toList()) + "; a failover needs every other node of its set");
         }
         String gone = String.join(", ", lost);
         if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
-        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
-        var primary = Replicas.primaryOf(states);
+        long top = asked.top();
+        var primary = asked.primary();
         if (primary.isPresent() && primary.get() == target) return;           // a retried failover, done
         // a handoff to the lost node itself is no reason to wait: it is failed over from like a lost primary (review s10, F2)
         if (primary.isPresent() || states.values().stream().anyMatch(s -> s.getEpoch() == top && !s.getSuccessor().isEmpty()
@@ -159,7 +156,7 @@ final class PrimaryMoves {
         }
         long epoch = top + 1;
         // before any reservation: a copy its agent would refuse, or one older than another answering copy's point
-        switch (FailoverTarget.check(target.nodeId(), ReplicaViews.of(nodes, states))) {
+        switch (FailoverTarget.check(target.nodeId(), asked.views())) {
             case FailoverTarget.Fits fits -> { }
             case FailoverTarget.NotACandidate no -> throw CsiException.failedPrecondition("volume " + id + ": the copy on node '"
                     + target.nodeId() + "' is " + no.why() + ": nothing to fail over to");
@@ -197,9 +194,9 @@ final class PrimaryMoves {
     }
 
     /** The nodes a failover may replace: the id's forgotten nodes (silent for ever), then the silent ones. */
-    private List<String> lost(ReplicatedVolumeId id, List<Agent> silent) {
-        List<String> lost = new ArrayList<>(replicas.forgottenNodes(id));
-        silent.forEach(n -> lost.add(n.nodeId()));
+    private static List<String> lost(ReplicaAnswers asked) {
+        List<String> lost = new ArrayList<>(asked.forgotten());
+        asked.silent().forEach(n -> lost.add(n.nodeId()));
         return lost;
     }
 }

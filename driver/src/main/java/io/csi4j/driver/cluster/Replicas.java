@@ -8,8 +8,6 @@ import io.csi4j.proto.cluster.PeerAgent;
 import io.csi4j.proto.cluster.SyncReplicaRequest;
 import io.csi4j.proto.cluster.FenceReplicaRequest;
 import io.csi4j.proto.cluster.FindVolumeRequest;
-import io.csi4j.proto.cluster.GetReplicaRequest;
-import io.csi4j.proto.cluster.GetReplicaResponse;
 import io.csi4j.proto.csi.CapacityRange;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.Topology;
@@ -17,7 +15,6 @@ import io.csi4j.proto.csi.Volume;
 import io.csi4j.sdk.CsiException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.logging.Logger;
 
 /**
@@ -176,18 +173,15 @@ final class Replicas {
      * answers again ({@link Sweep}).
      */
     void delete(ReplicatedVolumeId id) {
-        List<Agent> nodes = nodes(id);
-        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
-        Map<Agent, GetReplicaResponse> states = answers.results();
-        List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
-        boolean tombstoned = states.values().stream().anyMatch(GetReplicaResponse::getDeleted);
-        var primary = primaryOf(states);
-        if (!silent.isEmpty() && primary.isEmpty() && !tombstoned && !silentAtLeast(silent, failoverAfter)) {
+        var asked = ReplicaAnswers.ask(agents, id);
+        List<Agent> silent = asked.silent();
+        var primary = asked.primary();
+        if (!silent.isEmpty() && primary.isEmpty() && !asked.tombstoned() && !silentAtLeast(silent, failoverAfter)) {
             throw CsiException.unavailable("volume " + id + ": nodes not answering may hold its primary, nothing deleted: "
-                    + String.join("; ", answers.silent()) + " (deleted without them once silent for " + failoverAfter.toSeconds() + "s)");
+                    + String.join("; ", asked.silentWhy()) + " (deleted without them once silent for " + failoverAfter.toSeconds() + "s)");
         }
         boolean tombstone = !silent.isEmpty();          // every node answering: nothing is left to sweep
-        List<Agent> order = new ArrayList<>(states.keySet());
+        List<Agent> order = new ArrayList<>(asked.answers().keySet());
         primary.ifPresent(p -> {
             order.remove(p);
             order.addFirst(p);
@@ -214,35 +208,29 @@ final class Replicas {
      * a copy that is not the primary of the highest epoch).
      */
     Agent primary(ReplicatedVolumeId id) {
-        List<Agent> nodes = new ArrayList<>();
-        List<String> missing = new ArrayList<>();
-        for (String tag : id.tags()) {
-            if (!gone(tag)) agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
-        }
-        return primaryFrom(id, Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))), missing);
+        return primaryFrom(ReplicaAnswers.askKnown(agents, id));
     }
 
-    /**
-     * {@link #primary} from the replicas' answers a caller has asked for already; {@code missing}: the id's node tags
-     * no known agent carries.
-     */
-    Agent primaryFrom(ReplicatedVolumeId id, Fanout.Answers<GetReplicaResponse> answers, List<String> missing) {
-        refuseDeleted(id, answers.results());
-        var found = primaryOf(answers.results());
-        fenceSuperseded(id, answers.results());
+    /** {@link #primary} from the replicas' answers a caller has asked for already (unknown nodes: not carried by any agent). */
+    Agent primaryFrom(ReplicaAnswers asked) {
+        var id = asked.id();
+        refuseDeleted(asked);
+        var found = asked.primary();
+        fenceSuperseded(asked);
         if (found.isPresent()) return found.get();
-        handingOver(answers.results()).ifPresent(successor -> {
+        asked.handingOver().ifPresent(successor -> {
             throw CsiException.unavailable("volume " + id + " is being handed over to node '" + successor
                     + "' (no primary until its final pull is done); retry");
         });
-        if (!answers.silent().isEmpty() || (!missing.isEmpty() && !agents.unidentified().isEmpty())) {
+        List<String> missing = asked.unknown();
+        if (!asked.silent().isEmpty() || (!missing.isEmpty() && !agents.unidentified().isEmpty())) {
             throw CsiException.unavailable("volume " + id + ": no answering node holds its primary; not answering: "
-                    + String.join("; ", answers.silent()) + (missing.isEmpty() ? "" : " unknown nodes: " + missing));
+                    + String.join("; ", asked.silentWhy()) + (missing.isEmpty() ? "" : " unknown nodes: " + missing));
         }
         // its primary was on a node forgotten while this volume's other nodes were silent too (forget-node saw no copy
         // of it): a copy is here, so the volume exists; never NOT_FOUND, which a CO takes for gone (review s9, F2)
-        List<String> forgotten = forgottenNodes(id);
-        List<String> holding = answers.results().entrySet().stream().filter(e -> e.getValue().getPresent())
+        List<String> forgotten = asked.forgotten();
+        List<String> holding = asked.answers().entrySet().stream().filter(e -> e.getValue().getPresent())
                 .map(e -> e.getKey().nodeId()).sorted().toList();
         if (!forgotten.isEmpty() && !holding.isEmpty()) {
             throw CsiException.unavailable("volume " + id + ": no answering node holds its primary, which was on forgotten node(s) "
@@ -252,27 +240,21 @@ final class Replicas {
         throw CsiException.notFound("volume " + id + " does not exist");
     }
 
-    /** The successor a copy at the highest epoch names, when there is no primary there: a handoff in progress. */
-    static java.util.Optional<String> handingOver(Map<Agent, GetReplicaResponse> states) {
-        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
-        return states.values().stream().filter(s -> s.getPresent() && s.getEpoch() == top && !s.getSuccessor().isEmpty())
-                .map(GetReplicaResponse::getSuccessor).findFirst();
-    }
-
     /**
      * A tombstone on any node means the volume was deleted: NOT_FOUND, whatever a leftover copy not yet swept says
      * (a leftover primary must never be routed to, promoted or handed over).
      */
-    static void refuseDeleted(ReplicatedVolumeId id, Map<Agent, GetReplicaResponse> states) {
-        states.forEach((node, s) -> {
-            if (s.getDeleted()) throw CsiException.notFound("volume " + id + " was deleted (tombstone on node '" + node.nodeId() + "')");
+    static void refuseDeleted(ReplicaAnswers asked) {
+        asked.answers().forEach((node, s) -> {
+            if (s.getDeleted()) throw CsiException.notFound("volume " + asked.id() + " was deleted (tombstone on node '" + node.nodeId() + "')");
         });
     }
 
     /** Every answering copy that is primary below the highest epoch answered learns it, and fences itself (best effort). */
-    void fenceSuperseded(ReplicatedVolumeId id, Map<Agent, GetReplicaResponse> states) {
-        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
-        states.forEach((node, s) -> {
+    void fenceSuperseded(ReplicaAnswers asked) {
+        var id = asked.id();
+        long top = asked.top();
+        asked.answers().forEach((node, s) -> {
             if (s.getPresent() && s.getRole().equals("PRIMARY") && s.getEpoch() < top) {
                 try {
                     node.call(a -> a.nodeAgent().fenceReplica(FenceReplicaRequest.newBuilder().setVolumeId(id.toString()).setEpoch(top).build()));
@@ -285,7 +267,6 @@ final class Replicas {
         });
     }
 
-    /** The agents of every node the id names; NOT_FOUND / UNAVAILABLE for a node the cluster does not know. */
     /**
      * ControllerModifyVolume of a replicated volume (docs/replication.md, "Modify"): the primary first, which checks the
      * keys (INVALID_ARGUMENT before any node changed), then every other replica's node. Idempotent: a node that does not
@@ -300,6 +281,7 @@ final class Replicas {
         return answer;
     }
 
+    /** The agents of every node the id names; NOT_FOUND / UNAVAILABLE for a node the cluster does not know. */
     List<Agent> nodes(ReplicatedVolumeId id) {
         List<Agent> nodes = new ArrayList<>();
         for (String tag : id.tags()) {
@@ -316,11 +298,6 @@ final class Replicas {
      */
     private boolean gone(String tag) {
         return agents.forgottenNode(tag).isPresent();
-    }
-
-    /** The node ids of the id's replicas on forgotten nodes, in the id's order. */
-    List<String> forgottenNodes(ReplicatedVolumeId id) {
-        return id.tags().stream().map(agents::forgottenNode).flatMap(java.util.Optional::stream).toList();
     }
 
     /**
@@ -342,15 +319,5 @@ final class Replicas {
 
     private Agent node(String tag, ReplicatedVolumeId id) {
         return agents.byNodeTag(tag).orElseThrow(() -> agents.unknownNode("volume " + id, tag));
-    }
-
-    static java.util.Optional<Agent> primaryOf(Map<Agent, GetReplicaResponse> states) {
-        return states.entrySet().stream().filter(e -> e.getValue().getPresent() && e.getValue().getRole().equals("PRIMARY"))
-                .max(java.util.Comparator.comparingLong(e -> e.getValue().getEpoch())).map(Map.Entry::getKey)
-                .filter(a -> states.get(a).getEpoch() == states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0));
-    }
-
-    static GetReplicaRequest get(ReplicatedVolumeId id) {
-        return GetReplicaRequest.newBuilder().setVolumeId(id.toString()).build();
     }
 }
