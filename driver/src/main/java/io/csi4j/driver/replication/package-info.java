@@ -7,7 +7,8 @@
  *       transitions that keep one primary per epoch (promote strictly above every epoch the node knows, fail over a
  *       held point with the note the volume condition reports, fence on learning a higher one, follow the primary of a
  *       higher epoch: a secondary keeping its point, a fenced copy holding none), and the tombstones of
- *       volumes deleted while a peer did not answer (the controller sweeps that peer's leftover: cluster/Sweep);</li>
+ *       volumes deleted while a peer did not answer (the controller sweeps that peer's leftover: cluster/Sweep); its
+ *       per-volume locks ({@link io.csi4j.driver.replication.VolumeLocks}) live only while held or waited on;</li>
  *   <li>{@link io.csi4j.driver.replication.ForgottenNodes}: the nodes an operator declared permanently lost
  *       ({@code csi4j cluster forget-node}), durable here so the controller stays stateless (its rules: cluster/LostNodes);</li>
  *   <li>{@link io.csi4j.driver.replication.PrimaryConfirmations}: in memory, which primaries here the controller
