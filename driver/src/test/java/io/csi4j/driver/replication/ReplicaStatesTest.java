@@ -39,7 +39,7 @@ class ReplicaStatesTest {
     @Test
     void createAndDeleteCyclesKeepNoLocks() {
         var states = new ReplicaStates(dir);
-        for (int i = 0; i < 200; i++) {
+        for (int i = 0; i < 50; i++) {
             var id = ReplicatedVolumeId.generate(List.of("node-a", "node-b"));
             states.create(id, new ReplicaState(1, Role.SECONDARY, ""));
             states.exclusively(id, () -> states.holding(id, "rpt-" + id));     // a round: the replication lock, then the state's
