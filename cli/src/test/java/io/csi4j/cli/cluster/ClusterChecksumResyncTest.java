@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.csi4j.proto.csi.DeleteVolumeRequest;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -106,7 +105,7 @@ class ClusterChecksumResyncTest {
             fx.restartIfDown(v.a());
             handedToC(v, 2300);
         } finally {
-            cleanUp(v);
+            v.cleanUp();
         }
     }
 
@@ -125,14 +124,6 @@ class ClusterChecksumResyncTest {
         }
         fx.controllerUnpublish(v.b(), v.id());
         handedToC(v, 2600);
-        cleanUp(v);
-    }
-
-    /** A back (a killed pod's mounts cleaned up as kubelet would), the volume unpublished everywhere and deleted. */
-    static void cleanUp(ThreeCopies v) throws Exception {
-        fx.restartIfDown(v.a());
-        fx.unpublishAndUnstage(v.a(), v.id());             // idempotent: nothing when already done
-        for (String n : List.of(v.a(), v.b(), v.c())) fx.retrying(() -> fx.controllerUnpublish(n, v.id()), "unpublish from " + n);
-        fx.retrying(() -> fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(v.id()).build()), "delete");
+        v.cleanUp();
     }
 }

@@ -72,8 +72,8 @@ class ClusterForgottenPrimaryFailoverTest {
 
         f.writeOnPrimary(A, id, 0, RECORDS);               // 4 KiB records, fsynced; unpublished from node-a after
         f.writeOnPrimary(A, id2, 0, RECORDS);
-        var toB = f.round(b, A, id);                       // every record is in b's and c's point
-        f.round(c, A, id);
+        f.round(c, A, id);                                 // every record is in c's and b's point
+        var toB = f.round(b, A, id);                       // b's cut last: the copy a failover may take (FailoverTarget)
         var toOther = f.round(other, A, id2);
         String third = ReplicatedVolumeId.parse(id3).orElseThrow().tags().get(1);
         var toThird = f.round(third, A, id3);
@@ -106,6 +106,13 @@ class ClusterForgottenPrimaryFailoverTest {
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode(), e.toString());
         assertTrue(e.getStatus().getDescription().contains("forgotten node(s) [" + A + "]")
                 && e.getStatus().getDescription().contains("ControllerPublishVolume on a node holding a copy fails over to it"), e.toString());
+
+        // c's point is older than b's: a publish on c is refused naming b, before any copy learns an epoch
+        var older = assertThrows(StatusRuntimeException.class, () -> f.controllerPublish(c, id));
+        assertEquals(Status.Code.FAILED_PRECONDITION, older.getStatus().getCode(), older.toString());
+        assertTrue(older.getStatus().getDescription().contains("older than the one on node '" + b + "'"), older.toString());
+        assertEquals(1, replica(b, id).getEpoch());
+        assertEquals(1, replica(c, id).getEpoch());
 
         // the CO attaches on b: b's latest complete point is promoted at epoch 2, at once (node-a is silent for ever)
         long publishing = System.nanoTime();

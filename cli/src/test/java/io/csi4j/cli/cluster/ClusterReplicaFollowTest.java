@@ -48,8 +48,8 @@ class ClusterReplicaFollowTest {
             fx.controllerPublish(a, id);
             Path records = mounted.on(a).resolve("records");
             writeRecords(records, 0, 3000);
-            fx.round(b, a, id);
             String cBefore = fx.round(c, a, id).getPoint();
+            fx.round(b, a, id);                             // B's cut last: the copy a failover may take (FailoverTarget)
             writeRecords(records, 3000, 3500);              // after the last round: the failover loses them
 
             fx.failoverByPublish(a, b, id);

@@ -14,6 +14,7 @@ import io.csi4j.sdk.server.Channels;
 import io.csi4j.sdk.server.Endpoint;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +33,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * controller 2 on node-c at the same moment. Before the fix both chose epoch 2 and both promoted their node: two
  * PRIMARY copies of epoch 2, both writable, neither ever fenced. Now each makes the other secondaries learn the epoch
  * before promoting its own target, so at most one copy is primary at the top epoch, whatever the interleaving.
+ * Since a failover refuses a target whose point is older than another answering copy's (issue 28, {@code
+ * FailoverTarget}), two deciders reach the reservation with different targets only when the points tie: here both
+ * copies' cut times are unknown (their round logs removed while their agents were down, as on an agent older than the
+ * round log), so node-b and node-c tie and the race is the one F3 is about; with known cuts node-b, whose round came
+ * first, would be refused before any reservation.
  */
 class ClusterTwoControllersTest {
     static final int FAILOVER_AFTER_S = 8;
@@ -55,6 +61,20 @@ class ClusterTwoControllersTest {
             fx.round("node-b", "node-a", id);                 // both secondaries hold a complete point
             fx.round("node-c", "node-a", id);
             ids.add(id);
+        }
+        // a tie: neither copy says when its point was cut (both rank oldest), so both targets pass FailoverTarget
+        for (String node : List.of("node-b", "node-c")) {
+            var agent = fx.cluster.agent(node);
+            agent.child.kill();
+            for (String id : ids) Files.delete(fx.dataDir(node).resolve("replication").resolve(id + ".round"));
+            agent.start();
+        }
+        fx.cluster.awaitEveryNode();
+        for (String id : ids) {
+            for (String node : List.of("node-b", "node-c")) {
+                var r = fx.replica(node, id);
+                assertTrue(r.getPointCutUnixNanos() == 0 && !r.hasLastRound() && !r.getPoint().isEmpty(), node + ": " + r);
+            }
         }
         var agentA = fx.cluster.agent("node-a");
         var second = secondController();

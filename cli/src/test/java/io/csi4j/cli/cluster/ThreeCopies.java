@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.proto.cluster.SyncReplicaResponse;
 import io.csi4j.proto.csi.CapacityRange;
+import io.csi4j.proto.csi.DeleteVolumeRequest;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * The set-up of the resync-by-checksums tests on a three-node {@link FailoverPair}: a three-replica volume of 96 MiB
@@ -55,5 +57,13 @@ record ThreeCopies(FailoverPair fx, String id, String a, String b, String c, Syn
         fx.controllerPublish(b, id);
         assertEquals("PRIMARY", fx.replica(b, id).getRole());
         return handed;
+    }
+
+    /** A back (a killed pod's mounts cleaned up as kubelet would), the volume unpublished everywhere and deleted. */
+    void cleanUp() throws Exception {
+        fx.restartIfDown(a);
+        fx.unpublishAndUnstage(a, id);             // idempotent: nothing when already done
+        for (String n : List.of(a, b, c)) fx.retrying(() -> fx.controllerUnpublish(n, id), "unpublish from " + n);
+        fx.retrying(() -> fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()), "delete");
     }
 }

@@ -2,7 +2,6 @@ package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.id.ObjectId.Kind;
 import io.csi4j.driver.id.ReplicatedVolumeId;
-import io.csi4j.driver.replication.ReplicaState;
 import io.csi4j.driver.replication.ReplicationRules;
 import io.csi4j.driver.replication.ReplicationRules.AlreadyPrimary;
 import io.csi4j.driver.replication.ReplicationRules.Decision;
@@ -12,38 +11,35 @@ import io.csi4j.driver.replication.ReplicationRules.Info;
 import io.csi4j.driver.replication.ReplicationRules.Resync;
 import io.csi4j.driver.replication.ReplicationRules.StepDown;
 import io.csi4j.driver.replication.ReplicationRules.Unreachable;
-import io.csi4j.driver.replication.ReplicationRules.View;
 import io.csi4j.driver.replication.RoundLog;
 import io.csi4j.driver.replication.VolumeReplication;
 import io.csi4j.proto.cluster.DemoteReplicaRequest;
-import io.csi4j.proto.cluster.GetReplicaRequest;
-import io.csi4j.proto.cluster.GetReplicaResponse;
 import io.csi4j.proto.cluster.PeerAgent;
 import io.csi4j.proto.cluster.SyncReplicaRequest;
 import io.csi4j.proto.csi.ControllerGetVolumeRequest;
 import io.csi4j.sdk.CsiException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.logging.Logger;
 
 /**
- * {@link VolumeReplication} in the cluster controller: asks every replica's node {@code GetReplica} (as routing does),
- * lets {@link ReplicationRules} decide, and carries the decision out with the agents' replication calls (the same
- * ones a handoff and a failover use). Stateless, like every router.
+ * {@link VolumeReplication} in the cluster controller: asks every replica's node {@code GetReplica} ({@link
+ * ReplicaAnswers}, as routing does), lets {@link ReplicationRules} decide, and carries the decision out with the
+ * agents' replication calls (the same ones a handoff and a failover use, {@link PrimaryMoves}). Stateless, like every
+ * router.
  */
 public final class ClusterVolumeReplication implements VolumeReplication {
     private static final Logger LOG = Logger.getLogger(ClusterVolumeReplication.class.getName());
 
     private final Owners owners;
-    private final Replicas replicas;
+    private final Agents agents;
+    private final PrimaryMoves moves;
 
     public ClusterVolumeReplication(Agents agents, Duration failoverAfter) {
         this.owners = new Owners(agents);
-        this.replicas = new Replicas(agents, new Placement(agents), failoverAfter);
+        this.agents = agents;
+        this.moves = new PrimaryMoves(agents, new Replicas(agents, new Placement(agents), failoverAfter), failoverAfter);
     }
 
     @Override
@@ -58,18 +54,18 @@ public final class ClusterVolumeReplication implements VolumeReplication {
 
     @Override
     public void promote(String volumeId, boolean force) {
-        var set = ask(replicatedOrRefuse(volumeId));
-        switch (ReplicationRules.promote(volumeId, set.views(), replicas.forgottenNodes(set.id()), force)) {
+        var set = ReplicaAnswers.ask(agents, replicatedOrRefuse(volumeId));
+        switch (ReplicationRules.promote(volumeId, set.views(), set.forgotten(), force)) {
             case AlreadyPrimary p -> { }
             case HandingOver h -> pullFinal(set, h.from(), h.to(), h.epoch());
-            case Failover f -> replicas.failoverTo(set.id(), set.agent(f.to()), set.nodes(), set.answers());
+            case Failover f -> moves.failoverTo(set, set.agent(f.to()));
             case Decision d -> unexpected(d);
         }
     }
 
     @Override
     public void demote(String volumeId, boolean force) {
-        var set = ask(replicatedOrRefuse(volumeId));
+        var set = ReplicaAnswers.ask(agents, replicatedOrRefuse(volumeId));
         switch (ReplicationRules.demote(volumeId, set.views())) {
             case HandingOver h -> { }
             case StepDown s -> {
@@ -83,7 +79,7 @@ public final class ClusterVolumeReplication implements VolumeReplication {
 
     @Override
     public boolean resync(String volumeId, boolean force) {
-        var set = ask(replicatedOrRefuse(volumeId));
+        var set = ReplicaAnswers.ask(agents, replicatedOrRefuse(volumeId));
         return switch (ReplicationRules.resync(volumeId, set.views())) {
             case Resync r -> {
                 var from = peer(set.agent(r.primary()));
@@ -106,7 +102,7 @@ public final class ClusterVolumeReplication implements VolumeReplication {
 
     @Override
     public RoundLog.Round info(String volumeId) {
-        var set = ask(replicatedOrRefuse(volumeId));
+        var set = ReplicaAnswers.ask(agents, replicatedOrRefuse(volumeId));
         return switch (ReplicationRules.info(volumeId, set.views())) {
             case Info i -> i.round();
             case Decision d -> unexpected(d);
@@ -120,7 +116,7 @@ public final class ClusterVolumeReplication implements VolumeReplication {
     }
 
     /** The last step of a handoff: {@code to} pulls the old primary's final point and becomes primary at {@code epoch}. */
-    private void pullFinal(Asked set, String from, String to, long epoch) {
+    private void pullFinal(ReplicaAnswers set, String from, String to, long epoch) {
         var pulled = set.agent(to).call(a -> a.nodeAgent().syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(set.id().toString())
                 .setPrimary(peer(set.agent(from))).setPromoteEpoch(epoch).build()));
         LOG.info(() -> "volume " + set.id() + " promoted on node '" + to + "' at epoch " + epoch + ": "
@@ -135,7 +131,7 @@ public final class ClusterVolumeReplication implements VolumeReplication {
     private boolean replicated(String volumeId) {
         var id = ReplicatedVolumeId.parse(volumeId);
         if (id.isPresent()) {
-            if (ReplicationRules.exists(volumeId, ask(id.get()).views()) instanceof Unreachable u) unexpected(u);
+            if (ReplicationRules.exists(volumeId, ReplicaAnswers.ask(agents, id.get()).views()) instanceof Unreachable u) unexpected(u);
             return true;
         }
         owners.of(Kind.VOLUME, volumeId, "volume").call(a -> a.controller().controllerGetVolume(
@@ -150,46 +146,5 @@ public final class ClusterVolumeReplication implements VolumeReplication {
                 ControllerGetVolumeRequest.newBuilder().setVolumeId(volumeId).build()));      // NOT_FOUND when it does not exist
         throw io.csi4j.driver.domain.DomainException.precondition("volume " + volumeId
                 + " is not replicated (csi4j.io/replicas 1): there is nothing to promote, demote or resync");
-    }
-
-    /** What every replica's node said. */
-    private record Asked(ReplicatedVolumeId id, List<Agent> nodes, Map<Agent, GetReplicaResponse> answers, List<View> views) {
-        Agent agent(String node) {
-            return nodes.stream().filter(a -> a.nodeId().equals(node)).findFirst().orElseThrow();
-        }
-    }
-
-    private Asked ask(ReplicatedVolumeId id) {
-        List<Agent> nodes = replicas.nodes(id);
-        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(GetReplicaRequest.newBuilder().setVolumeId(id.toString()).build()));
-        List<View> views = new ArrayList<>();
-        for (Agent node : nodes) {
-            GetReplicaResponse r = answers.results().get(node);
-            views.add(r == null ? View.silent(node.nodeId()) : new View(node.nodeId(), true, state(r), round(r), pointCut(r)));
-        }
-        return new Asked(id, nodes, answers.results(), views);
-    }
-
-    private static Optional<ReplicaState> state(GetReplicaResponse r) {
-        if (!r.getPresent()) return Optional.empty();
-        return Optional.of(new ReplicaState(r.getEpoch(), ReplicaState.Role.valueOf(r.getRole()), r.getPoint(), r.getSuccessor(),
-                r.getFailover()));
-    }
-
-    /** When the copy's point was cut ({@link Replicas#pointCutNanos}). */
-    private static Optional<Instant> pointCut(GetReplicaResponse r) {
-        long nanos = Replicas.pointCutNanos(r);
-        return nanos == 0 ? Optional.empty() : Optional.of(instant(nanos));
-    }
-
-    private static Optional<RoundLog.Round> round(GetReplicaResponse r) {
-        if (!r.hasLastRound()) return Optional.empty();
-        var l = r.getLastRound();
-        return Optional.of(new RoundLog.Round(instant(l.getCutUnixNanos()), instant(l.getCompletedUnixNanos()), l.getBytes(),
-                Duration.ofNanos(l.getTookNanos())));
-    }
-
-    private static Instant instant(long unixNanos) {
-        return Instant.ofEpochSecond(Math.floorDiv(unixNanos, 1_000_000_000L), Math.floorMod(unixNanos, 1_000_000_000L));
     }
 }

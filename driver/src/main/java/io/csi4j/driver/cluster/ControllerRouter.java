@@ -28,6 +28,7 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
     private final Placement placement;
     private final ClusterPageToken tokens;
     private final Replicas replicas;
+    private final PrimaryMoves moves;
     private final ReplicaSnapshotNames snapshotNames;
 
     public ControllerRouter(Agents agents, ClusterPageToken tokens, java.time.Duration failoverAfter) {
@@ -36,6 +37,7 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
         this.placement = new Placement(agents);
         this.tokens = tokens;
         this.replicas = new Replicas(agents, placement, failoverAfter);
+        this.moves = new PrimaryMoves(agents, replicas, failoverAfter);
         this.snapshotNames = new ReplicaSnapshotNames(agents, replicas);
     }
 
@@ -103,7 +105,7 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
             }
             Agent target = agents.byNodeTag(ObjectId.nodeTag(req.getNodeId())).orElseThrow(() ->
                     agents.unknownNode("volume " + id, req.getNodeId()));
-            replicas.handoffTo(id, target);          // the node becomes primary first, with no write lost
+            moves.handoffTo(id, target);          // the node becomes primary first, with no write lost
             target.forward(ControllerGrpc.getControllerPublishVolumeMethod(), req, out);
             return;
         }
@@ -123,7 +125,7 @@ public final class ControllerRouter extends ControllerGrpc.ControllerImplBase {
         TransportThread.route(out, () -> {
             var replicated = ReplicatedVolumeId.parse(req.getVolumeId());
             // a replicated volume's primary may be the silent node being unpublished: it fails over first
-            Agent owner = replicated.isPresent() ? replicas.unpublishing(replicated.get(), req.getNodeId()) : volume(req.getVolumeId());
+            Agent owner = replicated.isPresent() ? moves.unpublishing(replicated.get(), req.getNodeId()) : volume(req.getVolumeId());
             owner.forward(ControllerGrpc.getControllerUnpublishVolumeMethod(), req, out);
         });
     }

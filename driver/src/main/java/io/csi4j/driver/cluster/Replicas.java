@@ -4,14 +4,10 @@ import io.csi4j.driver.DriverConfig;
 import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.proto.cluster.CreateReplicaRequest;
 import io.csi4j.proto.cluster.DeleteReplicaRequest;
-import io.csi4j.proto.cluster.DemoteReplicaRequest;
 import io.csi4j.proto.cluster.PeerAgent;
 import io.csi4j.proto.cluster.SyncReplicaRequest;
-import io.csi4j.proto.cluster.FailoverReplicaRequest;
 import io.csi4j.proto.cluster.FenceReplicaRequest;
 import io.csi4j.proto.cluster.FindVolumeRequest;
-import io.csi4j.proto.cluster.GetReplicaRequest;
-import io.csi4j.proto.cluster.GetReplicaResponse;
 import io.csi4j.proto.csi.CapacityRange;
 import io.csi4j.proto.csi.CreateVolumeRequest;
 import io.csi4j.proto.csi.Topology;
@@ -19,13 +15,13 @@ import io.csi4j.proto.csi.Volume;
 import io.csi4j.sdk.CsiException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.logging.Logger;
 
 /**
- * The controller's side of replicated volumes (issue 28, docs/replication.md): making and deleting every replica, and
- * finding the current primary by asking the nodes the id names. It keeps no state: the agents' durable
- * {@code ReplicaState}s are the truth.
+ * The controller's side of replicated volumes (issue 28, docs/replication.md): making, modifying and deleting every
+ * replica, and routing: finding the current primary by asking the nodes the id names (fencing a superseded primary
+ * that answers on the way). Moving the primary (handoff, failover) is {@link PrimaryMoves}. It keeps no state: the
+ * agents' durable {@code ReplicaState}s are the truth.
  */
 final class Replicas {
     private static final Logger LOG = Logger.getLogger(Replicas.class.getName());
@@ -150,7 +146,7 @@ final class Replicas {
      * answer does not wait for it; a round that fails is retried by the scheduler when due. Until a secondary holds a
      * point, a failover to it is refused (it holds no complete point), never a blank copy promoted over the data.
      */
-    private static void firstRound(ReplicatedVolumeId id, Agent primary, List<Agent> secondaries) {
+    static void firstRound(ReplicatedVolumeId id, Agent primary, List<Agent> secondaries) {
         var from = PeerAgent.newBuilder().setNodeId(primary.nodeId()).setAddress(primary.address()).setAuthority(primary.authority()).build();
         for (Agent secondary : List.copyOf(secondaries)) {
             Thread.ofVirtual().name("csi4j-first-round-" + id).start(() -> {
@@ -172,23 +168,20 @@ final class Replicas {
      * highest epoch answered (the evidence routing sends writes on), or an answering node holds a tombstone (an earlier
      * attempt of this delete got that far), or every silent node has said nothing for {@code --failover-after} (it is
      * gone as a failover counts it: the CO deletes only what it unpublished from every node, and an unpublish from a
-     * silent primary fails it over first, {@link #unpublishing}); else UNAVAILABLE naming them, nothing deleted. Each answering node then
+     * silent primary fails it over first, {@link PrimaryMoves#unpublishing}); else UNAVAILABLE naming them, nothing deleted. Each answering node then
      * writes its tombstone before it deletes, and the controller's scheduler sweeps each silent node's leftover when it
      * answers again ({@link Sweep}).
      */
     void delete(ReplicatedVolumeId id) {
-        List<Agent> nodes = nodes(id);
-        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
-        Map<Agent, GetReplicaResponse> states = answers.results();
-        List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
-        boolean tombstoned = states.values().stream().anyMatch(GetReplicaResponse::getDeleted);
-        var primary = primaryOf(states);
-        if (!silent.isEmpty() && primary.isEmpty() && !tombstoned && !silentAtLeast(silent, failoverAfter)) {
+        var asked = ReplicaAnswers.ask(agents, id);
+        List<Agent> silent = asked.silent();
+        var primary = asked.primary();
+        if (!silent.isEmpty() && primary.isEmpty() && !asked.tombstoned() && !silentAtLeast(silent, failoverAfter)) {
             throw CsiException.unavailable("volume " + id + ": nodes not answering may hold its primary, nothing deleted: "
-                    + String.join("; ", answers.silent()) + " (deleted without them once silent for " + failoverAfter.toSeconds() + "s)");
+                    + String.join("; ", asked.silentWhy()) + " (deleted without them once silent for " + failoverAfter.toSeconds() + "s)");
         }
         boolean tombstone = !silent.isEmpty();          // every node answering: nothing is left to sweep
-        List<Agent> order = new ArrayList<>(states.keySet());
+        List<Agent> order = new ArrayList<>(asked.answers().keySet());
         primary.ifPresent(p -> {
             order.remove(p);
             order.addFirst(p);
@@ -209,98 +202,35 @@ final class Replicas {
     }
 
     /**
-     * The agent a ControllerUnpublishVolume of a replicated volume from {@code nodeId} goes to (docs/replication.md,
-     * "Unpublish from a silent primary"): its primary, as for every call. When that primary is the one node not
-     * answering, or was on a forgotten node (silent for ever), and it is the node being unpublished (or all nodes are),
-     * the volume fails over first ({@link #failoverTo}: UNAVAILABLE until a silent node has been silent for {@code
-     * --failover-after}) to the answering copy holding the newest complete point, and the call goes there (it holds no
-     * publication to the lost node: OK).
-     * Kubernetes attaches a volume to another node only after its detach from the old one succeeded, and force-detaches
-     * from a node it gave up on: without this, a lost primary's node would keep its volume from ever moving.
-     */
-    Agent unpublishing(ReplicatedVolumeId id, String nodeId) {
-        List<Agent> nodes = nodes(id);
-        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
-        Map<Agent, GetReplicaResponse> states = answers.results();
-        List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
-        List<String> lost = lost(id, silent);
-        boolean fromTheLostOne = silent.size() <= 1 && !lost.isEmpty() && (nodeId.isEmpty() || lost.contains(nodeId));
-        // a handoff towards the lost node is no reason to wait: it is failed over from like a lost primary (review s10, F2)
-        if (!fromTheLostOne || states.values().stream().anyMatch(GetReplicaResponse::getDeleted)
-                || primaryOf(states).isPresent() || handingOver(states).filter(to -> !lost.contains(to)).isPresent()) {
-            return primaryFrom(id, answers, List.of());   // nodes(id) knew every tag
-        }
-        Agent target = newestPoint(nodes, states).orElseThrow(() -> CsiException.unavailable("volume " + id + ": primary node '"
-                + String.join(", ", lost) + "' is lost and no other copy holds a complete point to fail over to"));
-        failoverTo(id, target, nodes, states);
-        return target;
-    }
-
-    /**
-     * The answering secondary holding the newest complete point (by when the point it holds was cut, a handoff's final
-     * point on the old primary included: review s10, F6; from an agent that does not report it, its last round's cut;
-     * a copy whose point's cut is unknown counts as oldest), the first in the id's order on a tie.
-     */
-    static <N> java.util.Optional<N> newestPoint(List<N> nodes, Map<N, GetReplicaResponse> states) {
-        N best = null;
-        long bestCut = -1;
-        for (N node : nodes) {
-            var s = states.get(node);
-            if (s == null || !s.getPresent() || s.getPoint().isEmpty() || !s.getRole().equals("SECONDARY")) continue;
-            long cut = pointCutNanos(s);
-            if (cut > bestCut) {
-                best = node;
-                bestCut = cut;
-            }
-        }
-        return java.util.Optional.ofNullable(best);
-    }
-
-    /**
-     * When the point a copy holds was cut, in Unix nanoseconds (review s10, F6): what its agent reports, or from an agent
-     * that does not, its last round's cut; 0 when neither is known.
-     */
-    static long pointCutNanos(GetReplicaResponse s) {
-        if (s.getPointCutUnixNanos() != 0) return s.getPointCutUnixNanos();
-        return s.hasLastRound() ? s.getLastRound().getCutUnixNanos() : 0;
-    }
-
-    /**
      * The node whose replica is primary at the highest epoch any replica's node answers. NOT_FOUND when no node holds
      * a replica; UNAVAILABLE when the primary may be behind a node that does not answer, and while a handoff runs (the
      * old primary stepped down, its successor not yet promoted: CreateSnapshot and the like are retried, never sent to
      * a copy that is not the primary of the highest epoch).
      */
     Agent primary(ReplicatedVolumeId id) {
-        List<Agent> nodes = new ArrayList<>();
-        List<String> missing = new ArrayList<>();
-        for (String tag : id.tags()) {
-            if (!gone(tag)) agents.byNodeTag(tag).ifPresentOrElse(nodes::add, () -> missing.add(tag));
-        }
-        return primaryFrom(id, Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id))), missing);
+        return primaryFrom(ReplicaAnswers.askKnown(agents, id));
     }
 
-    /**
-     * {@link #primary} from the replicas' answers a caller has asked for already; {@code missing}: the id's node tags
-     * no known agent carries.
-     */
-    private Agent primaryFrom(ReplicatedVolumeId id, Fanout.Answers<GetReplicaResponse> answers, List<String> missing) {
-        refuseDeleted(id, answers.results());
-        var found = primaryOf(answers.results());
-        fenceSuperseded(id, answers.results());
+    /** {@link #primary} from the replicas' answers a caller has asked for already (unknown nodes: not carried by any agent). */
+    Agent primaryFrom(ReplicaAnswers asked) {
+        var id = asked.id();
+        refuseDeleted(asked);
+        var found = asked.primary();
+        fenceSuperseded(asked);
         if (found.isPresent()) return found.get();
-        handingOver(answers.results()).ifPresent(successor -> {
+        asked.handingOver().ifPresent(successor -> {
             throw CsiException.unavailable("volume " + id + " is being handed over to node '" + successor
                     + "' (no primary until its final pull is done); retry");
         });
-        if (!answers.silent().isEmpty() || (!missing.isEmpty() && !agents.unidentified().isEmpty())) {
+        List<String> missing = asked.unknown();
+        if (!asked.silent().isEmpty() || (!missing.isEmpty() && !agents.unidentified().isEmpty())) {
             throw CsiException.unavailable("volume " + id + ": no answering node holds its primary; not answering: "
-                    + String.join("; ", answers.silent()) + (missing.isEmpty() ? "" : " unknown nodes: " + missing));
+                    + String.join("; ", asked.silentWhy()) + (missing.isEmpty() ? "" : " unknown nodes: " + missing));
         }
         // its primary was on a node forgotten while this volume's other nodes were silent too (forget-node saw no copy
         // of it): a copy is here, so the volume exists; never NOT_FOUND, which a CO takes for gone (review s9, F2)
-        List<String> forgotten = forgottenNodes(id);
-        List<String> holding = answers.results().entrySet().stream().filter(e -> e.getValue().getPresent())
+        List<String> forgotten = asked.forgotten();
+        List<String> holding = asked.answers().entrySet().stream().filter(e -> e.getValue().getPresent())
                 .map(e -> e.getKey().nodeId()).sorted().toList();
         if (!forgotten.isEmpty() && !holding.isEmpty()) {
             throw CsiException.unavailable("volume " + id + ": no answering node holds its primary, which was on forgotten node(s) "
@@ -310,151 +240,21 @@ final class Replicas {
         throw CsiException.notFound("volume " + id + " does not exist");
     }
 
-    /** The successor a copy at the highest epoch names, when there is no primary there: a handoff in progress. */
-    private static java.util.Optional<String> handingOver(Map<Agent, GetReplicaResponse> states) {
-        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
-        return states.values().stream().filter(s -> s.getPresent() && s.getEpoch() == top && !s.getSuccessor().isEmpty())
-                .map(GetReplicaResponse::getSuccessor).findFirst();
-    }
-
-    /**
-     * Makes {@code target} the primary before ControllerPublishVolume is sent to it (docs/replication.md, "Handoff at
-     * attach"): nothing when it is the primary already; else the primary steps down to a secondary of epoch E+1
-     * naming the target (FAILED_PRECONDITION while still published or staged: nothing changes), cuts a final point,
-     * the target pulls it and becomes primary at E+1. A retry after a crash finds the old primary handed over and
-     * completes the pull. A node that does not answer, or no primary because it was on a forgotten node: {@link
-     * #failoverTo}.
-     */
-    void handoffTo(ReplicatedVolumeId id, Agent target) {
-        List<Agent> nodes = nodes(id);
-        var answers = Fanout.all(nodes, a -> a.nodeAgent().getReplica(get(id)));
-        refuseDeleted(id, answers.results());
-        if (!answers.silent().isEmpty()) {
-            failoverTo(id, target, nodes, answers.results());
-            return;
-        }
-        Map<Agent, GetReplicaResponse> states = answers.results();
-        fenceSuperseded(id, states);
-        List<String> forgotten = forgottenNodes(id);
-        if (primaryOf(states).isEmpty() && handingOver(states).filter(to -> !forgotten.contains(to)).isEmpty() && !forgotten.isEmpty()) {
-            // its primary (or the successor of its handoff) was on a node forgotten since: silent for ever
-            failoverTo(id, target, nodes, states);
-            return;
-        }
-        if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
-        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
-        var primary = primaryOf(states);
-        if (primary.isPresent() && primary.get() == target) return;
-        Agent old;
-        long epoch;
-        if (primary.isPresent()) {
-            old = primary.get();
-            epoch = top + 1;
-            old.call(a -> a.nodeAgent().demoteReplica(DemoteReplicaRequest.newBuilder().setVolumeId(id.toString())
-                    .setEpoch(epoch).setSuccessorNodeId(target.nodeId()).build()));
-        } else {
-            // no primary at the highest epoch: a handoff in progress, finished only towards the node it names
-            epoch = top;
-            old = states.entrySet().stream().filter(e -> e.getValue().getEpoch() == top && !e.getValue().getSuccessor().isEmpty())
-                    .map(Map.Entry::getKey).findFirst().orElseThrow(() -> CsiException.unavailable("volume " + id
-                            + " has no primary at epoch " + top + " and no handoff in progress"));
-            String successor = states.get(old).getSuccessor();
-            if (!successor.equals(target.nodeId())) {
-                throw CsiException.failedPrecondition("volume " + id + " is being handed over to node '" + successor
-                        + "', not to '" + target.nodeId() + "'; publish it there first");
-            }
-        }
-        var from = PeerAgent.newBuilder().setNodeId(old.nodeId()).setAddress(old.address()).setAuthority(old.authority()).build();
-        var pulled = target.call(a -> a.nodeAgent().syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(id.toString())
-                .setPrimary(from).setPromoteEpoch(epoch).build()));
-        LOG.info(() -> "volume " + id + " handed over from node '" + old.nodeId() + "' to '" + target.nodeId() + "' at epoch "
-                + epoch + ": " + pulled.getBytesReceived() + " bytes since the last point");
-    }
-
-    /**
-     * The primary's node does not answer (docs/replication.md, "Failover"): exactly one node of the set is silent,
-     * every other one answers, none of them is primary at the highest epoch they know, and none is handing over.
-     * Until the silent node has said nothing for {@code --failover-after} (counted from its last answer, {@link
-     * Liveness#silentFor}): UNAVAILABLE, and the CO retries. Then the target's latest complete point becomes the
-     * primary at an epoch above every epoch the answering nodes know, and its condition says so. A node the id names
-     * that was forgotten ({@code csi4j cluster forget-node}) is lost as a node silent for ever is: with no node silent,
-     * it is the one failed over from, at once (review s9, F2); it never counts against "exactly one silent" (it answered
-     * holding nothing, as forget-node counts it everywhere else: its agent is refused for good). The condition names the
-     * lost nodes, forgotten first.
-     */
-    void failoverTo(ReplicatedVolumeId id, Agent target, List<Agent> nodes, Map<Agent, GetReplicaResponse> states) {
-        List<Agent> silent = nodes.stream().filter(n -> !states.containsKey(n)).toList();
-        List<String> lost = lost(id, silent);
-        if (silent.size() > 1 || silent.contains(target) || lost.isEmpty()) {
-            throw CsiException.unavailable("volume " + id + ": nodes not answering: "
-                    + String.join(", ", silent.stream().map(Agent::nodeId).toList()) + "; a failover needs every other node of its set");
-        }
-        String gone = String.join(", ", lost);
-        if (!states.get(target).getPresent()) throw CsiException.notFound("volume " + id + " has no replica on node '" + target.nodeId() + "'");
-        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
-        var primary = primaryOf(states);
-        if (primary.isPresent() && primary.get() == target) return;           // a retried failover, done
-        // a handoff to the lost node itself is no reason to wait: it is failed over from like a lost primary (review s10, F2)
-        if (primary.isPresent() || states.values().stream().anyMatch(s -> s.getEpoch() == top && !s.getSuccessor().isEmpty()
-                && !lost.contains(s.getSuccessor()))) {
-            throw CsiException.unavailable("volume " + id + ": node '" + gone + "' does not answer while its primary"
-                    + " or handoff is elsewhere; publish again when it answers");
-        }
-        for (Agent quiet : silent) {
-            var silence = agents.liveness().silentFor(quiet.nodeId()).orElse(java.time.Duration.ZERO);
-            if (silence.compareTo(failoverAfter) < 0) {
-                throw CsiException.unavailable("volume " + id + ": primary node '" + quiet.nodeId() + "' silent for "
-                        + silence.toSeconds() + "s; failover after " + failoverAfter.toSeconds() + "s");
-            }
-        }
-        long epoch = top + 1;
-        var chosen = states.get(target);
-        if (!chosen.getRole().equals("SECONDARY") || chosen.getPoint().isEmpty()) {      // what its agent would refuse: before any reservation
-            throw CsiException.failedPrecondition("volume " + id + ": the copy on node '" + target.nodeId() + "' is " + chosen.getRole()
-                    + (chosen.getPoint().isEmpty() ? " holding no complete point" : "") + ": nothing to fail over to");
-        }
-        List<Agent> reserved = reserve(id, epoch, target, states);
-        var done = target.call(a -> a.nodeAgent().failoverReplica(FailoverReplicaRequest.newBuilder().setVolumeId(id.toString())
-                .setEpoch(epoch).setReplacedNodeId(gone).build()));
-        // they follow the new primary already, so the scheduler's follow (and the round it starts at once) passes them by
-        firstRound(id, target, reserved);
-        LOG.warning(() -> "volume " + id + " failed over to node '" + target.nodeId() + "' at epoch " + epoch + ": " + done.getCondition());
-    }
-
-    /**
-     * Before a failover to {@code epoch}: every other answering secondary below it learns the epoch as a secondary
-     * ({@code FollowReplica}, durable on its node, its point kept), so no other decider can fail over to it at that
-     * epoch too: a node that knows an epoch is never promoted to it. Two controller replicas (the attacher's and the
-     * csi-addons sidecar's leaders may differ) each choosing another target at the same epoch: each makes the other's
-     * target learn it before promoting its own, so at most one promotion succeeds, the other is refused and retried at
-     * the next epoch (review 2026-11-27 s10, F3). A copy that is not a secondary is never a failover target. Returns
-     * the copies told, each of which gets a round from the new primary at once once it is promoted.
-     */
-    private static List<Agent> reserve(ReplicatedVolumeId id, long epoch, Agent target, Map<Agent, GetReplicaResponse> states) {
-        List<Agent> followed = new ArrayList<>();
-        states.forEach((node, s) -> {
-            if (node == target || !s.getPresent() || !s.getRole().equals("SECONDARY") || s.getEpoch() >= epoch) return;
-            node.call(a -> a.nodeAgent().followReplica(io.csi4j.proto.cluster.FollowReplicaRequest.newBuilder()
-                    .setVolumeId(id.toString()).setEpoch(epoch).build()));
-            followed.add(node);
-        });
-        return followed;
-    }
-
     /**
      * A tombstone on any node means the volume was deleted: NOT_FOUND, whatever a leftover copy not yet swept says
      * (a leftover primary must never be routed to, promoted or handed over).
      */
-    private static void refuseDeleted(ReplicatedVolumeId id, Map<Agent, GetReplicaResponse> states) {
-        states.forEach((node, s) -> {
-            if (s.getDeleted()) throw CsiException.notFound("volume " + id + " was deleted (tombstone on node '" + node.nodeId() + "')");
+    static void refuseDeleted(ReplicaAnswers asked) {
+        asked.answers().forEach((node, s) -> {
+            if (s.getDeleted()) throw CsiException.notFound("volume " + asked.id() + " was deleted (tombstone on node '" + node.nodeId() + "')");
         });
     }
 
     /** Every answering copy that is primary below the highest epoch answered learns it, and fences itself (best effort). */
-    private void fenceSuperseded(ReplicatedVolumeId id, Map<Agent, GetReplicaResponse> states) {
-        long top = states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0);
-        states.forEach((node, s) -> {
+    void fenceSuperseded(ReplicaAnswers asked) {
+        var id = asked.id();
+        long top = asked.top();
+        asked.answers().forEach((node, s) -> {
             if (s.getPresent() && s.getRole().equals("PRIMARY") && s.getEpoch() < top) {
                 try {
                     node.call(a -> a.nodeAgent().fenceReplica(FenceReplicaRequest.newBuilder().setVolumeId(id.toString()).setEpoch(top).build()));
@@ -467,7 +267,6 @@ final class Replicas {
         });
     }
 
-    /** The agents of every node the id names; NOT_FOUND / UNAVAILABLE for a node the cluster does not know. */
     /**
      * ControllerModifyVolume of a replicated volume (docs/replication.md, "Modify"): the primary first, which checks the
      * keys (INVALID_ARGUMENT before any node changed), then every other replica's node. Idempotent: a node that does not
@@ -482,6 +281,7 @@ final class Replicas {
         return answer;
     }
 
+    /** The agents of every node the id names; NOT_FOUND / UNAVAILABLE for a node the cluster does not know. */
     List<Agent> nodes(ReplicatedVolumeId id) {
         List<Agent> nodes = new ArrayList<>();
         for (String tag : id.tags()) {
@@ -494,22 +294,10 @@ final class Replicas {
      * A replica on a node declared permanently lost ({@link LostNodes}): gone, so never asked, routed to, handed over
      * to or failed over to. Sound because forget-node was refused while that node could hold the primary of a live
      * volume it could see ({@link LostNodes#withoutPrimary}; one it could not see, its other nodes silent too, fails
-     * over from it, {@link #failoverTo}), and its agent is refused if it answers again.
+     * over from it, {@link PrimaryMoves#failoverTo}), and its agent is refused if it answers again.
      */
     private boolean gone(String tag) {
         return agents.forgottenNode(tag).isPresent();
-    }
-
-    /** The node ids of the id's replicas on forgotten nodes, in the id's order. */
-    List<String> forgottenNodes(ReplicatedVolumeId id) {
-        return id.tags().stream().map(agents::forgottenNode).flatMap(java.util.Optional::stream).toList();
-    }
-
-    /** The nodes a failover may replace: the id's forgotten nodes (silent for ever), then the silent ones. */
-    private List<String> lost(ReplicatedVolumeId id, List<Agent> silent) {
-        List<String> lost = new ArrayList<>(forgottenNodes(id));
-        silent.forEach(n -> lost.add(n.nodeId()));
-        return lost;
     }
 
     /**
@@ -531,15 +319,5 @@ final class Replicas {
 
     private Agent node(String tag, ReplicatedVolumeId id) {
         return agents.byNodeTag(tag).orElseThrow(() -> agents.unknownNode("volume " + id, tag));
-    }
-
-    private static java.util.Optional<Agent> primaryOf(Map<Agent, GetReplicaResponse> states) {
-        return states.entrySet().stream().filter(e -> e.getValue().getPresent() && e.getValue().getRole().equals("PRIMARY"))
-                .max(java.util.Comparator.comparingLong(e -> e.getValue().getEpoch())).map(Map.Entry::getKey)
-                .filter(a -> states.get(a).getEpoch() == states.values().stream().mapToLong(GetReplicaResponse::getEpoch).max().orElse(0));
-    }
-
-    private static GetReplicaRequest get(ReplicatedVolumeId id) {
-        return GetReplicaRequest.newBuilder().setVolumeId(id.toString()).build();
     }
 }

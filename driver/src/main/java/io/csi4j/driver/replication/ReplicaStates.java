@@ -15,8 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 /**
@@ -51,9 +49,10 @@ public final class ReplicaStates {
     private static final String DELETED = ".deleted";
 
     private final Path dir;
-    private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+    /** Each volume's state-file lock: one read-change-write at a time. */
+    private final VolumeLocks locks = new VolumeLocks();
     /** Each volume's replication lock ({@link #exclusively}): held across a role change and what it looks at. */
-    private final Map<String, ReentrantLock> useLocks = new ConcurrentHashMap<>();
+    private final VolumeLocks useLocks = new VolumeLocks();
     /** In memory: this process's primaries start unconfirmed (docs/replication.md, "Confirmation"). */
     private final PrimaryConfirmations confirmations;
     private final ForgottenNodes forgotten;
@@ -285,13 +284,7 @@ public final class ReplicaStates {
      * Reentrant; the state file's own lock is taken inside it, never around it.
      */
     public <T> T exclusively(ReplicatedVolumeId id, Supplier<T> work) {
-        var lock = useLocks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
-        lock.lock();
-        try {
-            return work.get();
-        } finally {
-            lock.unlock();
-        }
+        return useLocks.call(id.toString(), work);
     }
 
     /**
@@ -333,15 +326,13 @@ public final class ReplicaStates {
     }
 
     public void delete(ReplicatedVolumeId id) {
-        var lock = locks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
-        lock.lock();
-        try {
-            if (Files.deleteIfExists(file(id))) Durable.fsyncDirectory(dir);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } finally {
-            lock.unlock();
-        }
+        withLock(id, () -> {
+            try {
+                if (Files.deleteIfExists(file(id))) Durable.fsyncDirectory(dir);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
     }
 
     /**
@@ -396,13 +387,12 @@ public final class ReplicaStates {
     }
 
     private void withLock(ReplicatedVolumeId id, Runnable work) {
-        var lock = locks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
-        lock.lock();
-        try {
-            work.run();
-        } finally {
-            lock.unlock();
-        }
+        locks.run(id.toString(), work);
+    }
+
+    /** How many volumes have a lock entry now (either lock): only those held or waited on. */
+    int lockEntries() {
+        return locks.size() + useLocks.size();
     }
 
     private interface Transition {
@@ -410,16 +400,12 @@ public final class ReplicaStates {
     }
 
     private ReplicaState change(ReplicatedVolumeId id, Transition transition) {
-        var lock = locks.computeIfAbsent(id.toString(), k -> new ReentrantLock());
-        lock.lock();
-        try {
+        return locks.call(id.toString(), () -> {
             var current = get(id);
             ReplicaState next = transition.apply(current);
             if (current.isEmpty() || !current.get().equals(next)) write(id, next);
             return next;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     private void write(ReplicatedVolumeId id, ReplicaState state) {

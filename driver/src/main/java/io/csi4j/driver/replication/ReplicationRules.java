@@ -100,7 +100,8 @@ public final class ReplicationRules {
                 return new Unreachable(set.silent(), "volume " + volume + ": no answering node holds its primary; PromoteVolume with"
                         + " force fails over to the freshest secondary once the silent node has been silent for --failover-after");
             }
-            return new Failover(set.freshest().orElseThrow(() -> DomainException.precondition("volume " + volume
+            // the newest point among every answering secondary, whatever epoch it knows (FailoverTarget)
+            return new Failover(FailoverTarget.newest(views).orElseThrow(() -> DomainException.precondition("volume " + volume
                     + ": no answering copy holds a complete point to fail over to")).node());
         }
         throw set.noPrimary();
@@ -198,8 +199,10 @@ public final class ReplicationRules {
         }
 
         /**
-         * The follower holding the most recent complete point: by its point's cut (a handoff's final point on the old
-         * primary included: review s10, F6), then any holding a point. A tie keeps the first in the id's order.
+         * The follower holding the most recent complete point, the successor a demote names: by its point's cut (a
+         * handoff's final point on the old primary included: review s10, F6), then any holding a point. A tie keeps the
+         * first in the id's order. A failover ranks every answering secondary instead, whatever its epoch ({@link
+         * FailoverTarget}).
          */
         Optional<View> freshest() {
             var holding = followers().stream().filter(v -> !v.state().get().point().isEmpty()).toList();

@@ -317,7 +317,7 @@ public final class Rounds {
     /** On a secondary: one round, or with {@code promoteEpoch > 0} the last step of a handoff to this node. */
     public Pulled pull(ReplicatedVolumeId id, Primary primary, long promoteEpoch) {
         try {
-            Pulled pulled = pullLocked(id, primary, promoteEpoch);
+            Pulled pulled = locked(id, () -> promoteEpoch > 0 ? finalPull(id, primary, promoteEpoch) : round(id, primary));
             failedInARow.remove(id.toString());
             return pulled;
         } catch (RuntimeException e) {
@@ -326,53 +326,83 @@ public final class Rounds {
         }
     }
 
-    private Pulled pullLocked(ReplicatedVolumeId id, Primary primary, long promoteEpoch) {
-        return locked(id, () -> {
-            ReplicaState s = state(id);
-            if (s.writable()) {
-                // a retried handoff: a primary this epoch's handoff made; one a failover made at that epoch (another
-                // controller that did not hear the old primary) never pulled the final point (review s10, F3)
-                if (promoteEpoch > 0 && s.epoch() == promoteEpoch && s.failover().isEmpty()) return new Pulled(s.point(), 0, "", s);
-                if (promoteEpoch > 0 && s.epoch() == promoteEpoch) {
-                    throw DomainException.precondition("replica of " + id + " on node '" + nodeId + "' was failed over to at epoch "
-                            + s.epoch() + " (" + s.failover() + "), not handed over: the handoff's final point was never pulled here");
-                }
-                throw DomainException.precondition("replica of " + id + " on node '" + nodeId + "' is the primary at epoch "
-                        + s.epoch() + "; it does not pull");
-            }
-            long started = System.nanoTime();
-            long gapsBefore = promoteEpoch > 0 ? states.confirmations().gaps() : 0;   // for a handoff's promotion
-            var cutAt = java.time.Instant.now();                                 // at the latest: the lag shown is never less
-            lastTry.put(id.toString(), started);
-            // a round, not a handoff: the held point may come back, nothing to copy (the primary proved it current)
-            boolean mayKeep = promoteEpoch == 0 && !s.point().isEmpty();
-            String point = primary.cutPoint(id.toString(), nodeId, s.point(), mayKeep);
-            if (mayKeep && point.equals(s.point())) {
-                if (!s.successor().isEmpty()) states.holdingFrom(id, point, primary.source().nodeId());
-                long took = System.nanoTime() - started;
-                log.completed(id.toString(), new RoundLog.Round(cutAt, java.time.Instant.now(), 0, java.time.Duration.ofNanos(took)));
-                LOG.info(() -> "replica of " + id + " still holds point " + point + " from node '" + primary.source().nodeId()
-                        + "': 0 bytes (the volume is unchanged since) in " + took / 1_000_000 + " ms");
-                return new Pulled(point, 0, point, s);
-            }
-            // holding no point past epoch 1 is a fenced old primary that followed: its image, almost the point, is a base
-            // to resync against by checksums (an epoch-1 copy holding none is a new one, its image blank)
-            var pulled = imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1);
-            // durable before the answer; an ordinary round from the node this copy handed over to ends that handoff
-            ReplicaState now = promoteEpoch > 0 ? states.holding(id, point) : states.holdingFrom(id, point, primary.source().nodeId());
-            if (promoteEpoch > 0) now = states.promoteAfterPull(id, promoteEpoch, gapsBefore);
-            long took = System.nanoTime() - started;
-            long millis = took / 1_000_000;
-            if (now.writable()) log.forget(id.toString());                      // a primary holds no point of another's
-            else log.completed(id.toString(), new RoundLog.Round(cutAt, java.time.Instant.now(), pulled.bytesReceived(),
-                    java.time.Duration.ofNanos(took)));
-            LOG.info(() -> "replica of " + id + " now holds point " + point + " from node '" + primary.source().nodeId() + "': "
-                    + pulled.bytesReceived() + " bytes" + (pulled.baseSnapshotId().isEmpty()
-                    ? (pulled.byChecksums() ? " (by checksums against its own image)" : " (full)") : " since " + pulled.baseSnapshotId())
-                    + (pulled.byChecksums() && !pulled.baseSnapshotId().isEmpty() ? " (by checksums)" : "")
-                    + " in " + millis + " ms");
-            return new Pulled(point, pulled.bytesReceived(), pulled.baseSnapshotId(), now);
-        });
+    /**
+     * One round, under the lock: the primary cuts a point for this copy, or proves the one it holds current (nothing
+     * copied); else the delta since the held point is pulled and the point recorded, durably, before the answer.
+     */
+    private Pulled round(ReplicatedVolumeId id, Primary primary) {
+        ReplicaState s = state(id);
+        if (s.writable()) throw doesNotPull(id, s);
+        var started = new Started(System.nanoTime(), java.time.Instant.now());
+        lastTry.put(id.toString(), started.nanos());
+        // the held point may come back, nothing to copy (the primary proved it current)
+        boolean mayKeep = !s.point().isEmpty();
+        String point = primary.cutPoint(id.toString(), nodeId, s.point(), mayKeep);
+        if (mayKeep && point.equals(s.point())) {
+            if (!s.successor().isEmpty()) states.holdingFrom(id, point, primary.source().nodeId());
+            long took = System.nanoTime() - started.nanos();
+            log.completed(id.toString(), new RoundLog.Round(started.cutAt(), java.time.Instant.now(), 0, java.time.Duration.ofNanos(took)));
+            LOG.info(() -> "replica of " + id + " still holds point " + point + " from node '" + primary.source().nodeId()
+                    + "': 0 bytes (the volume is unchanged since) in " + took / 1_000_000 + " ms");
+            return new Pulled(point, 0, point, s);
+        }
+        var pulled = fetch(id, s, point, primary);
+        // durable before the answer; an ordinary round from the node this copy handed over to ends that handoff
+        return held(id, started, point, primary, pulled, states.holdingFrom(id, point, primary.source().nodeId()));
+    }
+
+    /**
+     * The last step of a handoff to this node, under the lock: the old primary's final point is pulled as a round's
+     * would be, then this copy becomes primary of {@code epoch}, only if its agent heard the controller throughout
+     * ({@link ReplicaStates#promoteAfterPull}). A retry finds it primary of that epoch by this handoff and passes; a
+     * primary of that epoch by a failover never pulled the final point (review s10, F3).
+     */
+    private Pulled finalPull(ReplicatedVolumeId id, Primary primary, long epoch) {
+        ReplicaState s = state(id);
+        if (s.writable() && s.epoch() == epoch && s.failover().isEmpty()) return new Pulled(s.point(), 0, "", s);
+        if (s.writable() && s.epoch() == epoch) {
+            throw DomainException.precondition("replica of " + id + " on node '" + nodeId + "' was failed over to at epoch "
+                    + s.epoch() + " (" + s.failover() + "), not handed over: the handoff's final point was never pulled here");
+        }
+        if (s.writable()) throw doesNotPull(id, s);
+        long startedNanos = System.nanoTime();
+        long gapsBefore = states.confirmations().gaps();
+        var started = new Started(startedNanos, java.time.Instant.now());
+        lastTry.put(id.toString(), started.nanos());
+        String point = primary.cutPoint(id.toString(), nodeId, s.point(), false);
+        var pulled = fetch(id, s, point, primary);
+        states.holding(id, point);                          // durable before the promotion, and both before the answer
+        return held(id, started, point, primary, pulled, states.promoteAfterPull(id, epoch, gapsBefore));
+    }
+
+    /** When a pull started (System.nanoTime) and the cut time it records: at the latest, so the lag shown is never less. */
+    private record Started(long nanos, java.time.Instant cutAt) {}
+
+    private DomainException doesNotPull(ReplicatedVolumeId id, ReplicaState s) {
+        return DomainException.precondition("replica of " + id + " on node '" + nodeId + "' is the primary at epoch "
+                + s.epoch() + "; it does not pull");
+    }
+
+    /** Pulls {@code point} into a new image beside this copy's and renames it over the image. */
+    private VolumeImports.Pulled fetch(ReplicatedVolumeId id, ReplicaState s, String point, Primary primary) {
+        // holding no point past epoch 1 is a fenced old primary that followed: its image, almost the point, is a base
+        // to resync against by checksums (an epoch-1 copy holding none is a new one, its image blank)
+        return imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1);
+    }
+
+    /** After the pull: the round's figures (a primary holds no point of another's), the log line, the answer. */
+    private Pulled held(ReplicatedVolumeId id, Started started, String point, Primary primary, VolumeImports.Pulled pulled, ReplicaState now) {
+        long took = System.nanoTime() - started.nanos();
+        long millis = took / 1_000_000;
+        if (now.writable()) log.forget(id.toString());
+        else log.completed(id.toString(), new RoundLog.Round(started.cutAt(), java.time.Instant.now(), pulled.bytesReceived(),
+                java.time.Duration.ofNanos(took)));
+        LOG.info(() -> "replica of " + id + " now holds point " + point + " from node '" + primary.source().nodeId() + "': "
+                + pulled.bytesReceived() + " bytes" + (pulled.baseSnapshotId().isEmpty()
+                ? (pulled.byChecksums() ? " (by checksums against its own image)" : " (full)") : " since " + pulled.baseSnapshotId())
+                + (pulled.byChecksums() && !pulled.baseSnapshotId().isEmpty() ? " (by checksums)" : "")
+                + " in " + millis + " ms");
+        return new Pulled(point, pulled.bytesReceived(), pulled.baseSnapshotId(), now);
     }
 
     /**

@@ -7,7 +7,8 @@
  *       transitions that keep one primary per epoch (promote strictly above every epoch the node knows, fail over a
  *       held point with the note the volume condition reports, fence on learning a higher one, follow the primary of a
  *       higher epoch: a secondary keeping its point, a fenced copy holding none), and the tombstones of
- *       volumes deleted while a peer did not answer (the controller sweeps that peer's leftover: cluster/Sweep);</li>
+ *       volumes deleted while a peer did not answer (the controller sweeps that peer's leftover: cluster/Sweep); its
+ *       per-volume locks ({@link io.csi4j.driver.replication.VolumeLocks}) live only while held or waited on;</li>
  *   <li>{@link io.csi4j.driver.replication.ForgottenNodes}: the nodes an operator declared permanently lost
  *       ({@code csi4j cluster forget-node}), durable here so the controller stays stateless (its rules: cluster/LostNodes);</li>
  *   <li>{@link io.csi4j.driver.replication.PrimaryConfirmations}: in memory, which primaries here the controller
@@ -33,6 +34,9 @@
  *       keeping its new replica and recording its point ({@code docs/power-cut.md}, finding 5).</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
  *       bytes, duration), durable beside the replica's state ({@code <volume>.round}) and loaded at start, for the agent's metrics, {@code csi4j cluster status} and CSI-Addons GetVolumeReplicationInfo.</li>
+ *   <li>{@link io.csi4j.driver.replication.FailoverTarget}: which copy a failover may promote (an answering secondary
+ *       holding a point no other answering secondary's is newer than, whatever epoch either knows), for every path:
+ *       ControllerPublishVolume, the unpublish from a lost primary, CSI-Addons Promote(force);</li>
  *   <li>{@link io.csi4j.driver.replication.VolumeReplication} and {@link io.csi4j.driver.replication.ReplicationRules}:
  *       CSI-Addons VolumeReplication within one cluster (Enable/Disable, Promote/Demote, Resync, last round), decided
  *       from what every replica's node says; carried out by the cluster controller ({@code cluster/ClusterVolumeReplication}).</li>

@@ -2,6 +2,7 @@ package io.csi4j.driver.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.csi4j.driver.replication.FailoverTarget;
 import io.csi4j.driver.replication.ReplicaState;
 import io.csi4j.driver.replication.ReplicaState.Role;
 import io.csi4j.driver.replication.ReplicationRules;
@@ -12,14 +13,14 @@ import io.csi4j.proto.cluster.GetReplicaResponse;
 import io.csi4j.proto.cluster.LastRound;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
  * Review 2026-11-27 s10, F6: both failover rankings (ControllerUnpublishVolume from a lost primary:
- * {@code Replicas.newestPoint}; CSI-Addons Promote(force): {@code ReplicationRules}) pick the copy whose point was cut
+ * {@code FailoverTarget.newest} over the agents' answers as {@code ReplicaViews} reads them; CSI-Addons Promote(force):
+ * {@code ReplicationRules}) pick the copy whose point was cut
  * last, a handoff's final point on the old primary (no round of it) included; an agent that does not report the
  * point's cut is ranked by its last round's, as before. Three replicas after a handoff a -> b at epoch 2, b lost: a holds
  * the final point, c a point from a's last round to it before the move.
@@ -60,13 +61,9 @@ class FreshestPointTest {
                 new Case("older agents: by the last round, a copy without one oldest", List.of(aOld, cOld), "c"),
                 new Case("a tie: the first in the id's order", List.of(aTie, cBefore), "a"));
         for (Case c : cases) {
-            var nodes = new java.util.ArrayList<String>(List.of("b"));
-            var states = new HashMap<String, GetReplicaResponse>();               // b, the lost primary, does not answer
-            for (Copy copy : c.copies()) {
-                nodes.add(copy.node());
-                states.put(copy.node(), copy.wire());
-            }
-            assertEquals(Optional.of(c.expected()), Replicas.newestPoint(nodes, states), "ControllerUnpublishVolume: " + c.name());
+            var wire = new java.util.ArrayList<View>(List.of(View.silent("b")));  // b, the lost primary, does not answer
+            c.copies().forEach(copy -> wire.add(ReplicaViews.of(copy.node(), copy.wire())));
+            assertEquals(Optional.of(c.expected()), FailoverTarget.newest(wire).map(View::node), "ControllerUnpublishVolume: " + c.name());
             var views = new java.util.ArrayList<View>(List.of(View.silent("b")));
             c.copies().forEach(copy -> views.add(copy.view()));
             assertEquals(new Failover(c.expected()), ReplicationRules.promote("v", views, List.of(), true), "Promote(force): " + c.name());

@@ -35,6 +35,22 @@ class ReplicaStatesTest {
         assertEquals(Optional.empty(), reopened.get(ID));
     }
 
+    /** Volumes made and deleted over an agent's life leave no lock behind (each id's entries went with its use). */
+    @Test
+    void createAndDeleteCyclesKeepNoLocks() {
+        var states = new ReplicaStates(dir);
+        for (int i = 0; i < 50; i++) {
+            var id = ReplicatedVolumeId.generate(List.of("node-a", "node-b"));
+            states.create(id, new ReplicaState(1, Role.SECONDARY, ""));
+            states.exclusively(id, () -> states.holding(id, "rpt-" + id));     // a round: the replication lock, then the state's
+            states.markDeleted(id, java.time.Instant.ofEpochSecond(1_700_000_000L + i));
+            states.delete(id);
+            states.forgetDeleted(id);
+            assertEquals(0, states.lockEntries(), "after cycle " + i);
+        }
+        assertEquals(List.of(), states.ids());
+    }
+
     @Test
     void aHandoffRaisesTheEpochAndEveryStepIsIdempotent() {
         var a = new ReplicaStates(dir.resolve("a"));
