@@ -23,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Moving volumes between nodes ({@link DataMover}): an image to send (a snapshot's as it is, a volume's cut now), a
@@ -74,7 +75,12 @@ final class ImageMover implements DataMover {
             throw StorageException.outOfRange(sourceRef + " holds " + sourceBytes + " bytes; " + capacityBytes + " cannot hold it");
         }
         String what = "volume " + volumeId + " (a copy of " + sourceRef + ")";
-        capacity.reserve(size, "volume " + volumeId);
+        // a round (or a handoff's pull, or a larger point) replaces the volume's image: only growth is a new promise,
+        // and at commit the replaced image's bytes leave the count (else every round added the whole size again and
+        // a secondary refused its rounds with NO_SPACE after pool x overcommit / size of them)
+        long promise = Math.max(0, size - imageBytes(volumeId));
+        capacity.reserve(promise, "volume " + volumeId);
+        AtomicLong replacedBytes = new AtomicLong();
         PoolLayout layout = images.layout();
         Path temp = layout.temporary(volumeId, ".img");
         try {
@@ -92,7 +98,7 @@ final class ImageMover implements DataMover {
                 return null;
             });
         } catch (RuntimeException e) {
-            capacity.settle(size, 0);
+            capacity.settle(promise, 0);
             PoolLayout.deleteQuietly(temp);
             throw e;
         }
@@ -112,11 +118,23 @@ final class ImageMover implements DataMover {
                 // its own file (ImagePool.ownImage), so the replica stays the point
                 if (keepAs != null && images.pool().reflink()) keepReplica(t, keepAs, size == sourceBytes);
                 if (size > sourceBytes) ImagePool.sized(t, size);
+                replacedBytes.set(imageBytes(volumeId));
                 layout.reveal(List.of(new PoolLayout.Finished(new Artifact(volumeId, Artifact.Kind.VOLUME, ImagePool.NAME, size, access,
                         sourceRef, Instant.now()).withLabel(label), t)));
                 return size;
             });
-        }, provisioned -> capacity.settle(size, provisioned));
+        }, provisioned -> capacity.settle(promise, provisioned == 0 ? 0 : provisioned - replacedBytes.get()));
+    }
+
+    /** The size of the volume's image in this pool, 0 when it has none. */
+    private long imageBytes(String volumeId) {
+        try {
+            return Files.size(images.image(volumeId));
+        } catch (java.nio.file.NoSuchFileException e) {
+            return 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading the size of volume " + volumeId + "'s image", e);
+        }
     }
 
     /** The replicas this pool keeps (source volume id -> snapshot id); none where the pool cannot reflink. */
