@@ -22,8 +22,9 @@ final class SharedExtentDelta implements RangeCursor {
     /** Extents asked of the kernel per FIEMAP call: one window, whatever the images' size. */
     static final int WINDOW = 512;
 
-    private final ExtentFile base;
-    private final ExtentFile target;
+    private final ExtentFile base;      // null: its extents read before
+    private final ExtentFile target;    // null: its extents read before
+    private final String what;
     private final Walker baseExtents;
     private final Walker targetExtents;
     private final long end;
@@ -31,23 +32,30 @@ final class SharedExtentDelta implements RangeCursor {
     private long position;
 
     SharedExtentDelta(ExtentFile base, ExtentFile target, long from, BooleanSupplier cancelled) {
-        this(base, new Walker(base), target, from, cancelled);
+        this(base, new Walker(base), target, new Walker(target), target.size(), base.path() + " and " + target.path(), from, cancelled);
     }
 
     /**
-     * Against a base whose extents were all read before ({@link #allExtents}, in logical order): an immutable base's
-     * walk done outside a freeze (IncrementalCut). Closing closes only the target.
+     * Against a base whose extents were all read before ({@link #allExtents}, in logical order): a base no one writes
+     * until the compare is done, walked outside a freeze (IncrementalCut). Closing closes only the target.
      */
     SharedExtentDelta(List<Extent> baseExtents, ExtentFile target, long from, BooleanSupplier cancelled) {
-        this(null, new Walker(baseExtents), target, from, cancelled);
+        this(null, new Walker(baseExtents), target, new Walker(target), target.size(), "a base and " + target.path(), from, cancelled);
     }
 
-    private SharedExtentDelta(ExtentFile base, Walker baseExtents, ExtentFile target, long from, BooleanSupplier cancelled) {
+    /** Between two files whose extents were both read before, of {@code size} bytes: no system call at all. */
+    static SharedExtentDelta between(List<Extent> baseExtents, List<Extent> targetExtents, long size) {
+        return new SharedExtentDelta(null, new Walker(baseExtents), null, new Walker(targetExtents), size, "two extent lists", 0, () -> false);
+    }
+
+    private SharedExtentDelta(ExtentFile base, Walker baseExtents, ExtentFile target, Walker targetExtents, long end, String what,
+                              long from, BooleanSupplier cancelled) {
         this.base = base;
         this.target = target;
+        this.what = what;
         this.baseExtents = baseExtents;
-        this.targetExtents = new Walker(target);
-        this.end = target.size();
+        this.targetExtents = targetExtents;
+        this.end = end;
         this.position = from;
         this.cancelled = cancelled;
     }
@@ -67,7 +75,7 @@ final class SharedExtentDelta implements RangeCursor {
 
     @Override
     public Range next() {
-        return EngineErrors.translate("comparing extents of " + (base == null ? "a base" : base.path()) + " and " + target.path(), this::scan);
+        return EngineErrors.translate("comparing extents of " + what, this::scan);
     }
 
     private Range scan() {
@@ -148,7 +156,7 @@ final class SharedExtentDelta implements RangeCursor {
         try {
             if (base != null) base.close();
         } finally {
-            target.close();
+            if (target != null) target.close();
         }
     }
 }

@@ -10,6 +10,7 @@ import io.csi4j.driver.engine.DataPath;
 import io.csi4j.driver.engine.NodeStorage;
 import io.csi4j.driver.engine.PointCutter;
 import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.engine.RangeCursor;
 import io.csi4j.driver.engine.StageOptions;
 import io.csi4j.driver.id.ObjectId;
 import io.csi4j.driver.os.ExtentFile;
@@ -27,6 +28,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
@@ -186,6 +189,148 @@ class IncrementalCutTest {
         } finally {
             logger.removeHandler(capture);
         }
+    }
+
+    @Test
+    void aTwoPassCutUnderAWriterHoldsWhatAWholeCloneHoldsAndItsDeltaHoldsEveryChange() throws Exception {
+        ScratchFilesystem.require("xfs");
+        try (ScratchFilesystem scratch = ScratchFilesystem.create("xfs", 1024 * MIB)) {
+            LeakCheck.watch(scratch.dir());
+            Path node = LeakCheck.watch(Files.createTempDirectory("csi4j-two-pass-cut-"));
+            Pool pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
+            try (ImageEngine engine = ImageEngine.open(pool, new ImageEngine.Options(1.0, DataPath.CONFIGURED.volumeDirectIo()))) {
+                NodeStorage stage = engine.capability(NodeStorage.class).orElseThrow();
+                PointCutter cutter = engine.capability(PointCutter.class).orElseThrow();
+                String vol = id(ObjectId.Kind.VOLUME);
+                engine.createVolume(vol, 256 * MIB, AccessType.mount("ext4"), Label.NONE);
+                Path staging = node.resolve("staging-" + vol);
+                stage.stage(vol, staging, EXT4);
+                String base = id(ObjectId.Kind.SNAPSHOT);
+                Path image = engine.images().image(vol);
+                Path twoPass = engine.images().layout().temporary(id(ObjectId.Kind.SNAPSHOT), ".img");
+                Path whole = engine.images().layout().temporary(id(ObjectId.Kind.SNAPSHOT), ".img");
+                Path file = staging.resolve("data");
+                Random random = new Random(29);
+                AtomicLong written = new AtomicLong();
+                AtomicBoolean stop = new AtomicBoolean();
+                Thread writer = null;
+                try {
+                    byte[] bytes = new byte[64 * (int) MIB];
+                    random.nextBytes(bytes);
+                    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+                        f.write(bytes);
+                        f.getFD().sync();
+                    }
+                    cutter.cutPoint(base, vol, Label.NONE, "");
+                    writeRandomBlocks(file, random, 2000);   // what the first pass finds changed since the base
+
+                    // random 4 KiB writes, each synced (O_DSYNC), all through the first pass and into the freeze
+                    writer = Thread.ofPlatform().name("two-pass-writer").start(() -> {
+                        Random r = new Random(30);
+                        byte[] block = new byte[BLOCK];
+                        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rwd")) {
+                            while (!stop.get()) {
+                                r.nextBytes(block);
+                                f.seek((long) r.nextInt(bytes.length / BLOCK) * BLOCK);
+                                f.write(block);
+                                written.incrementAndGet();
+                            }
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    });
+                    awaitWrites(written, 20);
+                    long beforeFirstPass = written.get();
+                    IncrementalCut cut = IncrementalCut.prepare(engine.images(), vol, base, twoPass);
+                    long afterFirstPass = written.get();
+                    awaitWrites(written, afterFirstPass + 20);   // changed since the first pass: the freeze's to clone
+                    String[] how = {""};
+                    new ImageFreezer(engine.images()).cut(List.of(vol), frozen -> {
+                        assertTrue(frozen.contains(vol), "a staged filesystem volume is frozen whole");
+                        how[0] = cut.cut(true, () -> { throw new AssertionError("fell back to a whole clone"); });
+                        Reflink.clone(image, whole);
+                        return how[0];
+                    });
+                    assertTrue(afterFirstPass > beforeFirstPass, "the writer wrote during the first pass: " + beforeFirstPass + " -> " + afterFirstPass);
+                    var passes = TWO_PASSES.matcher(how[0]);
+                    assertTrue(passes.find(), how[0]);
+                    assertTrue(Long.parseLong(passes.group(1)) > 0, "the freeze cloned what changed after the first pass: " + how[0]);
+                    assertTrue(Long.parseLong(passes.group(2)) > 1000, "the first pass cloned what changed since the base: " + how[0]);
+                    assertEquals(Files.size(whole), Files.size(twoPass));
+                    assertEquals(-1L, Files.mismatch(whole, twoPass), "the two-pass cut holds what the whole clone holds");
+
+                    // the delta (both passes' ranges joined) covers every block where the new point differs from the base
+                    List<RangeCursor.Range> delta = cut.delta("next", Files.size(twoPass)).orElseThrow().ranges();
+                    for (int i = 1; i < delta.size(); i++) {
+                        assertTrue(delta.get(i - 1).end() < delta.get(i).offset(), "ascending, none touching: " + delta.get(i - 1) + ", " + delta.get(i));
+                    }
+                    List<Long> differing = differingBlocks(engine.images().snapshotImage(base), twoPass);
+                    assertTrue(differing.size() > 1500, "the writes changed blocks: " + differing.size());
+                    for (long at : differing) {
+                        assertTrue(covers(delta, at, BLOCK), "block at " + at + " differs from the base and lies in the delta " + how[0]);
+                    }
+                } finally {
+                    stop.set(true);
+                    if (writer != null) writer.join();
+                    Files.deleteIfExists(twoPass);
+                    Files.deleteIfExists(whole);
+                    stage.unstage(vol, staging);
+                }
+                engine.deleteSnapshot(base);
+                engine.deleteVolume(vol);
+                assertEquals(List.of(), leftovers(engine));
+            }
+        }
+    }
+
+    /** The ranges cloned inside the freeze and before it, in a two-pass cut's line. */
+    private static final java.util.regex.Pattern TWO_PASSES = java.util.regex.Pattern.compile(
+            "incremental since \\S+: (\\d+) ranges, .* inside the freeze; before the freeze [0-9.]+ ms: (\\d+) ranges");
+
+    private static void writeRandomBlocks(Path file, Random random, int count) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            byte[] block = new byte[BLOCK];
+            long blocks = f.length() / BLOCK;
+            for (int i = 0; i < count; i++) {
+                random.nextBytes(block);
+                f.seek(random.nextLong(blocks) * BLOCK);
+                f.write(block);
+                if (i % 100 == 99) f.getFD().sync();
+            }
+            f.getFD().sync();
+        }
+    }
+
+    private static void awaitWrites(AtomicLong written, long atLeast) throws InterruptedException {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (written.get() < atLeast) {
+            assertTrue(System.nanoTime() < deadline, "the writer wrote " + written.get() + " blocks, not " + atLeast);
+            Thread.sleep(5);
+        }
+    }
+
+    /** The offsets of the 4 KiB blocks where the two files differ. */
+    private static List<Long> differingBlocks(Path a, Path b) throws IOException {
+        List<Long> differ = new ArrayList<>();
+        try (var fa = java.nio.channels.FileChannel.open(a); var fb = java.nio.channels.FileChannel.open(b)) {
+            assertEquals(fa.size(), fb.size());
+            var ba = java.nio.ByteBuffer.allocate((int) MIB);
+            var bb = java.nio.ByteBuffer.allocate((int) MIB);
+            for (long at = 0; at < fa.size(); at += MIB) {
+                ba.clear();
+                bb.clear();
+                while (ba.hasRemaining() && fa.read(ba, at + ba.position()) > 0) { }
+                while (bb.hasRemaining() && fb.read(bb, at + bb.position()) > 0) { }
+                for (int i = 0; i < ba.position(); i += BLOCK) {
+                    if (!java.util.Arrays.equals(ba.array(), i, i + BLOCK, bb.array(), i, i + BLOCK)) differ.add(at + i);
+                }
+            }
+        }
+        return differ;
+    }
+
+    private static boolean covers(List<RangeCursor.Range> ranges, long at, long length) {
+        return ranges.stream().anyMatch(r -> r.offset() <= at && at + length <= r.end());
     }
 
     /** What is left in the pool's .tmp: nothing after the cuts, incremental or whole. */
