@@ -255,4 +255,67 @@ class ClusterMobilityTest {
         controller.deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(snap).build());
         deleteVolume(source);
     }
+
+    /**
+     * A delta of many small ranges (what a replication round of random 64 KiB writes sends): node-b, which asks for
+     * several ranges per message, builds the same bytes as the source; a reader from before batches (no
+     * range_batch_bytes) still gets one range per message from the same agent, and both streams, applied over the old
+     * snapshot's bytes, build the new one byte for byte; no message of several carries more than its budget.
+     */
+    @Test
+    void manySmallRangesTravelSeveralToAMessageAndAnOlderReaderStillGetsOneEach() throws Exception {
+        String source = controller.createVolume(request("mob-batch", "node-a", 64 * MIB, null).build()).getVolume().getVolumeId();
+        scribble(source, 7, 200, 64 << 10);
+        String s1 = snapshot("mob-batch-s1", source);
+        Volume copy1 = controller.createVolume(request("mob-batch-c1", "node-b", 64 * MIB, fromSnapshot(s1)).build()).getVolume();
+        assertArrayEquals(digest(image(source)), digest(image(copy1.getVolumeId())), "the full copy, batched");
+        byte[] old = Files.readAllBytes(image(copy1.getVolumeId()));
+
+        scribble(source, 8, 300, 64 << 10);
+        String s2 = snapshot("mob-batch-s2", source);
+        Volume copy2 = controller.createVolume(request("mob-batch-c2", "node-b", 64 * MIB, fromSnapshot(s2)).build()).getVolume();
+        byte[] fresh = Files.readAllBytes(image(source));
+        assertArrayEquals(fresh, Files.readAllBytes(image(copy2.getVolumeId())), "the incremental copy, batched");
+
+        var peer = io.csi4j.proto.cluster.NodeAgentGrpc.newBlockingStub(cluster.agentChannel("node-a", cluster.ca.issue("peer")));
+        var ask = io.csi4j.proto.cluster.ReadSourceRequest.newBuilder().setSnapshotId(s2).addBaseSnapshotIds(s1).setReaderNodeId("node-x");
+        var older = new java.util.ArrayList<io.csi4j.proto.cluster.SourceChunk>();
+        peer.withDeadlineAfter(60, java.util.concurrent.TimeUnit.SECONDS).readSource(ask.build()).forEachRemaining(older::add);
+        var batched = new java.util.ArrayList<io.csi4j.proto.cluster.SourceChunk>();
+        peer.withDeadlineAfter(60, java.util.concurrent.TimeUnit.SECONDS).readSource(ask.setRangeBatchBytes(MIB).build())
+                .forEachRemaining(batched::add);
+        assertTrue(older.stream().noneMatch(io.csi4j.proto.cluster.SourceChunk::hasRanges), "an older reader gets one range per message");
+        long rangesOlder = older.stream().filter(io.csi4j.proto.cluster.SourceChunk::hasRange).count();
+        assertTrue(rangesOlder >= 100, rangesOlder + " ranges: a delta of many small ones");
+        assertTrue(batched.size() * 4 < older.size(), batched.size() + " messages batched, " + older.size() + " one range each");
+        for (var chunk : batched) {
+            if (!chunk.hasRanges()) continue;
+            long data = chunk.getRanges().getRangesList().stream().mapToLong(r -> r.getData().size()).sum();
+            assertTrue(data <= MIB, "a message of " + data + " data bytes");
+        }
+        assertEquals(older.getLast().getTrailer(), batched.getLast().getTrailer(), "the same ranges counted");
+        assertArrayEquals(fresh, applied(old, older), "one range per message");
+        assertArrayEquals(fresh, applied(old, batched), "several ranges per message");
+        for (String v : List.of(copy2.getVolumeId(), copy1.getVolumeId())) deleteVolume(v);
+        for (String s : List.of(s2, s1)) controller.deleteSnapshot(DeleteSnapshotRequest.newBuilder().setSnapshotId(s).build());
+        deleteVolume(source);
+    }
+
+    /** {@code base} with a ReadSource stream's ranges applied as a reader does: each CRC32C checked, zeros punched. */
+    static byte[] applied(byte[] base, List<io.csi4j.proto.cluster.SourceChunk> stream) {
+        byte[] built = base.clone();
+        for (var chunk : stream) {
+            var ranges = chunk.hasRanges() ? chunk.getRanges().getRangesList() : chunk.hasRange() ? List.of(chunk.getRange()) : List.<io.csi4j.proto.cluster.DataRange>of();
+            for (var r : ranges) {
+                int at = Math.toIntExact(r.getOffset()), length = Math.toIntExact(r.getLength());
+                byte[] data = r.getZero() ? new byte[length] : r.getData().toByteArray();
+                var crc = new java.util.zip.CRC32C();
+                crc.update(data);
+                assertEquals(r.getCrc32C(), (int) crc.getValue(), "the CRC32C at " + at);
+                assertEquals(length, data.length);
+                System.arraycopy(data, 0, built, at, length);
+            }
+        }
+        return built;
+    }
 }

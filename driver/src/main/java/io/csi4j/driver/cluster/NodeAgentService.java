@@ -117,16 +117,16 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         Context context = Context.current();
         Thread.ofVirtual().name("csi4j-send").start(context.wrap(() -> {
             try {
-                sender.send(CopyWire.query(req), peer, part -> {
+                sender.send(CopyWire.query(req), peer, new RangeBatches(req.getRangeBatchBytes(), chunk -> {
                     try {
                         if (!gate.awaitReady()) return false;
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         return false;
                     }
-                    call.onNext(CopyWire.chunk(part));
+                    call.onNext(chunk);
                     return true;
-                }, call::isCancelled);
+                }), call::isCancelled);
                 if (!call.isCancelled()) call.onCompleted();
             } catch (RuntimeException e) {
                 RuntimeException answer = AgentStatus.toStatus(e);

@@ -7,12 +7,14 @@ import io.csi4j.proto.cluster.PeerAgent;
 import io.csi4j.proto.cluster.SourceChunk;
 import io.grpc.Context;
 import io.grpc.StatusRuntimeException;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.function.Supplier;
 
 /**
  * A copy's source node, reached over the agents' link ({@link Peers}): NodeAgent.ReadSource as the domain's
- * {@link SourceNode}. Its failures leave as {@link AgentStatus#fromSource} tells them.
+ * {@link SourceNode}. Its failures leave as {@link AgentStatus#fromSource} tells them. A message of several ranges is
+ * handed on one range at a time, as if each had come alone: the receiver checks and writes them as ever.
  */
 final class PeerSource implements SourceNode {
     private final Peers peers;
@@ -39,10 +41,16 @@ final class PeerSource implements SourceNode {
         try {
             Iterator<SourceChunk> chunks = answer(() -> peers.agent(peer).readSource(CopyWire.request(query)));
             return new Transfer() {
+                private Iterator<SourcePart> arrived = Collections.emptyIterator();   // the rest of a message of several ranges
+
                 @Override
                 public SourcePart next() {
-                    SourceChunk chunk = answer(() -> chunks.hasNext() ? chunks.next() : null);
-                    return chunk == null ? null : CopyWire.part(chunk, peer.getNodeId());
+                    while (!arrived.hasNext()) {
+                        SourceChunk chunk = answer(() -> chunks.hasNext() ? chunks.next() : null);
+                        if (chunk == null) return null;
+                        arrived = CopyWire.parts(chunk, peer.getNodeId()).iterator();
+                    }
+                    return arrived.next();
                 }
 
                 @Override

@@ -218,42 +218,23 @@ public final class VolumeImports {
         }
     }
 
-    /** Writes every range into {@code target}, checked; returns the data bytes received. */
+    /** Writes every range into {@code target}, checked ({@link RangeWriter}); returns the data bytes received. */
     private long receive(SourceNode.Transfer transfer, ImageImport target, SourcePart.Header header, SourceNode source,
                          Copies.Copy progress) {
-        long ranges = 0;
-        long dataBytes = 0;
+        RangeWriter writer = new RangeWriter(target, header.sizeBytes(), source.nodeId(), bandwidth, progress);
         while (true) {
             long waited = System.nanoTime();
             SourcePart part = next(transfer, source);
             progress.waitedNanos += System.nanoTime() - waited;
             switch (part) {
-                case SourcePart.Range r -> {
-                    if (r.offset() < 0 || r.length() <= 0 || r.offset() + r.length() > Math.max(header.sizeBytes(), 0)) {
-                        throw protocolError("node '" + source.nodeId() + "' sent a range outside the source: "
-                                + r.offset() + "+" + r.length());
-                    }
-                    bandwidth.take(r.length());
-                    if (r.zero()) {
-                        target.zero(r.offset(), r.length());
-                    } else {
-                        if (r.data().remaining() != r.length()) throw mismatch(source, r, "length " + r.data().remaining());
-                        if (SourceSender.crc(r.data().duplicate()) != r.crc32c()) throw mismatch(source, r, "CRC32C");
-                        long writing = System.nanoTime();
-                        target.write(r.data(), r.offset());
-                        progress.writingNanos += System.nanoTime() - writing;
-                        dataBytes += r.length();
-                    }
-                    ranges++;
-                    progress.moved(r.length());
-                }
+                case SourcePart.Range r -> writer.write(r);
                 case SourcePart.Trailer t -> {
-                    if (t.ranges() != ranges || t.dataBytes() != dataBytes) {
+                    if (t.ranges() != writer.ranges() || t.dataBytes() != writer.dataBytes()) {
                         throw DomainException.aborted("the copy from node '" + source.nodeId() + "' is incomplete: "
-                                + ranges + " ranges and " + dataBytes + " bytes arrived, " + t.ranges()
+                                + writer.ranges() + " ranges and " + writer.dataBytes() + " bytes arrived, " + t.ranges()
                                 + " and " + t.dataBytes() + " were sent; retry");
                     }
-                    return dataBytes;
+                    return writer.dataBytes();
                 }
                 case SourcePart.Header h -> throw protocolError("node '" + source.nodeId() + "' sent " + name(h) + " mid-stream");
             }
@@ -263,11 +244,6 @@ public final class VolumeImports {
     /** The peer broke the protocol (a bug on one side): FAILED, the copy rolled back. */
     private static DomainException protocolError(String message) {
         return DomainException.failed(message);
-    }
-
-    private static DomainException mismatch(SourceNode source, SourcePart.Range r, String what) {
-        return DomainException.aborted("the copy from node '" + source.nodeId() + "' failed its check at offset "
-                + r.offset() + " (" + what + " does not match); nothing was kept, retry");
     }
 
     private static SourcePart next(SourceNode.Transfer transfer, SourceNode source) {

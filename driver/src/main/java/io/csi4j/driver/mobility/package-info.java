@@ -19,7 +19,9 @@
  *       ({@code engine/DataMover.stillImage}), the base of its build, never a point.</li>
  *   <li>{@link io.csi4j.driver.mobility.VolumeImports}: the receiving side, CreateVolume from a
  *       {@link io.csi4j.driver.mobility.SourceNode} (the node that holds the source; {@code cluster/PeerSource}
- *       implements it): one copy per name on a thread of its own, each range checked, rolled back unless complete.</li>
+ *       implements it): one copy per name on a thread of its own, each range checked and written by
+ *       {@link io.csi4j.driver.mobility.RangeWriter}, rolled back unless complete. How many ranges travel per message is
+ *       the edge's business ({@code cluster/RangeBatches}): here every range is a part of its own either way.</li>
  *   <li>{@link io.csi4j.driver.mobility.Bandwidth}, {@link io.csi4j.driver.mobility.Copies}: the limit on what copies
  *       move, and their progress for status and metrics.</li>
  * </ul>
