@@ -3,6 +3,7 @@ package io.csi4j.driver.replication;
 import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.ChangeCheck;
 import io.csi4j.driver.engine.DataMover;
+import io.csi4j.driver.engine.InPlaceApply;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.WriteFence;
 import io.csi4j.driver.id.ObjectId;
@@ -30,7 +31,8 @@ import java.util.logging.Logger;
  *   <li>Primary: {@link #cutPoint} cuts a crash-consistent internal point (a snapshot, frozen if staged) for one
  *       secondary and drops that secondary's older points but the one it says it holds.</li>
  *   <li>Secondary: {@link #pull} asks the primary for a point, pulls the delta since the point it holds, replaces
- *       its copy whole and records the point durably; with a promotion epoch (a handoff) it then becomes primary.</li>
+ *       its copy whole (or writes the delta into it under a journal, docs/inplace-rounds.md section 1) and records the
+ *       point durably; with a promotion epoch (a handoff) it then becomes primary.</li>
  * </ul>
  * Points are snapshots named {@code csi4j-point-}{@code <volume>-<secondary tag>-<n>}: hidden from ListSnapshots, not
  * deletable as user snapshots, and each held by the one secondary it was cut for (so a point's holder is in its name).
@@ -328,7 +330,7 @@ public final class Rounds {
 
     private Pulled pullLocked(ReplicatedVolumeId id, Primary primary, long promoteEpoch) {
         return locked(id, () -> {
-            ReplicaState s = state(id);
+            ReplicaState s = finishJournal(id, state(id));       // a journal a failed commit left: first
             if (s.writable()) {
                 // a retried handoff: a primary this epoch's handoff made; one a failover made at that epoch (another
                 // controller that did not hear the old primary) never pulled the final point (review s10, F3)
@@ -357,7 +359,14 @@ public final class Rounds {
             }
             // holding no point past epoch 1 is a fenced old primary that followed: its image, almost the point, is a base
             // to resync against by checksums (an epoch-1 copy holding none is a new one, its image blank)
-            var pulled = imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1);
+            // a delta against the point held may go into the image in place (docs/inplace-rounds.md, section 1)
+            VolumeImports.Pulled pulled;
+            try {
+                pulled = imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1, s.point());
+            } catch (RuntimeException e) {
+                finishJournal(id, s);      // a commit that failed mid-apply: finished or the point dropped before the lock goes
+                throw e;
+            }
             // durable before the answer; an ordinary round from the node this copy handed over to ends that handoff
             ReplicaState now = promoteEpoch > 0 ? states.holding(id, point) : states.holdingFrom(id, point, primary.source().nodeId());
             if (promoteEpoch > 0) now = states.promoteAfterPull(id, promoteEpoch, gapsBefore);
@@ -373,6 +382,67 @@ public final class Rounds {
                     + " in " + millis + " ms");
             return new Pulled(point, pulled.bytesReceived(), pulled.baseSnapshotId(), now);
         });
+    }
+
+    /**
+     * At start-up, before {@link #finishCutShort} and before serving: each round applied in place that a crash or power
+     * cut stopped after its journal was complete is finished from the journal, or the journal dropped when the image was
+     * never written (docs/inplace-rounds.md, 1.3); a journal that fails its check or its apply makes the copy hold no
+     * point (the image may be torn). Returns the volumes whose journal was found.
+     */
+    public List<String> replayJournals() {
+        InPlaceApply apply = engine.capability(InPlaceApply.class).orElse(null);
+        if (apply == null) return List.of();
+        List<String> found = new ArrayList<>();
+        for (String volumeId : apply.journals()) {
+            found.add(volumeId);
+            var id = ReplicatedVolumeId.parse(volumeId);
+            if (id.isEmpty()) {
+                LOG.warning(() -> "a round journal of " + volumeId + ", which is no replicated volume, is dropped");
+                apply.dropJournal(volumeId);
+                continue;
+            }
+            locked(id.get(), () -> states.get(id.get()).map(s -> finishJournal(id.get(), s)).orElseGet(() -> {
+                LOG.warning(() -> "a round journal of " + volumeId + ", whose replica is gone, is dropped");
+                apply.dropJournal(volumeId);
+                return null;
+            }));
+        }
+        return found;
+    }
+
+    /**
+     * The copy's journal left by a round applied in place, finished or discarded; returns the state after (one stat
+     * when there is none: every round asks, so a commit that failed mid-apply is finished before anything else). Under
+     * the lock.
+     */
+    private ReplicaState finishJournal(ReplicatedVolumeId id, ReplicaState s) {
+        InPlaceApply apply = engine.capability(InPlaceApply.class).orElse(null);
+        if (apply == null) return s;
+        return switch (apply.replay(id.toString(), s.point())) {
+            case InPlaceApply.Replay.None none -> s;
+            case InPlaceApply.Replay.Discarded d -> {
+                LOG.warning(() -> "replica of " + id + ": a round applied in place was cut short before it wrote; its journal is"
+                        + " dropped and the copy holds point " + s.point() + " (" + d.why() + ")");
+                yield s;
+            }
+            case InPlaceApply.Replay.Applied a -> {
+                ReplicaState now = states.holding(id, a.point());
+                LOG.warning(() -> "replica of " + id + ": a round cut short mid-apply is finished from its journal: the image is"
+                        + " point " + a.point() + " (the state named '" + s.point() + "')");
+                yield now;
+            }
+            case InPlaceApply.Replay.Torn t -> {
+                // no point first (a torn copy is never failed over to), then the replicas (the torn inode must not be
+                // offered as a delta base), then the journal: a crash between repeats the steps
+                ReplicaState now = states.holding(id, "");
+                engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
+                apply.dropJournal(id.toString());
+                LOG.severe(() -> "replica of " + id + ": its round journal could not be applied (" + t.why() + "); the image may be"
+                        + " torn, so the copy now holds no point and its next round replaces it whole");
+                yield now;
+            }
+        };
     }
 
     /**
@@ -393,6 +463,8 @@ public final class Rounds {
                 var s = states.get(id).orElse(null);
                 var row = volumes.reads().byId(id.toString());
                 if (s == null || row.isEmpty() || s.role() != ReplicaState.Role.SECONDARY) return null;
+                // a journal left (a replay that could not drop it) is replayJournals' to finish, not this rule's
+                if (engine.capability(InPlaceApply.class).map(a -> a.journals().contains(id.toString())).orElse(false)) return null;
                 var other = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(id.toString()))
                         .filter(r -> !r.snapshotId().equals(s.point())).toList();
                 if (other.size() != 1) return null;
@@ -420,7 +492,7 @@ public final class Rounds {
      */
     public ReplicaState failover(ReplicatedVolumeId id, long epoch, String replacedNode) {
         return locked(id, () -> {
-            ReplicaState s = state(id);
+            ReplicaState s = finishJournal(id, state(id));            // never promote a copy a failed apply left torn
             String note = "failed over at " + java.time.Instant.now() + " from point " + s.point() + ", replacing node '" + replacedNode + "'";
             ReplicaState now = states.failover(id, epoch, note);
             log.forget(id.toString());
@@ -535,6 +607,7 @@ public final class Rounds {
             if (tombstone) states.markDeleted(id, java.time.Instant.now());
             for (SnapshotRecord p : points(id)) snapshots.deletePoint(p.id());
             engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
+            engine.capability(InPlaceApply.class).ifPresent(a -> a.dropJournal(id.toString()));
             states.delete(id);
             lastTry.remove(id.toString());
             failedInARow.remove(id.toString());
