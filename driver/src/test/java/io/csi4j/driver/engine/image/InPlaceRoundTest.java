@@ -193,6 +193,7 @@ class InPlaceRoundTest {
                 appliedExtents.add(extents(fx.image(applied)));
             }
             assertArrayEquals(Files.readAllBytes(fx.image(built)), Files.readAllBytes(fx.image(applied)));
+            System.out.println("extents after each round, in place: " + appliedExtents + ", built beside: " + builtExtents);
             // written in place, the image's blocks are its own: no copy-on-write, so no extent split; the build's grow
             assertEquals(appliedExtents.get(0), appliedExtents.get(appliedExtents.size() - 1), "in place: " + appliedExtents
                     + ", built: " + builtExtents);
