@@ -128,9 +128,10 @@ public final class VolumeImports {
     /**
      * What one replication pull moved, and the point it started from (empty: a full copy); {@code byChecksums} when that
      * point was the receiver's old one the sender never held (a resync by checksums); a resync against the volume's own
-     * image has {@code byChecksums} with an empty base (no point was its base).
+     * image has {@code byChecksums} with an empty base (no point was its base); {@code inPlace} when the delta went
+     * into the image under a journal (docs/inplace-rounds.md section 1) instead of a new image built beside.
      */
-    public record Pulled(long bytesReceived, String baseSnapshotId, boolean byChecksums) {}
+    public record Pulled(long bytesReceived, String baseSnapshotId, boolean byChecksums, boolean inPlace) {}
 
     /**
      * What a resync by checksums against the volume's own image names as its base (the request's and the header's base
@@ -215,12 +216,12 @@ public final class VolumeImports {
                             + header.baseSnapshotId() + ", which this node holds no replica of"));
             long[] received = {0};
             boolean ofHeld = deltaOfHeld(hashes != null, base, heldPoint);
-            volumes.changes().replaceImage(volumeId, header.sizeBytes(), base, new Replica(volumeId, pointId),
+            boolean inPlace = volumes.changes().replaceImage(volumeId, header.sizeBytes(), base, new Replica(volumeId, pointId),
                     ofHeld ? OptionalLong.of(header.bytesToSend()) : OptionalLong.empty(),
                     target -> received[0] = receive(transfer, target, header, source, progress));
             // against the image: no point was the base (empty, as for a full copy), but it went by checksums
             String baseId = base instanceof Replica r ? r.snapshotId() : "";
-            return new Pulled(received[0], baseId, hashes != null && header.baseSnapshotId().equals(hashes.baseSnapshotId()));
+            return new Pulled(received[0], baseId, hashes != null && header.baseSnapshotId().equals(hashes.baseSnapshotId()), inPlace);
         }
     }
 

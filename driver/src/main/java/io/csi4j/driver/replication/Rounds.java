@@ -379,6 +379,7 @@ public final class Rounds {
                     + pulled.bytesReceived() + " bytes" + (pulled.baseSnapshotId().isEmpty()
                     ? (pulled.byChecksums() ? " (by checksums against its own image)" : " (full)") : " since " + pulled.baseSnapshotId())
                     + (pulled.byChecksums() && !pulled.baseSnapshotId().isEmpty() ? " (by checksums)" : "")
+                    + (pulled.inPlace() ? " (in place)" : "")
                     + " in " + millis + " ms");
             return new Pulled(point, pulled.bytesReceived(), pulled.baseSnapshotId(), now);
         });

@@ -111,10 +111,11 @@ public final class VolumeChanges {
      * As above; with {@code inPlaceDelta} (the bytes the round sends, when {@code base} is the point this copy holds:
      * neither a full copy nor a resync by checksums) the round is applied to the image in place under a journal where
      * the engine can ({@link InPlaceApply}, docs/inplace-rounds.md section 1), else built beside as above. Either way the
-     * copy is one complete point once this returns, and after start-up's replay if it does not.
+     * copy is one complete point once this returns, and after start-up's replay if it does not. True when the round
+     * went the in-place way (journaled; the engine logs the rare build beside from the journal at commit).
      */
-    public void replaceImage(String volumeId, long sourceBytes, ImportBase base, Replica keepAs, OptionalLong inPlaceDelta,
-                             Consumer<ImageImport> fill) {
+    public boolean replaceImage(String volumeId, long sourceBytes, ImportBase base, Replica keepAs, OptionalLong inPlaceDelta,
+                                Consumer<ImageImport> fill) {
         VolumeRecord v = reads.readyVolume(volumeId, "volume");
         if (engine.inUse(volumeId)) {
             throw DomainException.precondition("volume " + volumeId + " is staged on this node; its copy cannot be replaced");
@@ -136,5 +137,6 @@ public final class VolumeChanges {
         // the primary was expanded since the point this copy held: the copy follows (its image already has the size), so
         // a handoff or failover serves the expanded capacity. After the image: a crash between is repaired by the next round.
         if (sourceBytes > v.capacityBytes()) catalog.volumes().setCapacity(volumeId, sourceBytes);
+        return inPlace.isPresent();
     }
 }
