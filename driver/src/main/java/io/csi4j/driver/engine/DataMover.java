@@ -33,7 +33,8 @@ public interface DataMover extends Capability {
 
     /**
      * When this pool kept {@code replica}: a replica is written once, as it is kept (the round that received its point
-     * committed, or a handoff kept its final point), so this orders a volume's replicas from oldest to newest (the
+     * committed, or a handoff kept its final point; a round applied in place writes the held replica and renames it to
+     * the new point, {@link InPlaceApply}, and sets this time then), so this orders a volume's replicas from oldest to newest (the
      * wall clock's: a clock stepped back can misorder them, which only costs a resync by checksums more chunks).
      * NOT_FOUND without the replica. Reads only.
      */

@@ -32,7 +32,9 @@ import java.util.function.UnaryOperator;
  * Where artifacts live inside a pool, and the only way an id from outside becomes a path:
  * {@code <pool>/volumes/<id><suffix>}, {@code <pool>/snapshots/<id><suffix>}, each with a sidecar
  * {@code <id>.meta}; work in progress sits in {@code <pool>/.tmp} until renamed into place; copies of other
- * nodes' snapshots in {@code <pool>/replicas/<source volume id>@<snapshot id><suffix>}.
+ * nodes' snapshots in {@code <pool>/replicas/<source volume id>@<snapshot id><suffix>}; a secondary's round applied
+ * in place is journaled, once complete, in {@code <pool>/journals/<volume id>.journal} (never in .tmp: the start-up
+ * sweep would delete what a half-applied image needs).
  * An id must be a plain file name of safe characters, and every path is checked without following
  * symlinks, so no id reaches outside the pool.
  */
@@ -40,12 +42,15 @@ public final class PoolLayout {
     /** Ids we generate are {@code ObjectId}s; anything else that is a plain, short, safe name is tolerated. */
     public static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     public static final String SIDECAR = ".meta";
+    /** The suffix of a round journal in {@code journals/}. */
+    public static final String JOURNAL = ".journal";
 
     private final Path root;
     private final Path volumes;
     private final Path snapshots;
     private final Path tmp;
     private final Path replicas;
+    private final Path journals;
     private final String artifactSuffix;
     private final IdLocks locks = new IdLocks();
 
@@ -55,6 +60,7 @@ public final class PoolLayout {
         this.snapshots = root.resolve("snapshots");
         this.tmp = root.resolve(".tmp");
         this.replicas = root.resolve("replicas");
+        this.journals = root.resolve("journals");
         this.artifactSuffix = artifactSuffix;
     }
 
@@ -166,7 +172,63 @@ public final class PoolLayout {
         Durable.fsyncDirectory(replicas);
     }
 
-    /** Removes the replicas of a source volume but the one of snapshot {@code keep}. */
+    /** Where a volume's complete round journal lives (docs/inplace-rounds.md, 1.2). */
+    public Path journal(String volumeId) {
+        return contained(journals, checkId("volume", volumeId) + JOURNAL);
+    }
+
+    /** Whether the volume has a complete round journal. */
+    public boolean hasJournal(String volumeId) {
+        return type(journals) != EntryType.MISSING && type(journal(volumeId)) != EntryType.MISSING;
+    }
+
+    /** The volumes with a complete round journal (a name not of that shape is not ours and ignored). */
+    public List<String> journals() {
+        if (type(journals) == EntryType.MISSING) return List.of();
+        List<String> found = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(journals, "*" + JOURNAL)) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                String id = name.substring(0, name.length() - JOURNAL.length());
+                if (isSafeId(id) && type(entry) == EntryType.FILE) found.add(id);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("listing " + journals, e);
+        }
+        return found;
+    }
+
+    /**
+     * Makes a synced temp file the volume's complete journal, durably: the rename is what makes it complete (the
+     * directory is made, its parent synced, on first use).
+     */
+    public void commitJournal(Path temp, String volumeId) {
+        try {
+            Files.createDirectory(journals);
+            Durable.fsyncDirectory(root);
+        } catch (FileAlreadyExistsException e) {
+            if (type(journals) != EntryType.DIRECTORY) throw new IllegalStateException(journals + " is not a directory; refusing it");
+        } catch (IOException e) {
+            throw new UncheckedIOException("creating " + journals, e);
+        }
+        Durable.fsync(temp);
+        Durable.rename(temp, journal(volumeId));
+        Durable.fsyncDirectory(journals);
+    }
+
+    /** Removes the volume's journal, durably (the directory synced); nothing when absent. */
+    public void dropJournal(String volumeId) {
+        if (type(journals) == EntryType.MISSING) return;
+        Path path = journal(volumeId);
+        if (type(path) == EntryType.MISSING) return;
+        try {
+            Files.deleteIfExists(path);
+        } catch (IOException e) {
+            throw new UncheckedIOException("deleting " + path, e);
+        }
+        Durable.fsyncDirectory(journals);
+    }
+
     /** Removes one replica, durably (the directory synced); nothing when absent. */
     public void dropReplica(Replica replica) {
         Path path = replica(replica.sourceVolumeId(), replica.snapshotId());
@@ -175,6 +237,7 @@ public final class PoolLayout {
         Durable.fsyncDirectory(replicas);
     }
 
+    /** Removes the replicas of a source volume but the one of snapshot {@code keep}. */
     public void dropReplicas(String sourceVolumeId, String keep) {
         boolean any = false;
         for (Replica r : replicas()) {

@@ -11,6 +11,8 @@
  *       nodes (both engines; the dir engine only refuses members published writable);</li>
  *   <li>{@link io.csi4j.driver.engine.SnapshotRanges}: allocated and changed ranges of snapshots (image);</li>
  *   <li>{@link io.csi4j.driver.engine.DataMover}: send and import volumes between nodes, replicas (image);</li>
+ *   <li>{@link io.csi4j.driver.engine.InPlaceApply}: a secondary's round written into its image under a journal,
+ *       and the start-up replay of a journal a crash left (image, reflink pools);</li>
  *   <li>{@link io.csi4j.driver.engine.SpaceReclaimer}: give free space back, tell what a volume takes (image);</li>
  *   <li>{@link io.csi4j.driver.engine.WriteFence}: stop every write to a volume's mounts at once, for a fenced
  *       replica (image: its filesystem remounted read-only, or shut down; a block volume's loop device read-only, BLKROSET);</li>

@@ -15,6 +15,7 @@ import io.csi4j.driver.volume.Volumes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -127,9 +128,10 @@ public final class VolumeImports {
     /**
      * What one replication pull moved, and the point it started from (empty: a full copy); {@code byChecksums} when that
      * point was the receiver's old one the sender never held (a resync by checksums); a resync against the volume's own
-     * image has {@code byChecksums} with an empty base (no point was its base).
+     * image has {@code byChecksums} with an empty base (no point was its base); {@code inPlace} when the delta went
+     * into the image under a journal (docs/inplace-rounds.md section 1) instead of a new image built beside.
      */
-    public record Pulled(long bytesReceived, String baseSnapshotId, boolean byChecksums) {}
+    public record Pulled(long bytesReceived, String baseSnapshotId, boolean byChecksums, boolean inPlace) {}
 
     /**
      * What a resync by checksums against the volume's own image names as its base (the request's and the header's base
@@ -149,6 +151,15 @@ public final class VolumeImports {
      * primary's point. A full copy only when neither is there. The caller holds the volume's replication lock.
      */
     public Pulled pullPoint(String volumeId, String pointId, SourceNode source, boolean imageIsBase) {
+        return pullPoint(volumeId, pointId, source, imageIsBase, "");
+    }
+
+    /**
+     * As above, where this copy holds {@code heldPoint} (empty: none): a delta against that very point (not a full
+     * copy, not a resync by checksums) may be applied to the image in place ({@link io.csi4j.driver.engine.InPlaceApply},
+     * docs/inplace-rounds.md section 1; the engine decides the rest of the conditions).
+     */
+    public Pulled pullPoint(String volumeId, String pointId, SourceNode source, boolean imageIsBase, String heldPoint) {
         DataMover mover = engine.capability(DataMover.class).orElseThrow(() -> DomainException.precondition(
                 "the " + engine.name() + " engine of node '" + nodeId + "' cannot hold replicas (the image engine can)"));
         List<Replica> held = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(volumeId)).toList();
@@ -162,11 +173,11 @@ public final class VolumeImports {
                             ? " whole: its image has more chunks than a list holds"
                             : " by checksums against its own image (" + hashes + ", hashed in " + (System.nanoTime() - started) / 1_000_000 + " ms)"));
                     // a blank image (nothing listed) gains nothing from its digests: the plain full copy
-                    if (hashes != null && hashes.indexes().length > 0) return pull(volumeId, pointId, source, held, hashes, image, true);
+                    if (hashes != null && hashes.indexes().length > 0) return pull(volumeId, pointId, source, held, hashes, image, true, "");
                 }
             }
         }
-        Pulled pulled = pull(volumeId, pointId, source, held, null, null, held.isEmpty());
+        Pulled pulled = pull(volumeId, pointId, source, held, null, null, held.isEmpty(), heldPoint);
         if (pulled != null) return pulled;
         long started = System.nanoTime();
         // the newest point held (kept last here): the fewest chunks differ; the header must name it (pull checks)
@@ -175,16 +186,17 @@ public final class VolumeImports {
         LOG.info(() -> "node '" + source.nodeId() + "' holds none of this node's points of " + volumeId + ": resync of " + pointId
                 + (hashes == null ? " whole: its replica " + old.snapshotId() + " has more chunks than a list holds"
                 : " by checksums against " + old.snapshotId() + " (" + hashes + ", hashed in " + (System.nanoTime() - started) / 1_000_000 + " ms)"));
-        return pull(volumeId, pointId, source, held, hashes, null, true);
+        return pull(volumeId, pointId, source, held, hashes, null, true, "");
     }
 
     /**
      * One pull; null, nothing changed, when it would be a full copy and {@code fullAllowed} is false (the caller asks
      * again with the digests of its old point). {@code still}: the still image {@code hashes} are of, the base when
-     * the header names {@link #IMAGE_BASE}.
+     * the header names {@link #IMAGE_BASE}. {@code heldPoint}: the point the copy holds, when a delta against it may be
+     * applied in place (empty: never).
      */
     private Pulled pull(String volumeId, String pointId, SourceNode source, List<Replica> held, ChunkHashes hashes,
-                        StillImage still, boolean fullAllowed) {
+                        StillImage still, boolean fullAllowed, String heldPoint) {
         try (SourceNode.Transfer transfer = source.read(new SourceQuery(new ContentSource.FromSnapshot(pointId),
                 held.stream().map(Replica::snapshotId).toList(), nodeId, Optional.ofNullable(hashes)));
              Copies.Copy progress = copies.start("replica " + volumeId, true, source.nodeId(), pointId)) {
@@ -203,12 +215,23 @@ public final class VolumeImports {
                     .orElseThrow(() -> protocolError("node '" + source.nodeId() + "' sent a delta against "
                             + header.baseSnapshotId() + ", which this node holds no replica of"));
             long[] received = {0};
-            volumes.changes().replaceImage(volumeId, header.sizeBytes(), base, new Replica(volumeId, pointId),
+            boolean ofHeld = deltaOfHeld(hashes != null, base, heldPoint);
+            boolean inPlace = volumes.changes().replaceImage(volumeId, header.sizeBytes(), base, new Replica(volumeId, pointId),
+                    ofHeld ? OptionalLong.of(header.bytesToSend()) : OptionalLong.empty(),
                     target -> received[0] = receive(transfer, target, header, source, progress));
             // against the image: no point was the base (empty, as for a full copy), but it went by checksums
             String baseId = base instanceof Replica r ? r.snapshotId() : "";
-            return new Pulled(received[0], baseId, hashes != null && header.baseSnapshotId().equals(hashes.baseSnapshotId()));
+            return new Pulled(received[0], baseId, hashes != null && header.baseSnapshotId().equals(hashes.baseSnapshotId()), inPlace);
         }
+    }
+
+    /**
+     * Whether a round's delta may go into the image in place (docs/inplace-rounds.md 1.1, condition 2): its base is the
+     * replica of the point this copy holds, and it was asked without digests (not a resync by checksums, whose base is
+     * an old replica or the image's still copy). A full copy has no base.
+     */
+    static boolean deltaOfHeld(boolean byChecksums, ImportBase base, String heldPoint) {
+        return !byChecksums && base instanceof Replica r && !heldPoint.isEmpty() && r.snapshotId().equals(heldPoint);
     }
 
     /** The chunk digests of the replica here (null: too many chunks to list). */

@@ -142,6 +142,7 @@ public final class Driver implements AutoCloseable {
         // on an agent a primary also reports a secondary left behind (its points stopped), after its failover note
         volumes.reads().replicaCondition(id -> failoverCondition(id).or(() -> rounds.lagCondition(id)));
         rounds.enforceFences();                 // before it serves: a fenced copy's mounts are read-only again
+        rounds.replayJournals();   // before any round and finishCutShort: a round applied in place that a crash cut short
         rounds.finishCutShort();   // before any round: what a crash left between a round's replica and its point
         services.add(AgentStatus.wrap(new NodeAgentService(engine, volumes, groupSnapshots, sender, imports, copies,
                 peers == null ? new Peers(null) : peers, replicaStates, rounds, snapshots)));

@@ -3,6 +3,7 @@ package io.csi4j.driver.replication;
 import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.ChangeCheck;
 import io.csi4j.driver.engine.DataMover;
+import io.csi4j.driver.engine.InPlaceApply;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.WriteFence;
 import io.csi4j.driver.id.ObjectId;
@@ -30,7 +31,8 @@ import java.util.logging.Logger;
  *   <li>Primary: {@link #cutPoint} cuts a crash-consistent internal point (a snapshot, frozen if staged) for one
  *       secondary and drops that secondary's older points but the one it says it holds.</li>
  *   <li>Secondary: {@link #pull} asks the primary for a point, pulls the delta since the point it holds, replaces
- *       its copy whole and records the point durably; with a promotion epoch (a handoff) it then becomes primary.</li>
+ *       its copy whole (or writes the delta into it under a journal, docs/inplace-rounds.md section 1) and records the
+ *       point durably; with a promotion epoch (a handoff) it then becomes primary.</li>
  * </ul>
  * Points are snapshots named {@code csi4j-point-}{@code <volume>-<secondary tag>-<n>}: hidden from ListSnapshots, not
  * deletable as user snapshots, and each held by the one secondary it was cut for (so a point's holder is in its name).
@@ -331,7 +333,7 @@ public final class Rounds {
      * copied); else the delta since the held point is pulled and the point recorded, durably, before the answer.
      */
     private Pulled round(ReplicatedVolumeId id, Primary primary) {
-        ReplicaState s = state(id);
+        ReplicaState s = finishJournal(id, state(id));       // a journal a failed commit left: first
         if (s.writable()) throw doesNotPull(id, s);
         var started = new Started(System.nanoTime(), java.time.Instant.now());
         lastTry.put(id.toString(), started.nanos());
@@ -358,7 +360,7 @@ public final class Rounds {
      * primary of that epoch by a failover never pulled the final point (review s10, F3).
      */
     private Pulled finalPull(ReplicatedVolumeId id, Primary primary, long epoch) {
-        ReplicaState s = state(id);
+        ReplicaState s = finishJournal(id, state(id));       // a journal a failed commit left: first
         if (s.writable() && s.epoch() == epoch && s.failover().isEmpty()) return new Pulled(s.point(), 0, "", s);
         if (s.writable() && s.epoch() == epoch) {
             throw DomainException.precondition("replica of " + id + " on node '" + nodeId + "' was failed over to at epoch "
@@ -387,7 +389,13 @@ public final class Rounds {
     private VolumeImports.Pulled fetch(ReplicatedVolumeId id, ReplicaState s, String point, Primary primary) {
         // holding no point past epoch 1 is a fenced old primary that followed: its image, almost the point, is a base
         // to resync against by checksums (an epoch-1 copy holding none is a new one, its image blank)
-        return imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1);
+        // a delta against the point held may go into the image in place (docs/inplace-rounds.md, section 1)
+        try {
+            return imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1, s.point());
+        } catch (RuntimeException e) {
+            finishJournal(id, s);      // a commit that failed mid-apply: finished or the point dropped before the lock goes
+            throw e;
+        }
     }
 
     /** After the pull: the round's figures (a primary holds no point of another's), the log line, the answer. */
@@ -401,8 +409,70 @@ public final class Rounds {
                 + pulled.bytesReceived() + " bytes" + (pulled.baseSnapshotId().isEmpty()
                 ? (pulled.byChecksums() ? " (by checksums against its own image)" : " (full)") : " since " + pulled.baseSnapshotId())
                 + (pulled.byChecksums() && !pulled.baseSnapshotId().isEmpty() ? " (by checksums)" : "")
+                + (pulled.inPlace() ? " (in place)" : "")
                 + " in " + millis + " ms");
         return new Pulled(point, pulled.bytesReceived(), pulled.baseSnapshotId(), now);
+    }
+
+    /**
+     * At start-up, before {@link #finishCutShort} and before serving: each round applied in place that a crash or power
+     * cut stopped after its journal was complete is finished from the journal, or the journal dropped when the image was
+     * never written (docs/inplace-rounds.md, 1.3); a journal that fails its check or its apply makes the copy hold no
+     * point (the image may be torn). Returns the volumes whose journal was found.
+     */
+    public List<String> replayJournals() {
+        InPlaceApply apply = engine.capability(InPlaceApply.class).orElse(null);
+        if (apply == null) return List.of();
+        List<String> found = new ArrayList<>();
+        for (String volumeId : apply.journals()) {
+            found.add(volumeId);
+            var id = ReplicatedVolumeId.parse(volumeId);
+            if (id.isEmpty()) {
+                LOG.warning(() -> "a round journal of " + volumeId + ", which is no replicated volume, is dropped");
+                apply.dropJournal(volumeId);
+                continue;
+            }
+            locked(id.get(), () -> states.get(id.get()).map(s -> finishJournal(id.get(), s)).orElseGet(() -> {
+                LOG.warning(() -> "a round journal of " + volumeId + ", whose replica is gone, is dropped");
+                apply.dropJournal(volumeId);
+                return null;
+            }));
+        }
+        return found;
+    }
+
+    /**
+     * The copy's journal left by a round applied in place, finished or discarded; returns the state after (one stat
+     * when there is none: every round asks, so a commit that failed mid-apply is finished before anything else). Under
+     * the lock.
+     */
+    private ReplicaState finishJournal(ReplicatedVolumeId id, ReplicaState s) {
+        InPlaceApply apply = engine.capability(InPlaceApply.class).orElse(null);
+        if (apply == null) return s;
+        return switch (apply.replay(id.toString(), s.point())) {
+            case InPlaceApply.Replay.None none -> s;
+            case InPlaceApply.Replay.Discarded d -> {
+                LOG.warning(() -> "replica of " + id + ": a round applied in place was cut short before it wrote; its journal is"
+                        + " dropped and the copy holds point " + s.point() + " (" + d.why() + ")");
+                yield s;
+            }
+            case InPlaceApply.Replay.Applied a -> {
+                ReplicaState now = states.holding(id, a.point());
+                LOG.warning(() -> "replica of " + id + ": a round cut short mid-apply is finished from its journal: the image is"
+                        + " point " + a.point() + " (the state named '" + s.point() + "')");
+                yield now;
+            }
+            case InPlaceApply.Replay.Torn t -> {
+                // no point first (a torn copy is never failed over to), then the replicas (the torn inode must not be
+                // offered as a delta base), then the journal: a crash between repeats the steps
+                ReplicaState now = states.holding(id, "");
+                engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
+                apply.dropJournal(id.toString());
+                LOG.severe(() -> "replica of " + id + ": its round journal could not be applied (" + t.why() + "); the image may be"
+                        + " torn, so the copy now holds no point and its next round replaces it whole");
+                yield now;
+            }
+        };
     }
 
     /**
@@ -423,6 +493,8 @@ public final class Rounds {
                 var s = states.get(id).orElse(null);
                 var row = volumes.reads().byId(id.toString());
                 if (s == null || row.isEmpty() || s.role() != ReplicaState.Role.SECONDARY) return null;
+                // a journal left (a replay that could not drop it) is replayJournals' to finish, not this rule's
+                if (engine.capability(InPlaceApply.class).map(a -> a.journals().contains(id.toString())).orElse(false)) return null;
                 var other = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(id.toString()))
                         .filter(r -> !r.snapshotId().equals(s.point())).toList();
                 if (other.size() != 1) return null;
@@ -450,7 +522,7 @@ public final class Rounds {
      */
     public ReplicaState failover(ReplicatedVolumeId id, long epoch, String replacedNode) {
         return locked(id, () -> {
-            ReplicaState s = state(id);
+            ReplicaState s = finishJournal(id, state(id));            // never promote a copy a failed apply left torn
             String note = "failed over at " + java.time.Instant.now() + " from point " + s.point() + ", replacing node '" + replacedNode + "'";
             ReplicaState now = states.failover(id, epoch, note);
             log.forget(id.toString());
@@ -565,6 +637,7 @@ public final class Rounds {
             if (tombstone) states.markDeleted(id, java.time.Instant.now());
             for (SnapshotRecord p : points(id)) snapshots.deletePoint(p.id());
             engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
+            engine.capability(InPlaceApply.class).ifPresent(a -> a.dropJournal(id.toString()));
             states.delete(id);
             lastTry.remove(id.toString());
             failedInARow.remove(id.toString());

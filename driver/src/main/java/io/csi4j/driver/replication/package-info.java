@@ -21,7 +21,8 @@
  *   <li>{@link io.csi4j.driver.replication.Rounds}: both sides of a round under the volume's replication lock
  *       ({@code ReplicaStates.exclusively}, which a writable stage or publish also holds from its role check to its mount
  *       ({@code ReplicaStates.whileWritable}), so a demote or fence never slips between them: review s10, F1) (the primary cuts
- *       an internal point, the secondary pulls the delta and replaces its copy whole; never under a mount: the engine's
+ *       an internal point, the secondary pulls the delta and replaces its copy whole, or writes it into its image under a journal
+ *       (docs/inplace-rounds.md section 1); never under a mount: the engine's
  *       commit looks for loop devices and renames atomically with a stage, so a read-only stage of the secondary meanwhile
  *       makes the round FAILED_PRECONDITION), the handoff's demotion and
  *       promotion, a failover's promotion, fencing (the state durably, then the mounts, and a block volume's loop device, read-only through the
@@ -30,8 +31,11 @@
  *       in use, so the controller does not ask it each tick), and the deletion of
  *       a replica that no round can undo; what each replica here is for {@code csi4j cluster status}
  *       ({@code status}), and on a primary the condition of a secondary that stopped getting points for two
- *       intervals ({@code lagCondition}); and, at the agent's start, finishing a round a crash stopped between
- *       keeping its new replica and recording its point ({@code docs/power-cut.md}, finding 5).</li>
+ *       intervals ({@code lagCondition}); and, at the agent's start, finishing a round applied in place that a crash
+ *       stopped after its journal was complete, or making a copy whose journal is bad hold no point
+ *       ({@code replayJournals}, docs/inplace-rounds.md 1.3; also before each round and failover, for a commit that
+ *       failed mid-apply), then finishing a round a crash stopped between keeping its new replica and recording its
+ *       point ({@code finishCutShort}, {@code docs/power-cut.md}, finding 5).</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
  *       bytes, duration), durable beside the replica's state ({@code <volume>.round}) and loaded at start, for the agent's metrics, {@code csi4j cluster status} and CSI-Addons GetVolumeReplicationInfo.</li>
  *   <li>{@link io.csi4j.driver.replication.FailoverTarget}: which copy a failover may promote (an answering secondary

@@ -7,6 +7,7 @@ import io.csi4j.driver.engine.Artifact;
 import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.ImageImport;
 import io.csi4j.driver.engine.ImportBase;
+import io.csi4j.driver.engine.InPlaceApply;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.Preallocation;
 import io.csi4j.driver.engine.Replica;
@@ -16,6 +17,7 @@ import io.csi4j.driver.storage.StorageException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 
 /**
@@ -102,19 +104,39 @@ public final class VolumeChanges {
      * before it refuses the replacement, FAILED_PRECONDITION; one after attaches the new image).
      */
     public void replaceImage(String volumeId, long sourceBytes, ImportBase base, Replica keepAs, Consumer<ImageImport> fill) {
+        replaceImage(volumeId, sourceBytes, base, keepAs, OptionalLong.empty(), fill);
+    }
+
+    /**
+     * As above; with {@code inPlaceDelta} (the bytes the round sends, when {@code base} is the point this copy holds:
+     * neither a full copy nor a resync by checksums) the round is applied to the image in place under a journal where
+     * the engine can ({@link InPlaceApply}, docs/inplace-rounds.md section 1), else built beside as above. Either way the
+     * copy is one complete point once this returns, and after start-up's replay if it does not. True when the round
+     * went the in-place way (journaled; the engine logs the rare build beside from the journal at commit).
+     */
+    public boolean replaceImage(String volumeId, long sourceBytes, ImportBase base, Replica keepAs, OptionalLong inPlaceDelta,
+                                Consumer<ImageImport> fill) {
         VolumeRecord v = reads.readyVolume(volumeId, "volume");
         if (engine.inUse(volumeId)) {
             throw DomainException.precondition("volume " + volumeId + " is staged on this node; its copy cannot be replaced");
         }
         DataMover mover = engine.capability(DataMover.class).orElseThrow(() -> StorageException.unsupported(
                 "the " + engine.name() + " engine cannot replicate volumes"));
-        try (var target = mover.beginImport(volumeId, sourceBytes, Math.max(v.capacityBytes(), sourceBytes),
-                VolumeShape.accessOf(v), Artifact.volumeSource(volumeId), new Artifact.Label(v.name(), ""), base, keepAs)) {
+        long capacityBytes = Math.max(v.capacityBytes(), sourceBytes);
+        var access = VolumeShape.accessOf(v);
+        var label = new Artifact.Label(v.name(), "");
+        Optional<ImageImport> inPlace = inPlaceDelta.isPresent() && base instanceof Replica held && keepAs != null
+                ? engine.capability(InPlaceApply.class).flatMap(a -> a.beginInPlace(volumeId, sourceBytes, capacityBytes, access,
+                        Artifact.volumeSource(volumeId), label, held, keepAs, inPlaceDelta.getAsLong()))
+                : Optional.empty();
+        try (var target = inPlace.orElseGet(() -> mover.beginImport(volumeId, sourceBytes, capacityBytes, access,
+                Artifact.volumeSource(volumeId), label, base, keepAs))) {
             fill.accept(target);
             target.commit();
         }
         // the primary was expanded since the point this copy held: the copy follows (its image already has the size), so
         // a handoff or failover serves the expanded capacity. After the image: a crash between is repaired by the next round.
         if (sourceBytes > v.capacityBytes()) catalog.volumes().setCapacity(volumeId, sourceBytes);
+        return inPlace.isPresent();
     }
 }

@@ -17,6 +17,7 @@ import io.csi4j.driver.engine.DataMover;
 import io.csi4j.driver.engine.DataPath;
 import io.csi4j.driver.engine.EngineCapabilities;
 import io.csi4j.driver.engine.FreezeHold;
+import io.csi4j.driver.engine.InPlaceApply;
 import io.csi4j.driver.engine.Freezer;
 import io.csi4j.driver.engine.MutableParameters;
 import io.csi4j.driver.engine.NodeStorage;
@@ -78,6 +79,7 @@ public final class ImageEngine extends PoolEngine {
     private final UnattachedLooks unattached = new UnattachedLooks(LoopDevice::attachesStarted, System::nanoTime);
     private final ImageConditions conditions;
     private final Capabilities offered;
+    private final ImageMover mover;
 
     private ImageEngine(Pool pool, Options options) {
         super(pool, ImagePool.NAME, new EngineCapabilities(true, FILESYSTEMS, Set.of("readAheadKiB", "compression")), ".img",
@@ -92,11 +94,13 @@ public final class ImageEngine extends PoolEngine {
         this.conditions = new ImageConditions(images);
         LoopStaging staging = new LoopStaging(options.directIo());
         ImageNode node = new ImageNode(images, staging, freezer);
+        this.mover = new ImageMover(images, capacity, freezer);
         this.offered = Capabilities.builder()
                 .add(NodeStorage.class, node)
                 .add(Freezer.class, freezer)
                 .add(SnapshotRanges.class, new ImageBlockMaps(images, deltas))
-                .add(DataMover.class, new ImageMover(images, capacity, freezer))
+                .add(DataMover.class, mover)
+                .add(InPlaceApply.class, new InPlaceRounds(images, capacity, mover, InPlaceRounds.Steps.NONE))
                 .add(SpaceReclaimer.class, new ImageReclaimer(images, staging, node))
                 .add(Preallocation.class, new ImagePreallocation(images, volumes))
                 .add(WriteFence.class, new ImageWriteFence(images))
@@ -108,6 +112,11 @@ public final class ImageEngine extends PoolEngine {
     /** What the incremental cuts found: tests of the sender's delta. */
     CutDeltas cutDeltas() {
         return deltas;
+    }
+
+    /** The in-place rounds told each step of a commit: tests that stop one there, as a crash would. */
+    InPlaceRounds inPlace(InPlaceRounds.Steps steps) {
+        return new InPlaceRounds(images, capacity, mover, steps);
     }
 
     /** The pool's files: tests of the replica layout. */

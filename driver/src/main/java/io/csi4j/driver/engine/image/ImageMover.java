@@ -179,7 +179,9 @@ final class ImageMover implements DataMover {
     }
 
     /** The replica file's modification time: its data was last written by the round that kept it (a hard link of the
-     * built image is never written again: whatever writes the image first makes it its own file, {@link ImagePool#ownImage}). */
+     * built image is written again only by the next round applied in place, {@link InPlaceRounds}, which sets the time
+     * and renames it to its new point; anything else that writes the image first makes it its own file,
+     * {@link ImagePool#ownImage}). */
     @Override
     public Instant keptAt(Replica replica) {
         return translate("reading when replica " + replica + " was kept", () -> {
@@ -234,7 +236,8 @@ final class ImageMover implements DataMover {
 
     /**
      * {@code image} (synced) durably under the replica's name, as a hard link of it when {@code link} (the same
-     * inode: the image must not be written before {@link ImagePool#ownImage}), else a reflink; older replicas of that
+     * inode: the image must not be written before {@link ImagePool#ownImage}, but by the next round applied in place,
+     * {@link InPlaceRounds}, which renames the replica with it), else a reflink; older replicas of that
      * source volume go.
      */
     private void keepReplica(Path image, Replica keep, boolean link) {

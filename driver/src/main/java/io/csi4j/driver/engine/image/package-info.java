@@ -21,7 +21,10 @@
  *       for the sender's delta of the same two points), {@code ImageChangeCheck} ({@code ChangeCheck}: an unattached
  *       volume whose extents are still its held point's, so a round keeps that point), {@code ImageBlockMaps} ({@code SnapshotRanges}, with {@code AllocatedRanges},
  *       {@code SharedExtentDelta}, {@code DataComparisonDelta}), {@code ImageMover} ({@code DataMover}, with
- *       {@code FileSourceImage} and {@code FileImageImport}), {@code ImageReclaimer} ({@code SpaceReclaimer}),
+ *       {@code FileSourceImage} and {@code FileImageImport}), {@code InPlaceRounds} ({@code InPlaceApply}: a
+ *       secondary's round written into its image, which is its held replica's inode, after the ranges are durable in a
+ *       {@code RoundJournal} in {@code journals/}; the start-up replay that finishes or drops a journal a crash left;
+ *       docs/inplace-rounds.md section 1), {@code ImageReclaimer} ({@code SpaceReclaimer}),
  *       {@code ImagePreallocation} ({@code Preallocation}: thick images through {@code os/ZeroFill}),
  *       {@code ImageWriteFence} ({@code WriteFence}: a fenced replica's filesystem read-only through {@code os/WriteStop}).</li>
  *   <li>The node side, from the kernel's mount table and loop devices every time: {@code LoopStaging} (attach,
