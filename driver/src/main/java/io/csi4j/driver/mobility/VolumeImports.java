@@ -113,7 +113,7 @@ public final class VolumeImports {
                 @Override public Replica base() { return base; }
                 @Override public Replica keepAs() { return keepAs; }
                 @Override public void fill(ImageImport target) {
-                    received[0] = receive(transfer, target, header, source, progress);
+                    received[0] = receive(transfer, target, header, "volume " + request.name(), source, progress);
                 }
             });
             long millis = (System.nanoTime() - started) / 1_000_000;
@@ -218,7 +218,7 @@ public final class VolumeImports {
             boolean ofHeld = deltaOfHeld(hashes != null, base, heldPoint);
             boolean inPlace = volumes.changes().replaceImage(volumeId, header.sizeBytes(), base, new Replica(volumeId, pointId),
                     ofHeld ? OptionalLong.of(header.bytesToSend()) : OptionalLong.empty(),
-                    target -> received[0] = receive(transfer, target, header, source, progress));
+                    target -> received[0] = receive(transfer, target, header, "replica of " + volumeId, source, progress));
             // against the image: no point was the base (empty, as for a full copy), but it went by checksums
             String baseId = base instanceof Replica r ? r.snapshotId() : "";
             return new Pulled(received[0], baseId, hashes != null && header.baseSnapshotId().equals(hashes.baseSnapshotId()), inPlace);
@@ -242,9 +242,9 @@ public final class VolumeImports {
     }
 
     /** Writes every range into {@code target}, checked ({@link RangeWriter}); returns the data bytes received. */
-    private long receive(SourceNode.Transfer transfer, ImageImport target, SourcePart.Header header, SourceNode source,
+    private long receive(SourceNode.Transfer transfer, ImageImport target, SourcePart.Header header, String what, SourceNode source,
                          Copies.Copy progress) {
-        RangeWriter writer = new RangeWriter(target, header.sizeBytes(), source.nodeId(), bandwidth, progress);
+        RangeWriter writer = new RangeWriter(target, header, what, source.nodeId(), bandwidth, progress);
         while (true) {
             long waited = System.nanoTime();
             SourcePart part = next(transfer, source);

@@ -137,7 +137,7 @@ class RangeBatchesTest {
         Files.write(file, source.base());
         try (FileImport target = new FileImport(file)) {
             var header = (SourcePart.Header) parts.getFirst();
-            RangeWriter writer = new RangeWriter(target, header.sizeBytes(), "node-a", Bandwidth.unlimited(),
+            RangeWriter writer = new RangeWriter(target, header, name, "node-a", Bandwidth.unlimited(),
                     new Copies().start(name, true, "node-a", "snap-1"));
             for (SourcePart part : parts.subList(1, parts.size() - 1)) writer.write((SourcePart.Range) part);
             var trailer = (SourcePart.Trailer) parts.getLast();
