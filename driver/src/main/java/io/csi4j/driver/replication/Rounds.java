@@ -3,7 +3,6 @@ package io.csi4j.driver.replication;
 import io.csi4j.driver.domain.DomainException;
 import io.csi4j.driver.engine.ChangeCheck;
 import io.csi4j.driver.engine.DataMover;
-import io.csi4j.driver.engine.InPlaceApply;
 import io.csi4j.driver.engine.PoolStorage;
 import io.csi4j.driver.engine.WriteFence;
 import io.csi4j.driver.id.ObjectId;
@@ -61,6 +60,8 @@ public final class Rounds {
     private final PoolStorage engine;
     private final String nodeId;
     private final RoundLog log;
+    /** The journals rounds applied in place left: replayed at start-up, and before each round and failover. */
+    private final JournalReplay journals;
     /** When each secondary here last tried a round (System.nanoTime); a volume first seen counts from then. */
     private final Map<String, Long> lastTry = new ConcurrentHashMap<>();
     /** Each secondary's rounds that failed in a row here: the next is tried sooner ({@link RoundDeadline}). */
@@ -80,7 +81,13 @@ public final class Rounds {
     public List<Entry> list() {
         List<Entry> entries = new ArrayList<>();
         long now = System.nanoTime();
-        for (Held h : held()) {
+        List<Held> held = held();
+        // a delete racing an earlier listing or lag look may have had its volume remembered again after it forgot it
+        Set<String> present = new java.util.HashSet<>();
+        held.forEach(h -> present.add(h.id().toString()));
+        remembered().stream().filter(v -> !present.contains(v) && ReplicatedVolumeId.parse(v).flatMap(states::get).isEmpty())
+                .forEach(this::forget);
+        for (Held h : held) {
             if (h.interval().isEmpty()) {                                      // being made or deleted: listed (a sweep finds it), never due
                 entries.add(new Entry(h.id(), h.state(), false, false));
                 continue;
@@ -150,7 +157,8 @@ public final class Rounds {
         if (state.isEmpty() || row.isEmpty() || !state.get().writable()) return java.util.Optional.empty();
         java.time.Duration interval = ReplicationParameters.of(row.get().parameters(), row.get().mutableParameters()).interval();
         java.time.Instant now = java.time.Instant.now();
-        java.time.Instant since = primarySince.computeIfAbsent(volumeId + "@" + state.get().epoch(), k -> now);
+        long epoch = state.get().epoch();
+        java.time.Instant since = primarySince.compute(volumeId, (k, was) -> was != null && was.epoch() == epoch ? was : new Since(epoch, now)).at();
         int self = id.replicaIndex(nodeId);
         List<SnapshotRecord> cut = points(id);
         for (int i = 0; i < id.tags().size(); i++) {
@@ -169,8 +177,13 @@ public final class Rounds {
         return java.util.Optional.empty();
     }
 
-    /** When this agent first saw each volume as primary at an epoch ("id@epoch"): the lag count's start without a point. */
-    private final Map<String, java.time.Instant> primarySince = new ConcurrentHashMap<>();
+    /**
+     * When this agent first saw each volume as primary, at the epoch it is primary of now: the lag count's start without
+     * a point. One entry a volume (a new epoch replaces it), removed with the volume ({@link #delete}).
+     */
+    private final Map<String, Since> primarySince = new ConcurrentHashMap<>();
+
+    private record Since(long epoch, java.time.Instant at) {}
 
     /** This node's id (what a forget-node naming it is refused for). */
     public String nodeId() {
@@ -191,6 +204,7 @@ public final class Rounds {
         this.imports = imports;
         this.engine = engine;
         this.nodeId = nodeId;
+        this.journals = new JournalReplay(states, engine);
     }
 
     /** The last complete round of this node's secondary copy of {@code id} since the agent started, if any. */
@@ -333,7 +347,7 @@ public final class Rounds {
      * copied); else the delta since the held point is pulled and the point recorded, durably, before the answer.
      */
     private Pulled round(ReplicatedVolumeId id, Primary primary) {
-        ReplicaState s = finishJournal(id, state(id));       // a journal a failed commit left: first
+        ReplicaState s = journals.finish(id, state(id));       // a journal a failed commit left: first
         if (s.writable()) throw doesNotPull(id, s);
         var started = new Started(System.nanoTime(), java.time.Instant.now());
         lastTry.put(id.toString(), started.nanos());
@@ -360,7 +374,7 @@ public final class Rounds {
      * primary of that epoch by a failover never pulled the final point (review s10, F3).
      */
     private Pulled finalPull(ReplicatedVolumeId id, Primary primary, long epoch) {
-        ReplicaState s = finishJournal(id, state(id));       // a journal a failed commit left: first
+        ReplicaState s = journals.finish(id, state(id));       // a journal a failed commit left: first
         if (s.writable() && s.epoch() == epoch && s.failover().isEmpty()) return new Pulled(s.point(), 0, "", s);
         if (s.writable() && s.epoch() == epoch) {
             throw DomainException.precondition("replica of " + id + " on node '" + nodeId + "' was failed over to at epoch "
@@ -393,7 +407,7 @@ public final class Rounds {
         try {
             return imports.pullPoint(id.toString(), point, primary.source(), s.point().isEmpty() && s.epoch() > 1, s.point());
         } catch (RuntimeException e) {
-            finishJournal(id, s);      // a commit that failed mid-apply: finished or the point dropped before the lock goes
+            journals.finish(id, s);      // a commit that failed mid-apply: finished or the point dropped before the lock goes
             throw e;
         }
     }
@@ -418,61 +432,10 @@ public final class Rounds {
      * At start-up, before {@link #finishCutShort} and before serving: each round applied in place that a crash or power
      * cut stopped after its journal was complete is finished from the journal, or the journal dropped when the image was
      * never written (docs/inplace-rounds.md, 1.3); a journal that fails its check or its apply makes the copy hold no
-     * point (the image may be torn). Returns the volumes whose journal was found.
+     * point (the image may be torn). Returns the volumes whose journal was found ({@link JournalReplay}).
      */
     public List<String> replayJournals() {
-        InPlaceApply apply = engine.capability(InPlaceApply.class).orElse(null);
-        if (apply == null) return List.of();
-        List<String> found = new ArrayList<>();
-        for (String volumeId : apply.journals()) {
-            found.add(volumeId);
-            var id = ReplicatedVolumeId.parse(volumeId);
-            if (id.isEmpty()) {
-                LOG.warning(() -> "a round journal of " + volumeId + ", which is no replicated volume, is dropped");
-                apply.dropJournal(volumeId);
-                continue;
-            }
-            locked(id.get(), () -> states.get(id.get()).map(s -> finishJournal(id.get(), s)).orElseGet(() -> {
-                LOG.warning(() -> "a round journal of " + volumeId + ", whose replica is gone, is dropped");
-                apply.dropJournal(volumeId);
-                return null;
-            }));
-        }
-        return found;
-    }
-
-    /**
-     * The copy's journal left by a round applied in place, finished or discarded; returns the state after (one stat
-     * when there is none: every round asks, so a commit that failed mid-apply is finished before anything else). Under
-     * the lock.
-     */
-    private ReplicaState finishJournal(ReplicatedVolumeId id, ReplicaState s) {
-        InPlaceApply apply = engine.capability(InPlaceApply.class).orElse(null);
-        if (apply == null) return s;
-        return switch (apply.replay(id.toString(), s.point())) {
-            case InPlaceApply.Replay.None none -> s;
-            case InPlaceApply.Replay.Discarded d -> {
-                LOG.warning(() -> "replica of " + id + ": a round applied in place was cut short before it wrote; its journal is"
-                        + " dropped and the copy holds point " + s.point() + " (" + d.why() + ")");
-                yield s;
-            }
-            case InPlaceApply.Replay.Applied a -> {
-                ReplicaState now = states.holding(id, a.point());
-                LOG.warning(() -> "replica of " + id + ": a round cut short mid-apply is finished from its journal: the image is"
-                        + " point " + a.point() + " (the state named '" + s.point() + "')");
-                yield now;
-            }
-            case InPlaceApply.Replay.Torn t -> {
-                // no point first (a torn copy is never failed over to), then the replicas (the torn inode must not be
-                // offered as a delta base), then the journal: a crash between repeats the steps
-                ReplicaState now = states.holding(id, "");
-                engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
-                apply.dropJournal(id.toString());
-                LOG.severe(() -> "replica of " + id + ": its round journal could not be applied (" + t.why() + "); the image may be"
-                        + " torn, so the copy now holds no point and its next round replaces it whole");
-                yield now;
-            }
-        };
+        return journals.atStartUp();
     }
 
     /**
@@ -494,7 +457,7 @@ public final class Rounds {
                 var row = volumes.reads().byId(id.toString());
                 if (s == null || row.isEmpty() || s.role() != ReplicaState.Role.SECONDARY) return null;
                 // a journal left (a replay that could not drop it) is replayJournals' to finish, not this rule's
-                if (engine.capability(InPlaceApply.class).map(a -> a.journals().contains(id.toString())).orElse(false)) return null;
+                if (journals.pending(id)) return null;
                 var other = mover.replicas().stream().filter(r -> r.sourceVolumeId().equals(id.toString()))
                         .filter(r -> !r.snapshotId().equals(s.point())).toList();
                 if (other.size() != 1) return null;
@@ -522,7 +485,7 @@ public final class Rounds {
      */
     public ReplicaState failover(ReplicatedVolumeId id, long epoch, String replacedNode) {
         return locked(id, () -> {
-            ReplicaState s = finishJournal(id, state(id));            // never promote a copy a failed apply left torn
+            ReplicaState s = journals.finish(id, state(id));            // never promote a copy a failed apply left torn
             String note = "failed over at " + java.time.Instant.now() + " from point " + s.point() + ", replacing node '" + replacedNode + "'";
             ReplicaState now = states.failover(id, epoch, note);
             log.forget(id.toString());
@@ -637,14 +600,30 @@ public final class Rounds {
             if (tombstone) states.markDeleted(id, java.time.Instant.now());
             for (SnapshotRecord p : points(id)) snapshots.deletePoint(p.id());
             engine.capability(DataMover.class).ifPresent(m -> m.dropReplicas(id.toString()));
-            engine.capability(InPlaceApply.class).ifPresent(a -> a.dropJournal(id.toString()));
+            journals.drop(id);
             states.delete(id);
-            lastTry.remove(id.toString());
-            failedInARow.remove(id.toString());
-            kept.keySet().removeIf(k -> k.startsWith(id + "@"));
+            forget(id.toString());
             log.forget(id.toString());
             return null;
         });
+    }
+
+    /** What this agent remembers in memory of a volume whose replica here is gone: its lag count, its rounds' timing. */
+    private void forget(String volumeId) {
+        lastTry.remove(volumeId);
+        failedInARow.remove(volumeId);
+        primarySince.remove(volumeId);
+        kept.keySet().removeIf(k -> k.startsWith(volumeId + "@"));
+    }
+
+    /** The volumes this agent remembers anything of in memory (lag counts, rounds' timing): for tests that they go. */
+    Set<String> remembered() {
+        Set<String> all = new java.util.TreeSet<>();
+        all.addAll(lastTry.keySet());
+        all.addAll(failedInARow.keySet());
+        all.addAll(primarySince.keySet());
+        kept.keySet().forEach(k -> all.add(k.substring(0, k.lastIndexOf('@'))));
+        return all;
     }
 
     private List<SnapshotRecord> points(ReplicatedVolumeId id) {

@@ -34,8 +34,11 @@
  *       intervals ({@code lagCondition}); and, at the agent's start, finishing a round applied in place that a crash
  *       stopped after its journal was complete, or making a copy whose journal is bad hold no point
  *       ({@code replayJournals}, docs/inplace-rounds.md 1.3; also before each round and failover, for a commit that
- *       failed mid-apply), then finishing a round a crash stopped between keeping its new replica and recording its
- *       point ({@code finishCutShort}, {@code docs/power-cut.md}, finding 5).</li>
+ *       failed mid-apply; {@link io.csi4j.driver.replication.JournalReplay} records what the engine's replay did), then
+ *       finishing a round a crash stopped between keeping its new replica and recording its point
+ *       ({@code finishCutShort}, {@code docs/power-cut.md}, finding 5). What it remembers of a volume in memory (lag
+ *       start, rounds' timing) goes with the volume's replica ({@code delete}, or the next {@code list} once the state
+ *       file is gone).</li>
  *   <li>{@link io.csi4j.driver.replication.RoundLog}: each secondary's last complete round here (lag, last sync,
  *       bytes, duration), durable beside the replica's state ({@code <volume>.round}) and loaded at start, for the agent's metrics, {@code csi4j cluster status} and CSI-Addons GetVolumeReplicationInfo.</li>
  *   <li>{@link io.csi4j.driver.replication.FailoverTarget}: which copy a failover may promote (an answering secondary
