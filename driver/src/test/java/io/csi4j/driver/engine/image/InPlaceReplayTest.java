@@ -136,7 +136,7 @@ class InPlaceReplayTest {
     }
 
     /** {@code base} with the ranges applied in order: what the point they make is. */
-    private static byte[] applied(byte[] base, List<Range> ranges) {
+    static byte[] applied(byte[] base, List<Range> ranges) {
         byte[] out = base.clone();
         for (Range r : ranges) {
             if (r.data() == null) Arrays.fill(out, (int) r.offset(), (int) (r.offset() + r.zeroLength()), (byte) 0);

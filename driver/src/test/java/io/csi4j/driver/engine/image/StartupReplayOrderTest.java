@@ -26,7 +26,6 @@ import io.csi4j.driver.volume.NewVolume;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -66,7 +65,7 @@ class StartupReplayOrderTest {
             byte[] point = new byte[(int) SIZE];
             random.nextBytes(point);
             List<Range> ranges = InPlaceRoundTest.roundOf(random, SIZE);
-            byte[] nextPoint = applied(point, ranges);
+            byte[] nextPoint = InPlaceReplayTest.applied(point, ranges);
             Path tmp;
             try (Driver driver = Driver.open(config)) {
                 ImagePool images = ((ImageEngine) driver.engine()).images();
@@ -123,15 +122,6 @@ class StartupReplayOrderTest {
                 assertEquals(List.of(), entries(tmp), "the start-up steps left nothing in .tmp");
             }
         }
-    }
-
-    private static byte[] applied(byte[] base, List<Range> ranges) {
-        byte[] out = base.clone();
-        for (Range r : ranges) {
-            if (r.data() == null) Arrays.fill(out, (int) r.offset(), (int) (r.offset() + r.zeroLength()), (byte) 0);
-            else System.arraycopy(r.data(), 0, out, (int) r.offset(), r.data().length);
-        }
-        return out;
     }
 
     private static List<Path> entries(Path dir) throws Exception {
