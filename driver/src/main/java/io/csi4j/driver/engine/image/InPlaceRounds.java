@@ -123,7 +123,8 @@ final class InPlaceRounds implements InPlaceApply {
         private final String volumeId;
         private final Path temp;
         private final RoundJournal.Writer writer;
-        private final long reserve;
+        /** The journal's space promised to the pool; grows when its records take more than the count allowed for. */
+        private long reserved;
         private final Fallback fallback;
         private boolean done;
 
@@ -131,12 +132,13 @@ final class InPlaceRounds implements InPlaceApply {
             this.volumeId = volumeId;
             this.temp = temp;
             this.writer = writer;
-            this.reserve = reserve;
+            this.reserved = reserve;
             this.fallback = fallback;
         }
 
         @Override
         public void write(ByteBuffer data, long offset) {
+            fits(data.remaining());
             try {
                 writer.data(data, offset);
             } catch (IOException e) {
@@ -146,11 +148,27 @@ final class InPlaceRounds implements InPlaceApply {
 
         @Override
         public void zero(long offset, long length) {
+            fits(0);
             try {
                 writer.zero(offset, length);
             } catch (IOException e) {
                 throw EngineErrors.of("journaling a zero range of volume " + volumeId + " at " + offset, e);
             }
+        }
+
+        /**
+         * Promises more space before a record would take the journal past what is promised: the reservation counts on
+         * ranges of 4 KiB or more (what extents are), the caller bounds the bytes to the header's count, and a peer
+         * sending smaller ranges must still never write a journal the pool did not promise (NO_SPACE fails the round,
+         * closed uncommitted).
+         */
+        private void fits(long dataBytes) {
+            long missing = writer.sizeWith(dataBytes) - reserved;
+            if (missing <= 0) return;
+            long more = Math.max(missing, 1 << 20);
+            capacity.reserve(more, "the journal of volume " + volumeId + " (" + writer.records() + " records, smaller on average"
+                    + " than the 4 KiB its first promise of " + reserved + " bytes counted on)");
+            reserved += more;
         }
 
         @Override
@@ -178,7 +196,7 @@ final class InPlaceRounds implements InPlaceApply {
                             return apply(contents);
                         }));
             } finally {
-                capacity.settle(reserve, 0);
+                capacity.settle(reserved, 0);
             }
         }
 
@@ -241,7 +259,7 @@ final class InPlaceRounds implements InPlaceApply {
             done = true;
             closeQuietly();
             PoolLayout.deleteQuietly(temp);
-            capacity.settle(reserve, 0);
+            capacity.settle(reserved, 0);
         }
 
         private void closeQuietly() {

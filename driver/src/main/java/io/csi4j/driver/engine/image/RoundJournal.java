@@ -30,6 +30,8 @@ final class RoundJournal {
     private static final byte END = 0x7F;
     /** kind, offset, length, crc */
     static final int RECORD_BYTES = 1 + 8 + 8 + 4;
+    /** end mark, record count, data bytes, crc */
+    static final int TRAILER_BYTES = 1 + 8 + 8 + 4;
     /** What a journal costs beyond its data: the header's and trailer's bound, and each record's fixed part. */
     static long overhead(long ranges) {
         return 1024 + ranges * RECORD_BYTES;
@@ -102,11 +104,21 @@ final class RoundJournal {
 
         /** The trailer, then fsync: the journal is whole on disk (not yet complete: that is its rename). */
         Contents finish() throws IOException {
-            ByteBuffer end = ByteBuffer.allocate(1 + 8 + 8 + 4);
+            ByteBuffer end = ByteBuffer.allocate(TRAILER_BYTES);
             end.put(END).putLong(entries.size()).putLong(dataBytes).putInt((int) index.getValue()).flip();
             writeFully(end);
             channel.force(true);
             return new Contents(header, List.copyOf(entries), dataBytes);
+        }
+
+        /** The journal's size once a record of {@code dataBytes} more and the trailer are written. */
+        long sizeWith(long dataBytes) {
+            return position + RECORD_BYTES + dataBytes + TRAILER_BYTES;
+        }
+
+        /** Records written so far. */
+        int records() {
+            return entries.size();
         }
 
         private void writeFully(ByteBuffer buffer) throws IOException {

@@ -13,6 +13,7 @@ import io.csi4j.driver.engine.DataPath;
 import io.csi4j.driver.engine.ImageImport;
 import io.csi4j.driver.engine.InPlaceApply;
 import io.csi4j.driver.engine.Pool;
+import io.csi4j.driver.engine.PoolLayout;
 import io.csi4j.driver.engine.Replica;
 import io.csi4j.driver.engine.StageOptions;
 import io.csi4j.driver.id.ObjectId;
@@ -167,6 +168,42 @@ class InPlaceRoundTest {
                 fx.engine.deleteVolume(vol);
                 fx.mover.dropReplicas(vol);
             }
+        }
+    }
+
+    /**
+     * The journal's promise counts on ranges of 4 KiB or more (extents); a round of smaller ones, within its header's
+     * bytes, takes more journal than that (a record's fixed part each): the promise grows before the journal does, so
+     * the pool never holds a journal it did not promise, and goes back whole at commit.
+     */
+    @Test
+    void aJournalOfSmallRangesPromisesMoreBeforeItGrows() throws Exception {
+        try (var fx = new XfsEngineFixture("in-place-small")) {
+            InPlaceApply apply = fx.engine.capability(InPlaceApply.class).orElseThrow();
+            String vol = newId();
+            Replica held = fullRound(fx, vol, new Random(1));
+            byte[] expected = Files.readAllBytes(fx.image(vol));
+            long before = fx.engine.pool().provisionedBytes();
+            Replica next = point(vol);
+            byte[] data = new byte[K64];
+            new Random(2).nextBytes(data);
+            System.arraycopy(data, 0, expected, 5 * K64, K64);
+            try (ImageImport round = begin(apply, vol, held, next, SIZE, K64).orElseThrow()) {
+                for (int at = 0; at < K64; at += 4) round.write(ByteBuffer.wrap(data, at, 4), 5L * K64 + at);
+                Path journal;
+                try (var files = Files.list(fx.engine.images().layout().tmpDir())) {
+                    journal = files.filter(f -> f.getFileName().toString().startsWith(vol + PoolLayout.JOURNAL)).findFirst().orElseThrow();
+                }
+                long promised = fx.engine.pool().provisionedBytes() - before;
+                assertTrue(Files.size(journal) + RoundJournal.TRAILER_BYTES <= promised,
+                        "the journal's " + Files.size(journal) + " bytes (" + K64 / 4 + " records) within the " + promised + " promised");
+                round.commit();
+            }
+            assertEquals(before, fx.engine.pool().provisionedBytes(), "the promise goes back at commit");
+            assertArrayEquals(expected, Files.readAllBytes(fx.image(vol)));
+            assertOnePoint(fx, vol, next);
+            fx.engine.deleteVolume(vol);
+            fx.mover.dropReplicas(vol);
         }
     }
 
