@@ -143,6 +143,15 @@ record ReplicaAnswers(ReplicatedVolumeId id, List<Said> said) {
                 .map(GetReplicaResponse::getSuccessor).findFirst();
     }
 
+    /** The answering nodes whose copy is a PRIMARY their agent says is confirmed ({@code confirmed_primary}). */
+    java.util.Set<String> confirmedPrimaries() {
+        java.util.Set<String> confirmed = new java.util.HashSet<>();
+        answers().forEach((node, r) -> {
+            if (r.getPresent() && r.getRole().equals("PRIMARY") && r.getConfirmedPrimary()) confirmed.add(node.nodeId());
+        });
+        return confirmed;
+    }
+
     /** A node answered holding a tombstone: the volume was deleted. */
     boolean tombstoned() {
         return answers().values().stream().anyMatch(GetReplicaResponse::getDeleted);
