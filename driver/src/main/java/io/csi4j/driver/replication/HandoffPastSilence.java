@@ -26,12 +26,14 @@ import java.util.Set;
  *       enough: a note without the confirmation passes a P that was itself away while the silent node was failed over
  *       to at T+1 with the third copy fenced (a fenced copy is not told a failover's epoch), and the confirmation is
  *       in-memory evidence the note narrows to the nodes a failover already gave up on.</li>
- *   <li><b>Completing a handoff in progress</b> towards the target: no copy is primary at T, and an answering copy
- *       at T stepped down naming the target (a retry after a crash between the demotion and the promotion). T was
- *       made by that demotion (only a primary steps down, one successor per epoch); a promotion at T elsewhere would
- *       have needed a failover deciding on answers without T, which told every answering secondary T first (the
- *       target would then refuse T); an epoch above T needs a primary at T to step down (none) or a failover, which
- *       would have told the stepped-down copy (it answers T) or promoted the target (it would answer it).</li>
+ *   <li><b>Completing a handoff in progress</b> towards the target: no copy is primary at T, an answering copy at T
+ *       stepped down naming the target (a retry after a crash between the demotion and the promotion), and the target
+ *       answers SECONDARY below T. T was made by that demotion (only a primary steps down, one successor per epoch); a
+ *       promotion at T elsewhere would have needed a failover deciding on answers without T, with the target answering
+ *       (only one node may be silent, and the stepped-down copy knew T), which tells every answering secondary T first
+ *       (so the target would answer T), never a FENCED copy: hence a secondary below T; an epoch above T needs a
+ *       primary at T to step down (none) or a failover, which would have told the stepped-down copy (it answers T) or
+ *       promoted the target (it would answer it).</li>
  * </ol>
  * Anything else is {@link NotProven}: the failover's rule decides as before (UNAVAILABLE while a primary or a handoff
  * elsewhere answers; a failover when the silent node held the primary).
@@ -77,7 +79,13 @@ public final class HandoffPastSilence {
         }
         Optional<View> handing = copies.stream().filter(v -> v.state().get().epoch() == top && v.state().get().role() == Role.SECONDARY
                 && !v.state().get().successor().isEmpty()).findFirst();
+        Optional<ReplicaState> to = copies.stream().filter(v -> v.node().equals(target)).findFirst().flatMap(View::state);
         if (handing.isPresent() && handing.get().state().get().successor().equals(target)) {
+            // a secondary below T: a failover that made T elsewhere would have told it T; a FENCED copy it would not have
+            if (to.isEmpty() || to.get().role() != Role.SECONDARY || to.get().epoch() >= top) {
+                return new NotProven("node '" + target + "' is " + to.map(t -> t.role() + " at epoch " + t.epoch()).orElse("holding no copy")
+                        + ": only a secondary below epoch " + top + " completes the handoff while a node is silent");
+            }
             return new Proven(handing.get().node(), top, "completing the handoff from node '" + handing.get().node() + "' at epoch " + top);
         }
         return new NotProven("no copy answers primary at epoch " + top);
