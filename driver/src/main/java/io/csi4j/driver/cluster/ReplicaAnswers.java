@@ -5,10 +5,12 @@ import io.csi4j.driver.replication.ReplicationRules.View;
 import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * What every replica's node said of one replicated volume, asked {@code GetReplica} all at once, in the id's order:
@@ -144,8 +146,8 @@ record ReplicaAnswers(ReplicatedVolumeId id, List<Said> said) {
     }
 
     /** The answering nodes whose copy is a PRIMARY their agent says is confirmed ({@code confirmed_primary}). */
-    java.util.Set<String> confirmedPrimaries() {
-        java.util.Set<String> confirmed = new java.util.HashSet<>();
+    Set<String> confirmedPrimaries() {
+        Set<String> confirmed = new HashSet<>();
         answers().forEach((node, r) -> {
             if (r.getPresent() && r.getRole().equals("PRIMARY") && r.getConfirmedPrimary()) confirmed.add(node.nodeId());
         });
