@@ -1,14 +1,22 @@
 package io.csi4j.cli.cluster;
 
 import static io.csi4j.cli.cluster.ClusterReplicationTest.assertRecords;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.replicated;
+import static io.csi4j.cli.cluster.ClusterReplicationTest.writeRecords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.proto.cluster.GetReplicaResponse;
+import io.csi4j.proto.csi.DeleteVolumeRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -19,6 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * round to C, records ..2299 and a round to B; A's agent SIGKILLed. The publish on C waits out the delay (UNAVAILABLE),
  * then is FAILED_PRECONDITION naming B, and nothing changed on any copy (before, C was promoted and the 300 records B
  * held were lost with B's first round from C). The publish on B then fails over to B, which serves all 2300.
+ * <p>
+ * On the same cluster, a handoff past the node the volume was failed over from (docs/replication.md, "A handoff past a
+ * node failed over from"): after the failover A -> B, the pod moves on to C while A is still silent.
  */
 class ClusterFailoverToOlderCopyTest {
     static final int FAILOVER_AFTER_S = 6;
@@ -57,6 +68,104 @@ class ClusterFailoverToOlderCopyTest {
             }
         } finally {
             v.cleanUp();
+        }
+    }
+
+    /**
+     * Records fsynced on A and a round to B and C; A's agent SIGKILLed; the failover to B by a publish on B; more records
+     * on B; B's pod gone; ControllerPublishVolume on C while A is still silent: a handoff B -> C at epoch 3 (on main
+     * UNAVAILABLE until A answers again or is forgotten), every record on C's mount. A's agent back: fenced, then (its
+     * leftover mounts gone) a secondary of epoch 3 holding C's point, never PRIMARY at the top epoch; a publish on A is
+     * a handoff from C with every record.
+     */
+    @Test
+    void afterAFailoverThePodMovesToTheThirdCopyWhileTheNodeFailedOverFromIsSilent() throws Exception {
+        String id = fx.csi().createVolume(replicated("fo-past-silent", 3, "24h").build()).getVolume().getVolumeId();
+        var tags = ReplicatedVolumeId.parse(id).orElseThrow().tags();
+        String a = tags.get(0), b = tags.get(1), c = tags.get(2);
+        try {
+            fx.controllerPublish(a, id);
+            writeRecords(fx.stageAndPublish(a, id).resolve("records"), 0, 1000);
+            fx.round(c, a, id);
+            fx.round(b, a, id);                                         // B's point cut last: the failover may pick B
+            fx.failoverByPublish(a, b, id);                            // A's agent SIGKILLed; its mounts stay in the kernel
+            Path onB = fx.stageAndPublish(b, id);
+            writeRecords(onB.resolve("records"), 1000, 1500);
+            fx.unpublishAndUnstage(b, id);
+            fx.controllerUnpublish(b, id);
+
+            long started = System.nanoTime();
+            int retries = publishWithin(c, id, 20);                   // main: UNAVAILABLE while A is silent
+            System.out.printf("handoff of %s from %s to %s while %s is silent: %d ms (%d UNAVAILABLE/ABORTED first)%n", id, b, c, a,
+                    (System.nanoTime() - started) / 1_000_000, retries);
+            var onCState = fx.replica(c, id);
+            assertEquals("PRIMARY", onCState.getRole(), onCState.toString());
+            assertEquals(3, onCState.getEpoch());
+            assertEquals("", onCState.getFailover(), "promoted by a handoff, not a failover");
+            assertEquals("SECONDARY", fx.replica(b, id).getRole());
+            assertEquals(3, fx.replica(b, id).getEpoch());
+            Path onC = fx.stageAndPublish(c, id);
+            try {
+                assertRecords(onC.resolve("records"), 1500);            // byte-identical: A's 1000 and B's 500
+            } finally {
+                fx.unpublishAndUnstage(c, id);
+            }
+
+            fx.restartIfDown(a);                                        // same data dir: PRIMARY at epoch 1 on disk
+            long back = System.nanoTime();
+            List<String> seen = new ArrayList<>();
+            boolean cleaned = false;
+            GetReplicaResponse now;
+            while (true) {
+                now = fx.replica(a, id);
+                String step = now.getRole() + "@" + now.getEpoch();
+                if (seen.isEmpty() || !seen.getLast().equals(step)) seen.add(step);
+                assertFalse(now.getRole().equals("PRIMARY") && now.getEpoch() >= 3, "A never primary at the top epoch: " + seen);
+                if (now.getRole().equals("FENCED") && !cleaned) {
+                    fx.unpublishAndUnstage(a, id);                      // the kubelet's clean-up of the killed pod's mounts
+                    cleaned = true;
+                }
+                if (now.getRole().equals("SECONDARY") && now.getEpoch() == 3 && !now.getPoint().isEmpty()) break;
+                if (System.nanoTime() - back > TimeUnit.SECONDS.toNanos(60)) throw new AssertionError("A within 60 s: " + seen + " " + now);
+                Thread.sleep(100);
+            }
+            System.out.printf("%s back: %s, following %s with a point %d ms after its agent served%n", a, seen, c,
+                    (System.nanoTime() - back) / 1_000_000);
+            assertEquals(now.getPoint(), fx.replica(a, id).getPoint());
+
+            fx.controllerUnpublish(c, id);
+            publishWithin(a, id, 20);                                   // every node answers: the ordinary handoff
+            assertEquals("PRIMARY", fx.replica(a, id).getRole());
+            assertEquals(4, fx.replica(a, id).getEpoch());
+            assertEquals("", fx.replica(a, id).getFailover(), "a handoff from C, not a failover");
+            assertEquals("SECONDARY", fx.replica(c, id).getRole());
+            assertEquals(4, fx.replica(c, id).getEpoch());
+            Path onA = fx.stageAndPublish(a, id);
+            try {
+                assertRecords(onA.resolve("records"), 1500);
+            } finally {
+                fx.unpublishAndUnstage(a, id);
+            }
+        } finally {
+            fx.restartIfDown(a);
+            fx.unpublishAndUnstage(a, id);
+            for (String n : List.of(a, b, c)) fx.retrying(() -> fx.controllerUnpublish(n, id), "unpublish from " + n);
+            fx.retrying(() -> fx.csi().deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build()), "delete");
+        }
+    }
+
+    /** ControllerPublishVolume retried each second while UNAVAILABLE or ABORTED, {@code seconds} at most; the retries. */
+    private static int publishWithin(String node, String id, int seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        for (int retries = 0; ; retries++) {
+            try {
+                fx.controllerPublish(node, id);
+                return retries;
+            } catch (StatusRuntimeException e) {
+                var code = e.getStatus().getCode();
+                if ((code != Status.Code.UNAVAILABLE && code != Status.Code.ABORTED) || System.nanoTime() > deadline) throw e;
+                Thread.sleep(1000);
+            }
         }
     }
 }

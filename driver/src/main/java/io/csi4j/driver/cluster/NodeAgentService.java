@@ -242,7 +242,8 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         var b = GetReplicaResponse.newBuilder();
         replicas.get(replicatedId(req.getVolumeId())).ifPresent(s ->
                 b.setPresent(true).setEpoch(s.epoch()).setRole(s.role().name()).setPoint(s.point()).setSuccessor(s.successor())
-                        .setFailover(s.failover()));
+                        .setFailover(s.failover())
+                        .setConfirmedPrimary(s.writable() && replicas.confirmations().confirmed(replicatedId(req.getVolumeId()), s.epoch())));
         rounds.lastRound(replicatedId(req.getVolumeId())).ifPresent(r -> b.setLastRound(LastRound.newBuilder()
                 .setCutUnixNanos(nanos(r.cutAt())).setCompletedUnixNanos(nanos(r.completedAt())).setBytes(r.bytes())
                 .setTookNanos(r.took().toNanos())));

@@ -2,6 +2,7 @@ package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
 import io.csi4j.driver.replication.FailoverTarget;
+import io.csi4j.driver.replication.HandoffPastSilence;
 import io.csi4j.proto.cluster.DemoteReplicaRequest;
 import io.csi4j.proto.cluster.FailoverReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
@@ -65,15 +66,22 @@ final class PrimaryMoves {
      * attach"): nothing when it is the primary already; else the primary steps down to a secondary of epoch E+1
      * naming the target (FAILED_PRECONDITION while still published or staged: nothing changes), cuts a final point,
      * the target pulls it and becomes primary at E+1. A retry after a crash finds the old primary handed over and
-     * completes the pull. A node that does not answer, or no primary because it was on a forgotten node: {@link
-     * #failoverTo}.
+     * completes the pull. A node that does not answer: the handoff goes on only past nodes the volume was failed over
+     * from while its primary stayed confirmed, or to complete a handoff in progress ({@link HandoffPastSilence});
+     * else, or no primary because it was on a forgotten node: {@link #failoverTo}.
      */
     void handoffTo(ReplicatedVolumeId id, Agent target) {
         var asked = ReplicaAnswers.ask(agents, id);
         Replicas.refuseDeleted(asked);
         if (!asked.silent().isEmpty()) {
-            failoverTo(asked, target);
-            return;
+            switch (HandoffPastSilence.check(target.nodeId(), asked.views(), asked.confirmedPrimaries())) {
+                case HandoffPastSilence.NotProven no -> {
+                    failoverTo(asked, target);
+                    return;
+                }
+                case HandoffPastSilence.Proven yes -> LOG.info(() -> "volume " + id + ": handoff to node '" + target.nodeId()
+                        + "' while " + asked.silent().stream().map(Agent::nodeId).toList() + " do not answer: " + yes.why());
+            }
         }
         Map<Agent, GetReplicaResponse> states = asked.answers();
         replicas.fenceSuperseded(asked);

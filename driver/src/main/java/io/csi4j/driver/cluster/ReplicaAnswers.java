@@ -5,10 +5,12 @@ import io.csi4j.driver.replication.ReplicationRules.View;
 import io.csi4j.proto.cluster.GetReplicaRequest;
 import io.csi4j.proto.cluster.GetReplicaResponse;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * What every replica's node said of one replicated volume, asked {@code GetReplica} all at once, in the id's order:
@@ -141,6 +143,15 @@ record ReplicaAnswers(ReplicatedVolumeId id, List<Said> said) {
         long top = top();
         return answers().values().stream().filter(s -> s.getPresent() && s.getEpoch() == top && !s.getSuccessor().isEmpty())
                 .map(GetReplicaResponse::getSuccessor).findFirst();
+    }
+
+    /** The answering nodes whose copy is a PRIMARY their agent says is confirmed ({@code confirmed_primary}). */
+    Set<String> confirmedPrimaries() {
+        Set<String> confirmed = new HashSet<>();
+        answers().forEach((node, r) -> {
+            if (r.getPresent() && r.getRole().equals("PRIMARY") && r.getConfirmedPrimary()) confirmed.add(node.nodeId());
+        });
+        return confirmed;
     }
 
     /** A node answered holding a tombstone: the volume was deleted. */

@@ -486,7 +486,7 @@ public final class Rounds {
     public ReplicaState failover(ReplicatedVolumeId id, long epoch, String replacedNode) {
         return locked(id, () -> {
             ReplicaState s = journals.finish(id, state(id));            // never promote a copy a failed apply left torn
-            String note = "failed over at " + java.time.Instant.now() + " from point " + s.point() + ", replacing node '" + replacedNode + "'";
+            String note = FailoverNote.of(java.time.Instant.now(), s.point(), replacedNode);
             ReplicaState now = states.failover(id, epoch, note);
             log.forget(id.toString());
             LOG.warning(() -> "replica of " + id + ": " + now.failover() + " (epoch " + now.epoch() + ")");
