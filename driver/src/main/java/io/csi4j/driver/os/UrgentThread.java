@@ -12,7 +12,8 @@ package io.csi4j.driver.os;
  * something a lower thread holds (a freeze window's work is system calls and a little Java; a blocked call sleeps).
  * Without CAP_SYS_NICE, or in a cgroup with no real-time budget, the kernel says EPERM: the thread then runs as it was,
  * and {@link #raised} says why not. A virtual thread is never raised: its carrier would be, and would run other
- * virtual threads so; a thread real-time already is left as it is.
+ * virtual threads so; {@link #call} runs the stretch on a platform thread of its own instead (the agents serve calls
+ * on virtual threads). A thread real-time already is left as it is.
  */
 public final class UrgentThread implements AutoCloseable {
     private static final int SCHED_OTHER = 0;
@@ -46,6 +47,50 @@ public final class UrgentThread implements AutoCloseable {
         } catch (OsException e) {
             return notRaised(thread, e.errnoName());
         }
+    }
+
+    /**
+     * Runs {@code work} raised ({@link #enter}) when {@code raise}, else as the caller runs: on the calling thread, or,
+     * when that is a virtual thread, on a platform thread started for it while the caller waits (for its end, even when
+     * interrupted: the work may hold a frozen filesystem). The work is given how it runs, and must not need the
+     * caller's locks or thread-locals.
+     */
+    public static <T> T call(boolean raise, java.util.function.Function<UrgentThread, T> work) {
+        if (!raise) {
+            try (UrgentThread as = notRaised("not asked")) {
+                return work.apply(as);
+            }
+        }
+        if (!Thread.currentThread().isVirtual()) {
+            try (UrgentThread raised = enter()) {
+                return work.apply(raised);
+            }
+        }
+        Object[] result = new Object[1];
+        Throwable[] failure = new Throwable[1];
+        Thread platform = Thread.ofPlatform().name("csi4j-urgent").start(() -> {
+            try (UrgentThread raised = enter()) {
+                result[0] = work.apply(raised);
+            } catch (Throwable e) {
+                failure[0] = e;
+            }
+        });
+        boolean interrupted = false;
+        while (true) {
+            try {
+                platform.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+        // join() orders the platform thread's writes before these reads
+        if (failure[0] instanceof RuntimeException e) throw e;
+        if (failure[0] instanceof Error e) throw e;
+        if (failure[0] != null) throw new IllegalStateException(failure[0]);
+        @SuppressWarnings("unchecked") T t = (T) result[0];
+        return t;
     }
 
     /** Leaves the calling thread as it is (the bench's "before"). */

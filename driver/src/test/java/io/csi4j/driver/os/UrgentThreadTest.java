@@ -2,6 +2,7 @@ package io.csi4j.driver.os;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.csi4j.driver.testing.Privileged;
@@ -65,6 +66,36 @@ class UrgentThreadTest {
     }
 
     @Test
+    void aVirtualCallersStretchRunsOnARaisedPlatformThreadAndItsFailureReachesTheCaller() throws Exception {
+        Privileged.requireRoot();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread t = Thread.ofVirtual().start(() -> {
+            try {
+                // the agents serve calls on virtual threads: the freeze window must still run real-time
+                Sched inside = UrgentThread.call(true, urgent -> {
+                    assertTrue(urgent.raised(), urgent.describe());
+                    assertFalse(Thread.currentThread().isVirtual());
+                    return Sched.uncheckedOfThisThread();
+                });
+                assertEquals(new Sched(SCHED_FIFO, 1), inside);
+                IllegalStateException thrown = assertThrows(IllegalStateException.class,
+                        () -> UrgentThread.call(true, urgent -> { throw new IllegalStateException("inside"); }));
+                assertEquals("inside", thrown.getMessage());
+                // not asked: on the caller's own thread, as it is
+                assertEquals("as it is", UrgentThread.call(false, urgent -> {
+                    assertFalse(urgent.raised());
+                    assertTrue(Thread.currentThread().isVirtual());
+                    return "as it is";
+                }));
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        });
+        t.join();
+        if (failure.get() != null) throw new AssertionError(failure.get());
+    }
+
+    @Test
     void closingTwiceIsOnceAndNotRaisedChangesNothing() throws Exception {
         Privileged.requireRoot();
         AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -92,6 +123,14 @@ class UrgentThreadTest {
         static Sched ofThisThread() throws IOException {
             String[] f = fields();
             return new Sched(Integer.parseInt(f[41 - 3]), Integer.parseInt(f[40 - 3]));
+        }
+
+        static Sched uncheckedOfThisThread() {
+            try {
+                return ofThisThread();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
         }
 
         static int niceOfThisThread() throws IOException {
