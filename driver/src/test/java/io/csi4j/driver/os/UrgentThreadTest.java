@@ -24,98 +24,89 @@ class UrgentThreadTest {
     @Test
     void aPlatformThreadRunsRealTimeInsideAndAsBeforeAfter() throws Exception {
         Privileged.requireRoot();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread t = Thread.ofPlatform().start(() -> {
-            try {
-                assertEquals(new Sched(SCHED_OTHER, 0), Sched.ofThisThread());
-                int nice = Sched.niceOfThisThread();
-                try (UrgentThread urgent = UrgentThread.enter()) {
-                    assertTrue(urgent.raised(), urgent.describe());
-                    assertEquals("real-time", urgent.describe());
-                    assertEquals(new Sched(SCHED_FIFO, 1), Sched.ofThisThread());
-                    // SCHED_RESET_ON_FORK: a process started by the raised thread is an ordinary one
-                    Process child = new ProcessBuilder("sh", "-c", "cut -d' ' -f40,41 /proc/self/stat").start();
-                    String childSched = new String(child.getInputStream().readAllBytes()).trim();
-                    assertEquals(0, child.waitFor());
-                    assertEquals("0 0", childSched, "the child's rt_priority and policy");
-                }
-                assertEquals(new Sched(SCHED_OTHER, 0), Sched.ofThisThread());
-                assertEquals(nice, Sched.niceOfThisThread(), "the nice value kept");
-            } catch (Throwable e) {
-                failure.set(e);
+        on(Thread.ofPlatform(), () -> {
+            assertEquals(new Sched(SCHED_OTHER, 0), Sched.ofThisThread());
+            int nice = Sched.niceOfThisThread();
+            try (UrgentThread urgent = UrgentThread.enter()) {
+                assertTrue(urgent.raised(), urgent.describe());
+                assertEquals("real-time", urgent.describe());
+                assertEquals(new Sched(SCHED_FIFO, 1), Sched.ofThisThread());
+                // SCHED_RESET_ON_FORK: a process started by the raised thread is an ordinary one
+                Process child = new ProcessBuilder("sh", "-c", "cut -d' ' -f40,41 /proc/self/stat").start();
+                String childSched = new String(child.getInputStream().readAllBytes()).trim();
+                assertEquals(0, child.waitFor());
+                assertEquals("0 0", childSched, "the child's rt_priority and policy");
             }
+            assertEquals(new Sched(SCHED_OTHER, 0), Sched.ofThisThread());
+            assertEquals(nice, Sched.niceOfThisThread(), "the nice value kept");
         });
-        t.join();
-        if (failure.get() != null) throw new AssertionError(failure.get());
     }
 
     @Test
     void aVirtualThreadIsNotRaisedNorItsCarrier() throws Exception {
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread t = Thread.ofVirtual().start(() -> {
+        on(Thread.ofVirtual(), () -> {
             try (UrgentThread urgent = UrgentThread.enter()) {
                 assertFalse(urgent.raised());
                 assertTrue(urgent.describe().contains("virtual"), urgent.describe());
                 assertEquals(SCHED_OTHER, Sched.ofThisThread().policy(), "the carrier stays ordinary");
-            } catch (Throwable e) {
-                failure.set(e);
             }
         });
-        t.join();
-        if (failure.get() != null) throw new AssertionError(failure.get());
     }
 
     @Test
     void aVirtualCallersStretchRunsOnARaisedPlatformThreadAndItsFailureReachesTheCaller() throws Exception {
         Privileged.requireRoot();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread t = Thread.ofVirtual().start(() -> {
-            try {
-                // the agents serve calls on virtual threads: the freeze window must still run real-time
-                Sched inside = UrgentThread.call(true, urgent -> {
-                    assertTrue(urgent.raised(), urgent.describe());
-                    assertFalse(Thread.currentThread().isVirtual());
-                    return Sched.uncheckedOfThisThread();
-                });
-                assertEquals(new Sched(SCHED_FIFO, 1), inside);
-                IllegalStateException thrown = assertThrows(IllegalStateException.class,
-                        () -> UrgentThread.call(true, urgent -> { throw new IllegalStateException("inside"); }));
-                assertEquals("inside", thrown.getMessage());
-                // not asked: on the caller's own thread, as it is
-                assertEquals("as it is", UrgentThread.call(false, urgent -> {
-                    assertFalse(urgent.raised());
-                    assertTrue(Thread.currentThread().isVirtual());
-                    return "as it is";
-                }));
-            } catch (Throwable e) {
-                failure.set(e);
-            }
+        on(Thread.ofVirtual(), () -> {
+            // the agents serve calls on virtual threads: the freeze window must still run real-time
+            Sched inside = UrgentThread.call(true, urgent -> {
+                assertTrue(urgent.raised(), urgent.describe());
+                assertFalse(Thread.currentThread().isVirtual());
+                return Sched.uncheckedOfThisThread();
+            });
+            assertEquals(new Sched(SCHED_FIFO, 1), inside);
+            IllegalStateException thrown = assertThrows(IllegalStateException.class,
+                    () -> UrgentThread.call(true, urgent -> { throw new IllegalStateException("inside"); }));
+            assertEquals("inside", thrown.getMessage());
+            // not asked: on the caller's own thread, as it is
+            assertEquals("as it is", UrgentThread.call(false, urgent -> {
+                assertFalse(urgent.raised());
+                assertTrue(Thread.currentThread().isVirtual());
+                return "as it is";
+            }));
         });
-        t.join();
-        if (failure.get() != null) throw new AssertionError(failure.get());
     }
 
     @Test
     void closingTwiceIsOnceAndNotRaisedChangesNothing() throws Exception {
         Privileged.requireRoot();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread t = Thread.ofPlatform().start(() -> {
-            try {
-                UrgentThread urgent = UrgentThread.enter();
-                urgent.close();
-                urgent.close();
+        on(Thread.ofPlatform(), () -> {
+            UrgentThread urgent = UrgentThread.enter();
+            urgent.close();
+            urgent.close();
+            assertEquals(new Sched(SCHED_OTHER, 0), Sched.ofThisThread());
+            try (UrgentThread not = UrgentThread.notRaised("asked so")) {
+                assertFalse(not.raised());
+                assertEquals("normal priority (asked so)", not.describe());
                 assertEquals(new Sched(SCHED_OTHER, 0), Sched.ofThisThread());
-                try (UrgentThread not = UrgentThread.notRaised("asked so")) {
-                    assertFalse(not.raised());
-                    assertEquals("normal priority (asked so)", not.describe());
-                    assertEquals(new Sched(SCHED_OTHER, 0), Sched.ofThisThread());
-                }
+            }
+        });
+    }
+
+    /** The body run on a thread of that kind, its failure this test's. */
+    private static void on(Thread.Builder kind, Body body) throws Exception {
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        kind.start(() -> {
+            try {
+                body.run();
             } catch (Throwable e) {
                 failure.set(e);
             }
-        });
-        t.join();
+        }).join();
         if (failure.get() != null) throw new AssertionError(failure.get());
+    }
+
+    private interface Body {
+        void run() throws Exception;
     }
 
     /** The calling thread's policy and real-time priority as the kernel reports them (proc(5): fields 41 and 40). */

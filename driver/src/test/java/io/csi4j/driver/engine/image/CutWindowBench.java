@@ -8,7 +8,6 @@ import io.csi4j.driver.engine.PointCutter;
 import io.csi4j.driver.engine.Pool;
 import io.csi4j.driver.engine.StageOptions;
 import io.csi4j.driver.id.ObjectId;
-import io.csi4j.driver.os.ExtentFile;
 import io.csi4j.driver.storage.DataDir;
 import io.csi4j.driver.testing.ScratchFilesystem;
 import java.io.IOException;
@@ -86,14 +85,14 @@ public final class CutWindowBench {
                         }
                         f.getFD().sync();
                     }
-                    String first = snapshot();
+                    String first = IncrementalCutBench.snapshot();
                     cutter.cutPoint(first, vol, Label.NONE, "");
                     snapshots.add(first);
-                    write(file, random, fragment);   // copy-on-write after the point: every block first written splits an extent
-                    String base = snapshot();
+                    IncrementalCutBench.write(file, random, fragment);   // copy-on-write after the point: every block first written splits an extent
+                    String base = IncrementalCutBench.snapshot();
                     cutter.cutPoint(base, vol, Label.NONE, first);
                     snapshots.add(base);
-                    System.out.printf("base cut; image %d extents%n", extents(image));
+                    System.out.printf("base cut; image %d extents%n", IncrementalCutBench.extents(image));
 
                     for (int i = 0; i < busy; i++) {
                         loops.add(new ProcessBuilder("setsid", "sh", "-c", "while :; do :; done").redirectErrorStream(true).start());
@@ -117,8 +116,8 @@ public final class CutWindowBench {
                     for (int pair = 1; pair <= pairs; pair++) {
                         for (boolean urgent : pair % 2 == 1 ? new boolean[] {false, true} : new boolean[] {true, false}) {
                             Thread.sleep(1000);   // the writer's changes since the last cut: the next pre-pass's and freeze's to clone
-                            int extents = extents(image);
-                            Path temp = engine.images().layout().temporary(snapshot(), ".img");
+                            int extents = IncrementalCutBench.extents(image);
+                            Path temp = engine.images().layout().temporary(IncrementalCutBench.snapshot(), ".img");
                             try {
                                 IncrementalCut cut = IncrementalCut.prepare(engine.images(), vol, base, temp);
                                 (urgent ? after : before).cut(List.of(vol), frozen ->
@@ -184,28 +183,5 @@ public final class CutWindowBench {
 
     private static double d(Matcher m, int group) {
         return Double.parseDouble(m.group(group));
-    }
-
-    private static void write(Path file, Random random, int writes) throws IOException {
-        byte[] block = new byte[4096];
-        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-            for (int i = 0; i < writes; i++) {
-                random.nextBytes(block);
-                f.seek((long) random.nextInt(1024 * 256) * 4096);
-                f.write(block);
-                if (i % 500 == 499) f.getFD().sync();
-            }
-            f.getFD().sync();
-        }
-    }
-
-    private static String snapshot() {
-        return ObjectId.generate(ObjectId.Kind.SNAPSHOT, "node-1").toString();
-    }
-
-    private static int extents(Path image) {
-        try (ExtentFile f = ExtentFile.open(image)) {
-            return f.count();
-        }
     }
 }
