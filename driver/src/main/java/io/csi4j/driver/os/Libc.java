@@ -80,6 +80,11 @@ final class Libc {
     private static final class Fremovexattr { static final MethodHandle HANDLE = capturing("fremovexattr",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS)); }
     private static final class Unshare { static final MethodHandle HANDLE = capturing("unshare", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
+    // sched_*(2) with pid 0: the calling thread (UrgentThread)
+    private static final class SchedGetscheduler { static final MethodHandle HANDLE = capturing("sched_getscheduler", FunctionDescriptor.of(JAVA_INT, JAVA_INT)); }
+    private static final class SchedGetparam { static final MethodHandle HANDLE = capturing("sched_getparam", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS)); }
+    private static final class SchedSetscheduler { static final MethodHandle HANDLE = capturing("sched_setscheduler",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS)); }
     private static final class Strerror { static final MethodHandle HANDLE = plain("strerror", FunctionDescriptor.of(ADDRESS, JAVA_INT)).orElseThrow(); }
     // glibc >= 2.32; other C libraries fall back to "errno N"
     private static final class StrerrorName { static final Optional<MethodHandle> HANDLE = plain("strerrorname_np", FunctionDescriptor.of(ADDRESS, JAVA_INT)); }
@@ -277,6 +282,31 @@ final class Libc {
     /** unshare(2) for the calling thread. */
     static void unshare(int flags, String subject) {
         check("unshare", subject, null, (a, e) -> (int) Unshare.HANDLE.invokeExact(e, flags));
+    }
+
+    /** The calling thread's scheduling policy (with SCHED_RESET_ON_FORK when set). */
+    static int schedGetscheduler() {
+        return (int) check("sched_getscheduler", "the calling thread", null, (a, e) -> (int) SchedGetscheduler.HANDLE.invokeExact(e, 0));
+    }
+
+    /** The calling thread's static (real-time) priority: struct sched_param {int sched_priority}. */
+    static int schedGetparam() {
+        long[] priority = {0};
+        check("sched_getparam", "the calling thread", null, (a, e) -> {
+            MemorySegment param = a.allocate(JAVA_INT);
+            int r = (int) SchedGetparam.HANDLE.invokeExact(e, 0, param);
+            priority[0] = param.get(JAVA_INT, 0);
+            return r;
+        });
+        return (int) priority[0];
+    }
+
+    static void schedSetscheduler(int policy, int priority) {
+        check("sched_setscheduler", "the calling thread", null, (a, e) -> {
+            MemorySegment param = a.allocate(JAVA_INT);
+            param.set(JAVA_INT, 0, priority);
+            return (int) SchedSetscheduler.HANDLE.invokeExact(e, 0, policy, param);
+        });
     }
 
     static String strerror(int errno) {

@@ -13,6 +13,7 @@ import io.csi4j.driver.os.LoopDevice;
 import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.os.OsException;
+import io.csi4j.driver.os.UrgentThread;
 import io.csi4j.driver.storage.StorageException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -50,6 +51,8 @@ final class ImageFreezer implements Freezer {
     static final long HOLD_WAIT_S = 5;
 
     private final ImagePool images;
+    /** Whether a cut's freeze window runs its thread real-time ({@link UrgentThread}); false only in the bench's "before". */
+    private final boolean urgent;
     /**
      * One per stripe of volume ids, like {@link io.csi4j.driver.engine.IdLocks} (memory does not grow with the ids).
      * {@code cutting} is held by a cut from its look at the mount table to its thaw, and by an unstage or unpublish
@@ -67,7 +70,12 @@ final class ImageFreezer implements Freezer {
     private final Stripe[] stripes = IntStream.range(0, 64).mapToObj(i -> new Stripe()).toArray(Stripe[]::new);
 
     ImageFreezer(ImagePool images) {
+        this(images, true);
+    }
+
+    ImageFreezer(ImagePool images, boolean urgent) {
         this.images = images;
+        this.urgent = urgent;
     }
 
     /**
@@ -97,32 +105,43 @@ final class ImageFreezer implements Freezer {
             }
             long start = System.nanoTime();
             Set<String> whole = new HashSet<>();
-            Freeze.Frozen frozen = freezeMounted(volumeIds, whole);
-            if (frozen == null) {
+            // the workload's writes wait from FIFREEZE to FITHAW, and on a busy node the thread working inside waited for
+            // CPU behind unrelated work: real-time from before the freeze (its flush is in the window) to after the thaw,
+            // on a platform thread of its own when the caller is virtual (UrgentThread.call; the stripes stay the caller's)
+            Window window = UrgentThread.call(urgent, priority -> {
+                Freeze.Frozen frozen = freezeMounted(volumeIds, whole);
+                if (frozen == null) return null;
+                long froze = System.nanoTime();
+                long worked;
+                String how;
+                try (frozen) {
+                    how = work.apply(Set.copyOf(whole));
+                    worked = System.nanoTime();
+                }
+                return new Window(froze, worked, System.nanoTime(), how, priority.describe());
+            });
+            if (window == null) {
+                // nothing held (no filesystem mounted): nobody waits for this clone, so as the caller runs; not a window,
+                // but which way the cut went
                 String how = work.apply(Set.of());
                 long done = System.nanoTime();
-                // nothing held (no filesystem mounted): not a window, but which way the cut went
                 if (!volumeIds.isEmpty()) LOG.info(() -> String.format("cut of %s: nothing frozen, flush and clone %.1f ms; %s", volumeIds, ms(done - start), how));
                 return;
             }
-            long froze = System.nanoTime();
-            long[] worked = {0};
-            String how;
-            try (frozen) {
-                how = work.apply(Set.copyOf(whole));
-                worked[0] = System.nanoTime();
-            }
-            long thawed = System.nanoTime();
             // the workload's writes wait from FIFREEZE's start to FITHAW's end; "freeze and flush" also counts the look at
             // the mount table before it (a bound, not less); "clone" is the work inside, whole or incremental (said
             // after). One line per cut, like a round's: the bench (scripts/bench-replication, phase decompose) reads it
             // to split that window (docs/data-path.md, section 7)
-            LOG.info(() -> String.format("cut of %s: writes held %.1f ms (freeze and flush %.1f ms, clone %.1f ms, thaw %.1f ms); %s",
-                    volumeIds, ms(thawed - start), ms(froze - start), ms(worked[0] - froze), ms(thawed - worked[0]), how));
+            LOG.info(() -> String.format("cut of %s: writes held %.1f ms (freeze and flush %.1f ms, clone %.1f ms, thaw %.1f ms); %s; at %s",
+                    volumeIds, ms(window.thawed() - start), ms(window.froze() - start), ms(window.worked() - window.froze()),
+                    ms(window.thawed() - window.worked()), window.how(), window.priority()));
         } finally {
             held.reversed().forEach(ReentrantLock::unlock);
         }
     }
+
+    /** A cut's frozen window: when it froze, finished its work and thawed (System.nanoTime), how it cut, at what priority. */
+    private record Window(long froze, long worked, long thawed, String how, String priority) {}
 
     /**
      * Runs {@code work} (an unmount of the volume's) while no {@link #cut} of it runs and no {@link #holdFrozen} holds

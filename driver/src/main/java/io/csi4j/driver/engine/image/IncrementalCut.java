@@ -57,6 +57,11 @@ import java.util.logging.Logger;
  * predict this one's (a burst follows idle rounds), and skipping it would bring back the long window exactly then. Its
  * cost, a walk of the image and one of T outside the freeze, is measured in bench/results/replication/README.md
  * ("Two-pass cut": 0.4-0.7 s a round at load 10-15 against a window's clone of up to 5.5 s).
+ * <p>The second pass walks the whole image: a write after the first pass may land anywhere, and nothing but the image's
+ * extents says where its mapping changed (mtime and the extent count move at every freeze). Its cost is the kernel's,
+ * ~2 us an extent, mostly XFS's lookup of whether each extent is shared (no faster without FIEMAP_FLAG_SYNC, with
+ * larger windows or in threads: bench/results/replication/2026-11-28-cutwalk-where.md); {@link ImageFreezer} runs it
+ * real-time so that it does not also wait for CPU.
  * <p>Everything after the thaw is as for a whole clone: the file is synced and renamed by the reveal; a crash before
  * leaves a {@code .tmp} leftover that the start-up sweep removes.
  */

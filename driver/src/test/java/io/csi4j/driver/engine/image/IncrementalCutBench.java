@@ -128,7 +128,8 @@ public final class IncrementalCutBench {
         }
     }
 
-    private static void write(Path file, Random random, int writes) throws java.io.IOException {
+    /** Random 4 KiB writes into the 1 GiB file, fsync every 500 (CutWindowBench uses it too). */
+    static void write(Path file, Random random, int writes) throws java.io.IOException {
         byte[] block = new byte[4096];
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
             for (int i = 0; i < writes; i++) {
@@ -141,7 +142,7 @@ public final class IncrementalCutBench {
         }
     }
 
-    private static String snapshot() {
+    static String snapshot() {
         return ObjectId.generate(ObjectId.Kind.SNAPSHOT, "node-1").toString();
     }
 
@@ -151,7 +152,7 @@ public final class IncrementalCutBench {
         return (System.nanoTime() - t) / 1_000_000;
     }
 
-    private static int extents(Path image) {
+    static int extents(Path image) {
         try (ExtentFile f = ExtentFile.open(image)) {
             return f.count();
         }

@@ -118,8 +118,12 @@ class IncrementalCutTest {
                     assertTrue(extentsAfter > extentsBefore + 1000, "fragmented: " + extentsBefore + " -> " + extentsAfter + " extents");
 
                     // the engine's cut of the next point: incremental since the base
-                    cutter.cutPoint(next, vol, Label.NONE, base);
+                    // from a virtual thread, as the agents serve calls
+                    onVirtualThread(() -> cutter.cutPoint(next, vol, Label.NONE, base));
                     assertTrue(cutLine(vol).contains("incremental since " + base), cutLine(vol));
+                    // the freeze's work ran real-time (root here: CAP_SYS_NICE; on a platform thread of its own), so the
+                    // walk inside waits for no CPU
+                    assertTrue(cutLine(vol).endsWith("; at real-time"), cutLine(vol));
 
                     // the same rule and a whole clone of the image in one freeze: byte for byte the same
                     Path incremental = engine.images().layout().temporary(id(ObjectId.Kind.SNAPSHOT), ".img");
@@ -286,6 +290,18 @@ class IncrementalCutTest {
     /** The ranges cloned inside the freeze and before it, in a two-pass cut's line. */
     private static final java.util.regex.Pattern TWO_PASSES = java.util.regex.Pattern.compile(
             "incremental since \\S+: (\\d+) ranges, .* inside the freeze; before the freeze [0-9.]+ ms: (\\d+) ranges");
+
+    private static void onVirtualThread(Runnable r) throws InterruptedException {
+        Throwable[] failure = new Throwable[1];
+        Thread.ofVirtual().start(() -> {
+            try {
+                r.run();
+            } catch (Throwable e) {
+                failure[0] = e;
+            }
+        }).join();
+        if (failure[0] != null) throw new AssertionError(failure[0]);
+    }
 
     private static void writeRandomBlocks(Path file, Random random, int count) throws IOException {
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
