@@ -108,7 +108,9 @@ final class ImageFreezer implements Freezer {
             // the workload's writes wait from FIFREEZE to FITHAW, and on a busy node the thread working inside waited for
             // CPU behind unrelated work: real-time from before the freeze (its flush is in the window) to after the thaw,
             // on a platform thread of its own when the caller is virtual (UrgentThread.call; the stripes stay the caller's)
-            Window window = UrgentThread.call(urgent, priority -> {
+            // only where the work inside is clones (reflink pools): a pool that copies whole images in the window would
+            // hold a core at real-time for the copy's seconds
+            Window window = UrgentThread.call(urgent && images.pool().reflink(), priority -> {
                 Freeze.Frozen frozen = freezeMounted(volumeIds, whole);
                 if (frozen == null) return null;
                 long froze = System.nanoTime();
