@@ -242,7 +242,7 @@ class ThickProvisioningTest {
     /** CreateVolume and ControllerExpandVolume through the domain's rules, on the real engine: the parameter reaches the image. */
     @Test
     void thickThroughTheDomain() throws Exception {
-        Path catalogDir = LeakCheck.watch(Files.createTempDirectory("csi4j-thick-catalog-"));
+        Path catalogDir = LeakCheck.temporaryDirectory("csi4j-thick-catalog-");
         try (TestPool test = TestPool.create("xfs", 512 * MIB); ImageEngine engine = test.imageEngine(1.0);
              Catalog catalog = Catalog.openIn(catalogDir)) {
             Volumes volumes = new Volumes(catalog, engine, DriverConfig.defaults(catalogDir, "node-1"), InstantSource.system());

@@ -7,7 +7,11 @@ import io.csi4j.driver.os.MountInfo;
 import io.csi4j.driver.os.MountTable;
 import io.csi4j.driver.os.Mounts;
 import io.csi4j.driver.os.UnmountFlag;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -28,6 +32,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 public final class LeakCheck implements BeforeAllCallback, AfterEachCallback, AfterAllCallback {
     private static final Set<Path> ROOTS = ConcurrentHashMap.newKeySet();
     private static final Set<Path> CLASS_ROOTS = ConcurrentHashMap.newKeySet();
+    private static final Set<Path> TEMPORARY = ConcurrentHashMap.newKeySet();
     private Set<Integer> loopsBefore = Set.of();
     private Set<Integer> mountsBefore = Set.of();
 
@@ -37,6 +42,20 @@ public final class LeakCheck implements BeforeAllCallback, AfterEachCallback, Af
         ROOTS.add(real);
         CLASS_ROOTS.add(real);
         return root;
+    }
+
+    /**
+     * A new directory under the system's temporary directory, watched as {@link #watch} watches, and deleted with all
+     * it holds after its test class once nothing is mounted under it (a test's node directory: staging paths, a catalog).
+     */
+    public static Path temporaryDirectory(String prefix) {
+        try {
+            Path dir = Files.createTempDirectory(prefix);
+            TEMPORARY.add(dir.toAbsolutePath().normalize());
+            return watch(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Override
@@ -66,7 +85,20 @@ public final class LeakCheck implements BeforeAllCallback, AfterEachCallback, Af
         }
         leaks.addAll(leaksUnder(Set.copyOf(CLASS_ROOTS)));
         CLASS_ROOTS.clear();
+        deleteTemporary();
         if (!leaks.isEmpty()) fail("test class left behind: " + leaks);
+    }
+
+    private static void deleteTemporary() {
+        for (Path dir : Set.copyOf(TEMPORARY)) {
+            TEMPORARY.remove(dir);
+            if (!MountTable.read().under(dir).isEmpty() || !Files.exists(dir)) continue;   // still mounted: left to be seen
+            try (var paths = Files.walk(dir)) {
+                for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not delete the test's directory " + dir, e);
+            }
+        }
     }
 
     /** Reports, then removes, mounts under the roots and loop devices backed by files under them. */

@@ -45,7 +45,7 @@ class CutDeltasTest {
         ScratchFilesystem.require("xfs");
         try (ScratchFilesystem scratch = ScratchFilesystem.create("xfs", 512 * MIB)) {
             LeakCheck.watch(scratch.dir());
-            Path node = LeakCheck.watch(Files.createTempDirectory("csi4j-cut-deltas-"));
+            Path node = LeakCheck.temporaryDirectory("csi4j-cut-deltas-");
             Pool pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
             try (ImageEngine engine = ImageEngine.open(pool, new ImageEngine.Options(1.0, DataPath.CONFIGURED.volumeDirectIo()))) {
                 NodeStorage stage = engine.capability(NodeStorage.class).orElseThrow();

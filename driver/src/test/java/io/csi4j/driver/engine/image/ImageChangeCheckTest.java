@@ -42,7 +42,7 @@ class ImageChangeCheckTest {
         ScratchFilesystem.require("xfs");
         try (ScratchFilesystem scratch = ScratchFilesystem.create("xfs", 512 * MIB)) {
             LeakCheck.watch(scratch.dir());
-            Path node = LeakCheck.watch(Files.createTempDirectory("csi4j-change-check-"));
+            Path node = LeakCheck.temporaryDirectory("csi4j-change-check-");
             Pool pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
             try (ImageEngine engine = ImageEngine.open(pool, new ImageEngine.Options(1.0, DataPath.CONFIGURED.volumeDirectIo()))) {
                 NodeStorage stage = engine.capability(NodeStorage.class).orElseThrow();

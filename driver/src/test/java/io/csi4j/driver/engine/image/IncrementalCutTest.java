@@ -64,7 +64,7 @@ class IncrementalCutTest {
         logger.addHandler(capture);
         try (ScratchFilesystem scratch = ScratchFilesystem.create("xfs", 1024 * MIB)) {
             LeakCheck.watch(scratch.dir());
-            Path node = LeakCheck.watch(Files.createTempDirectory("csi4j-incremental-cut-"));
+            Path node = LeakCheck.temporaryDirectory("csi4j-incremental-cut-");
             Pool pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
             try (ImageEngine engine = ImageEngine.open(pool, new ImageEngine.Options(1.0, DataPath.CONFIGURED.volumeDirectIo()))) {
                 NodeStorage stage = engine.capability(NodeStorage.class).orElseThrow();
@@ -200,7 +200,7 @@ class IncrementalCutTest {
         ScratchFilesystem.require("xfs");
         try (ScratchFilesystem scratch = ScratchFilesystem.create("xfs", 1024 * MIB)) {
             LeakCheck.watch(scratch.dir());
-            Path node = LeakCheck.watch(Files.createTempDirectory("csi4j-two-pass-cut-"));
+            Path node = LeakCheck.temporaryDirectory("csi4j-two-pass-cut-");
             Pool pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
             try (ImageEngine engine = ImageEngine.open(pool, new ImageEngine.Options(1.0, DataPath.CONFIGURED.volumeDirectIo()))) {
                 NodeStorage stage = engine.capability(NodeStorage.class).orElseThrow();

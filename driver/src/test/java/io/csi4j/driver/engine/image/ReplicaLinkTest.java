@@ -55,7 +55,7 @@ class ReplicaLinkTest {
         };
         try (ScratchFilesystem scratch = ScratchFilesystem.create("xfs", 512 * MIB)) {
             LeakCheck.watch(scratch.dir());
-            Path node = LeakCheck.watch(Files.createTempDirectory("csi4j-replica-link-"));
+            Path node = LeakCheck.temporaryDirectory("csi4j-replica-link-");
             Pool pool = Pool.open(new DataDir(scratch.mountPoint().resolve("data")), OptionalLong.empty());
             try (ImageEngine engine = ImageEngine.open(pool, new ImageEngine.Options(1.0, DataPath.CONFIGURED.volumeDirectIo()))) {
                 DataMover mover = engine.capability(DataMover.class).orElseThrow();
