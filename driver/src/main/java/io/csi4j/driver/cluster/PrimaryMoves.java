@@ -1,6 +1,7 @@
 package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.replication.FailoverNote;
 import io.csi4j.driver.replication.FailoverTarget;
 import io.csi4j.driver.replication.HandoffPastSilence;
 import io.csi4j.proto.cluster.DemoteReplicaRequest;
@@ -73,14 +74,18 @@ final class PrimaryMoves {
     void handoffTo(ReplicatedVolumeId id, Agent target) {
         var asked = ReplicaAnswers.ask(agents, id);
         Replicas.refuseDeleted(asked);
+        List<String> carried = List.of();
         if (!asked.silent().isEmpty()) {
             switch (HandoffPastSilence.check(target.nodeId(), asked.views(), asked.confirmedPrimaries())) {
                 case HandoffPastSilence.NotProven no -> {
                     failoverTo(asked, target);
                     return;
                 }
-                case HandoffPastSilence.Proven yes -> LOG.info(() -> "volume " + id + ": handoff to node '" + target.nodeId()
-                        + "' while " + asked.silent().stream().map(Agent::nodeId).toList() + " do not answer: " + yes.why());
+                case HandoffPastSilence.Proven yes -> {
+                    LOG.info(() -> "volume " + id + ": handoff to node '" + target.nodeId() + "' while "
+                            + asked.silent().stream().map(Agent::nodeId).toList() + " do not answer: " + yes.why());
+                    carried = yes.carried();
+                }
             }
         }
         Map<Agent, GetReplicaResponse> states = asked.answers();
@@ -114,9 +119,10 @@ final class PrimaryMoves {
                         + "', not to '" + target.nodeId() + "'; publish it there first");
             }
         }
+        String replaced = FailoverNote.joined(carried);     // the silent nodes the promoted copy notes: the next handoff passes them
         var from = PeerAgent.newBuilder().setNodeId(old.nodeId()).setAddress(old.address()).setAuthority(old.authority()).build();
         var pulled = target.call(a -> a.nodeAgent().syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(id.toString())
-                .setPrimary(from).setPromoteEpoch(epoch).build()));
+                .setPrimary(from).setPromoteEpoch(epoch).setReplacedNodeIds(replaced).build()));
         LOG.info(() -> "volume " + id + " handed over from node '" + old.nodeId() + "' to '" + target.nodeId() + "' at epoch "
                 + epoch + ": " + pulled.getBytesReceived() + " bytes since the last point");
     }
