@@ -8,7 +8,7 @@ import java.util.Objects;
  * node it handed over to at that epoch (empty otherwise), so a second handoff to the same epoch cannot name another
  * node; for a copy promoted by a failover, what the volume condition says of it (empty otherwise); and, for a copy
  * promoted by a handoff past silent nodes a failover had replaced, those nodes ({@code replaced}, joined by ", ": a
- * failover at or below this epoch gave up on them and they hold nothing at or above it; carried from the old primary's
+ * failover at or below this epoch gave up on them and they held nothing at or above it when it was made; carried from the old primary's
  * note so the next handoff may pass them too, {@link HandoffPastSilence}; empty otherwise). At most one
  * node is {@code PRIMARY}
  * at any epoch, and a copy serves writes only as the primary of the highest epoch it knows (docs/design.md,
