@@ -68,8 +68,9 @@ final class PrimaryMoves {
      * naming the target (FAILED_PRECONDITION while still published or staged: nothing changes), cuts a final point,
      * the target pulls it and becomes primary at E+1. A retry after a crash finds the old primary handed over and
      * completes the pull. A node that does not answer: the handoff goes on only past nodes the volume was failed over
-     * from while its primary stayed confirmed, or to complete a handoff in progress ({@link HandoffPastSilence});
-     * else, or no primary because it was on a forgotten node: {@link #failoverTo}.
+     * from while its primary stayed confirmed, or to complete a handoff in progress ({@link HandoffPastSilence}), and
+     * the target's promotion then carries the silent nodes so its own next handoff may pass them too; else, or no
+     * primary because it was on a forgotten node: {@link #failoverTo}.
      */
     void handoffTo(ReplicatedVolumeId id, Agent target) {
         var asked = ReplicaAnswers.ask(agents, id);

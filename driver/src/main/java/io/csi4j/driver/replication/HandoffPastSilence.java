@@ -5,6 +5,7 @@ import io.csi4j.driver.replication.ReplicationRules.View;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * Whether a handoff (ControllerPublishVolume on a node that is not the primary) may go on while nodes of the volume's set
@@ -82,7 +83,7 @@ public final class HandoffPastSilence {
             }
             ReplicaState ps = primary.get().state().get();
             // a failover's note, or the list a handoff past those nodes carried to this primary: the same knowledge
-            List<String> replaced = java.util.stream.Stream.concat(FailoverNote.replaced(ps.failover()).stream(),
+            List<String> replaced = Stream.concat(FailoverNote.replaced(ps.failover()).stream(),
                     FailoverNote.nodes(ps.replaced()).stream()).toList();
             List<String> unproven = silent.stream().filter(n -> !replaced.contains(n)).toList();
             if (!unproven.isEmpty()) {
