@@ -74,9 +74,10 @@ class ClusterFailoverToOlderCopyTest {
     /**
      * Records fsynced on A and a round to B and C; A's agent SIGKILLed; the failover to B by a publish on B; more records
      * on B; B's pod gone; ControllerPublishVolume on C while A is still silent: a handoff B -> C at epoch 3 (on main
-     * UNAVAILABLE until A answers again or is forgotten), every record on C's mount. A's agent back: fenced, then (its
-     * leftover mounts gone) a secondary of epoch 3 holding C's point, never PRIMARY at the top epoch; a publish on A is
-     * a handoff from C with every record.
+     * UNAVAILABLE until A answers again or is forgotten), every record on C's mount; C's pod gone, a publish on B while A
+     * is still silent: a handoff C -> B at epoch 4 past A by the list carried from B's failover note to C (without it
+     * UNAVAILABLE), every record on B's mount. A's agent back: fenced, then (its leftover mounts gone) a secondary of
+     * epoch 4 holding B's point, never PRIMARY at epoch 3 or above; a publish on A is a handoff from B with every record.
      */
     @Test
     void afterAFailoverThePodMovesToTheThirdCopyWhileTheNodeFailedOverFromIsSilent() throws Exception {
@@ -104,11 +105,32 @@ class ClusterFailoverToOlderCopyTest {
             assertEquals("", onCState.getFailover(), "promoted by a handoff, not a failover");
             assertEquals("SECONDARY", fx.replica(b, id).getRole());
             assertEquals(3, fx.replica(b, id).getEpoch());
+            assertEquals(a, onCState.getReplacedCarried(), "the handoff carried B's note: A replaced, holding nothing at 3 or above");
             Path onC = fx.stageAndPublish(c, id);
             try {
                 assertRecords(onC.resolve("records"), 1500);            // byte-identical: A's 1000 and B's 500
             } finally {
                 fx.unpublishAndUnstage(c, id);
+            }
+
+            // a second handoff while A is still silent: C holds no failover note, only the list carried from B's
+            fx.controllerUnpublish(c, id);
+            started = System.nanoTime();
+            retries = publishWithin(b, id, 20);                       // before the carried list: UNAVAILABLE while A is silent
+            System.out.printf("second handoff of %s from %s back to %s while %s is silent: %d ms (%d UNAVAILABLE/ABORTED first)%n", id,
+                    c, b, a, (System.nanoTime() - started) / 1_000_000, retries);
+            var onBState = fx.replica(b, id);
+            assertEquals("PRIMARY", onBState.getRole(), onBState.toString());
+            assertEquals(4, onBState.getEpoch());
+            assertEquals("", onBState.getFailover(), "promoted by a handoff, not a failover");
+            assertEquals(a, onBState.getReplacedCarried(), "carried on: the next handoff may pass A too");
+            assertEquals("SECONDARY", fx.replica(c, id).getRole());
+            assertEquals(4, fx.replica(c, id).getEpoch());
+            Path onBAgain = fx.stageAndPublish(b, id);
+            try {
+                assertRecords(onBAgain.resolve("records"), 1500);       // byte-identical after two handoffs
+            } finally {
+                fx.unpublishAndUnstage(b, id);
             }
 
             fx.restartIfDown(a);                                        // same data dir: PRIMARY at epoch 1 on disk
@@ -120,26 +142,27 @@ class ClusterFailoverToOlderCopyTest {
                 now = fx.replica(a, id);
                 String step = now.getRole() + "@" + now.getEpoch();
                 if (seen.isEmpty() || !seen.getLast().equals(step)) seen.add(step);
-                assertFalse(now.getRole().equals("PRIMARY") && now.getEpoch() >= 3, "A never primary at the top epoch: " + seen);
+                assertFalse(now.getRole().equals("PRIMARY") && now.getEpoch() >= 3, "A never primary at epoch 3 or above: " + seen);
                 if (now.getRole().equals("FENCED") && !cleaned) {
                     fx.unpublishAndUnstage(a, id);                      // the kubelet's clean-up of the killed pod's mounts
                     cleaned = true;
                 }
-                if (now.getRole().equals("SECONDARY") && now.getEpoch() == 3 && !now.getPoint().isEmpty()) break;
+                if (now.getRole().equals("SECONDARY") && now.getEpoch() == 4 && !now.getPoint().isEmpty()) break;
                 if (System.nanoTime() - back > TimeUnit.SECONDS.toNanos(60)) throw new AssertionError("A within 60 s: " + seen + " " + now);
                 Thread.sleep(100);
             }
-            System.out.printf("%s back: %s, following %s with a point %d ms after its agent served%n", a, seen, c,
+            System.out.printf("%s back: %s, following %s with a point %d ms after its agent served%n", a, seen, b,
                     (System.nanoTime() - back) / 1_000_000);
             assertEquals(now.getPoint(), fx.replica(a, id).getPoint());
 
-            fx.controllerUnpublish(c, id);
+            fx.controllerUnpublish(b, id);
             publishWithin(a, id, 20);                                   // every node answers: the ordinary handoff
             assertEquals("PRIMARY", fx.replica(a, id).getRole());
-            assertEquals(4, fx.replica(a, id).getEpoch());
-            assertEquals("", fx.replica(a, id).getFailover(), "a handoff from C, not a failover");
-            assertEquals("SECONDARY", fx.replica(c, id).getRole());
-            assertEquals(4, fx.replica(c, id).getEpoch());
+            assertEquals(5, fx.replica(a, id).getEpoch());
+            assertEquals("", fx.replica(a, id).getFailover(), "a handoff from B, not a failover");
+            assertEquals("", fx.replica(a, id).getReplacedCarried(), "every node answered: nothing carried");
+            assertEquals("SECONDARY", fx.replica(b, id).getRole());
+            assertEquals(5, fx.replica(b, id).getEpoch());
             Path onA = fx.stageAndPublish(a, id);
             try {
                 assertRecords(onA.resolve("records"), 1500);

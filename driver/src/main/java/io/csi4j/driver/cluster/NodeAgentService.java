@@ -170,7 +170,8 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
     @Override
     public void syncReplica(SyncReplicaRequest req, StreamObserver<SyncReplicaResponse> out) {
         if (!req.hasPrimary() || req.getPrimary().getAddress().isEmpty()) throw CsiException.invalidArgument("primary is REQUIRED");
-        var pulled = rounds.pull(replicatedId(req.getVolumeId()), new PeerPrimary(peers, req.getPrimary()), req.getPromoteEpoch());
+        var pulled = rounds.pull(replicatedId(req.getVolumeId()), new PeerPrimary(peers, req.getPrimary()), req.getPromoteEpoch(),
+                req.getReplacedNodeIds());
         reply(out, SyncReplicaResponse.newBuilder().setPoint(pulled.point()).setBytesReceived(pulled.bytesReceived())
                 .setBasePoint(pulled.base()).build());
     }
@@ -242,7 +243,7 @@ public final class NodeAgentService extends NodeAgentGrpc.NodeAgentImplBase {
         var b = GetReplicaResponse.newBuilder();
         replicas.get(replicatedId(req.getVolumeId())).ifPresent(s ->
                 b.setPresent(true).setEpoch(s.epoch()).setRole(s.role().name()).setPoint(s.point()).setSuccessor(s.successor())
-                        .setFailover(s.failover())
+                        .setFailover(s.failover()).setReplacedCarried(s.replaced())
                         .setConfirmedPrimary(s.writable() && replicas.confirmations().confirmed(replicatedId(req.getVolumeId()), s.epoch())));
         rounds.lastRound(replicatedId(req.getVolumeId())).ifPresent(r -> b.setLastRound(LastRound.newBuilder()
                 .setCutUnixNanos(nanos(r.cutAt())).setCompletedUnixNanos(nanos(r.completedAt())).setBytes(r.bytes())

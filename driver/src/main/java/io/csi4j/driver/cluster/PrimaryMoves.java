@@ -1,6 +1,7 @@
 package io.csi4j.driver.cluster;
 
 import io.csi4j.driver.id.ReplicatedVolumeId;
+import io.csi4j.driver.replication.FailoverNote;
 import io.csi4j.driver.replication.FailoverTarget;
 import io.csi4j.driver.replication.HandoffPastSilence;
 import io.csi4j.proto.cluster.DemoteReplicaRequest;
@@ -67,20 +68,25 @@ final class PrimaryMoves {
      * naming the target (FAILED_PRECONDITION while still published or staged: nothing changes), cuts a final point,
      * the target pulls it and becomes primary at E+1. A retry after a crash finds the old primary handed over and
      * completes the pull. A node that does not answer: the handoff goes on only past nodes the volume was failed over
-     * from while its primary stayed confirmed, or to complete a handoff in progress ({@link HandoffPastSilence});
-     * else, or no primary because it was on a forgotten node: {@link #failoverTo}.
+     * from while its primary stayed confirmed, or to complete a handoff in progress ({@link HandoffPastSilence}), and
+     * the target's promotion then carries the silent nodes so its own next handoff may pass them too; else, or no
+     * primary because it was on a forgotten node: {@link #failoverTo}.
      */
     void handoffTo(ReplicatedVolumeId id, Agent target) {
         var asked = ReplicaAnswers.ask(agents, id);
         Replicas.refuseDeleted(asked);
+        List<String> carried = List.of();
         if (!asked.silent().isEmpty()) {
             switch (HandoffPastSilence.check(target.nodeId(), asked.views(), asked.confirmedPrimaries())) {
                 case HandoffPastSilence.NotProven no -> {
                     failoverTo(asked, target);
                     return;
                 }
-                case HandoffPastSilence.Proven yes -> LOG.info(() -> "volume " + id + ": handoff to node '" + target.nodeId()
-                        + "' while " + asked.silent().stream().map(Agent::nodeId).toList() + " do not answer: " + yes.why());
+                case HandoffPastSilence.Proven yes -> {
+                    LOG.info(() -> "volume " + id + ": handoff to node '" + target.nodeId() + "' while "
+                            + asked.silent().stream().map(Agent::nodeId).toList() + " do not answer: " + yes.why());
+                    carried = yes.carried();
+                }
             }
         }
         Map<Agent, GetReplicaResponse> states = asked.answers();
@@ -114,9 +120,10 @@ final class PrimaryMoves {
                         + "', not to '" + target.nodeId() + "'; publish it there first");
             }
         }
+        String replaced = FailoverNote.joined(carried);     // the silent nodes the promoted copy notes: the next handoff passes them
         var from = PeerAgent.newBuilder().setNodeId(old.nodeId()).setAddress(old.address()).setAuthority(old.authority()).build();
         var pulled = target.call(a -> a.nodeAgent().syncReplica(SyncReplicaRequest.newBuilder().setVolumeId(id.toString())
-                .setPrimary(from).setPromoteEpoch(epoch).build()));
+                .setPrimary(from).setPromoteEpoch(epoch).setReplacedNodeIds(replaced).build()));
         LOG.info(() -> "volume " + id + " handed over from node '" + old.nodeId() + "' to '" + target.nodeId() + "' at epoch "
                 + epoch + ": " + pulled.getBytesReceived() + " bytes since the last point");
     }

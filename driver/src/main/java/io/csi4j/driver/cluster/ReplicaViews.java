@@ -35,7 +35,7 @@ final class ReplicaViews {
     private static Optional<ReplicaState> state(GetReplicaResponse r) {
         if (!r.getPresent()) return Optional.empty();
         return Optional.of(new ReplicaState(r.getEpoch(), ReplicaState.Role.valueOf(r.getRole()), r.getPoint(), r.getSuccessor(),
-                r.getFailover()));
+                r.getFailover(), r.getReplacedCarried()));
     }
 
     /**

@@ -25,8 +25,17 @@ public final class FailoverNote {
     public static List<String> replaced(String note) {
         int from = note.lastIndexOf(REPLACING);
         if (!note.startsWith("failed over at ") || from < 0 || !note.endsWith("'")) return List.of();
-        String list = note.substring(from + REPLACING.length(), note.length() - 1);
-        if (list.isEmpty()) return List.of();
-        return Arrays.stream(list.split(", ")).toList();
+        return nodes(note.substring(from + REPLACING.length(), note.length() - 1));
+    }
+
+    /** The nodes of a list joined by ", " (a note's, or {@link ReplicaState#replaced}); none when empty. */
+    public static List<String> nodes(String joined) {
+        if (joined.isEmpty()) return List.of();
+        return Arrays.stream(joined.split(", ")).toList();
+    }
+
+    /** The list {@link #nodes} reads. */
+    public static String joined(List<String> nodes) {
+        return String.join(", ", nodes);
     }
 }

@@ -5,6 +5,7 @@ import io.csi4j.driver.replication.ReplicationRules.View;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * Whether a handoff (ControllerPublishVolume on a node that is not the primary) may go on while nodes of the volume's set
@@ -17,7 +18,9 @@ import java.util.Set;
  *   <li><b>A new handoff</b>: the primary P answering at the highest epoch T answered is <em>confirmed</em> (its agent
  *       has heard the controller without a gap of the failover delay since the act that made it primary, or since a
  *       tick where every node answered: {@link PrimaryConfirmations}) and P's durable failover note names every silent
- *       node as replaced ({@link FailoverNote}): T was made by failing over from them. The note proves that when T was
+ *       node as replaced ({@link FailoverNote}), or P was promoted by such a handoff past them, which carried the list
+ *       ({@link ReplicaState#replaced}): T was made by failing over from them, or by a handoff from a primary for which
+ *       this held while they were silent, so they held no epoch at or above T when it was made. The note proves that when T was
  *       made the silent node was not counted (the failover's own premise: it holds no epoch at or above T, and T's
  *       primary is P); the confirmation proves no epoch above T was made since: that needs P to step down (then P would
  *       know it) or a failover from P, which needs P silent to the controller for the delay, and P unconfirms before
@@ -43,8 +46,17 @@ public final class HandoffPastSilence {
 
     public sealed interface Verdict {}
 
-    /** The handoff may go on from {@code from} at epoch {@code epoch} (the highest answered); {@code why} for the log. */
-    public record Proven(String from, long epoch, String why) implements Verdict {}
+    /**
+     * The handoff may go on from {@code from} at epoch {@code epoch} (the highest answered); {@code why} for the log;
+     * {@code carried}: the silent nodes the target's promotion notes ({@link ReplicaState#replaced}) so the next handoff
+     * may pass them too (a new handoff past them; none when every node answers or when completing a handoff in progress,
+     * whose old primary's note the step-down cleared: the next handoff then waits for them, as before).
+     */
+    public record Proven(String from, long epoch, String why, List<String> carried) implements Verdict {
+        public Proven {
+            carried = List.copyOf(carried);
+        }
+    }
 
     /** Not shown safe: the failover's rule decides. */
     public record NotProven(String why) implements Verdict {}
@@ -64,18 +76,22 @@ public final class HandoffPastSilence {
         if (primary.isPresent()) {
             String p = primary.get().node();
             if (p.equals(target)) return new NotProven("node '" + target + "' is the primary already");
-            if (silent.isEmpty()) return new Proven(p, top, "every node answers");
+            if (silent.isEmpty()) return new Proven(p, top, "every node answers", List.of());
             if (!confirmed.contains(p)) {
                 return new NotProven("the primary on node '" + p + "' is unconfirmed: it may have been away while a silent node was"
                         + " failed over to");
             }
-            List<String> replaced = FailoverNote.replaced(primary.get().state().get().failover());
+            ReplicaState ps = primary.get().state().get();
+            // a failover's note, or the list a handoff past those nodes carried to this primary: the same knowledge
+            List<String> replaced = Stream.concat(FailoverNote.replaced(ps.failover()).stream(),
+                    FailoverNote.nodes(ps.replaced()).stream()).toList();
             List<String> unproven = silent.stream().filter(n -> !replaced.contains(n)).toList();
             if (!unproven.isEmpty()) {
-                return new NotProven("epoch " + top + " was not made by a failover from node(s) " + unproven + ": they may hold a"
-                        + " newer epoch");
+                return new NotProven("epoch " + top + " was not made by a failover (or a handoff past one) from node(s) " + unproven
+                        + ": they may hold a newer epoch");
             }
-            return new Proven(p, top, "node(s) " + silent + " failed over from at epoch " + top + ", the primary confirmed since");
+            return new Proven(p, top, "node(s) " + silent + " failed over from at or below epoch " + top + ", the primary confirmed"
+                    + " since", silent);
         }
         Optional<View> handing = copies.stream().filter(v -> v.state().get().epoch() == top && v.state().get().role() == Role.SECONDARY
                 && !v.state().get().successor().isEmpty()).findFirst();
@@ -86,7 +102,8 @@ public final class HandoffPastSilence {
                 return new NotProven("node '" + target + "' is " + to.map(t -> t.role() + " at epoch " + t.epoch()).orElse("holding no copy")
                         + ": only a secondary below epoch " + top + " completes the handoff while a node is silent");
             }
-            return new Proven(handing.get().node(), top, "completing the handoff from node '" + handing.get().node() + "' at epoch " + top);
+            return new Proven(handing.get().node(), top, "completing the handoff from node '" + handing.get().node() + "' at epoch " + top,
+                    List.of());
         }
         return new NotProven("no copy answers primary at epoch " + top);
     }

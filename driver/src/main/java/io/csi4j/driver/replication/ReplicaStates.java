@@ -106,7 +106,7 @@ public final class ReplicaStates {
             Map<String, String> m = Json.parseStringMap(text);
             return Optional.of(new ReplicaState(Long.parseLong(m.get("epoch")),
                     ReplicaState.Role.valueOf(m.get("role")), m.getOrDefault("point", ""), m.getOrDefault("successor", ""),
-                    m.getOrDefault("failover", "")));
+                    m.getOrDefault("failover", ""), m.getOrDefault("replaced", "")));
         } catch (RuntimeException damaged) {
             throw DomainException.failed("replication state " + file + " is damaged: " + damaged.getMessage());
         }
@@ -136,6 +136,14 @@ public final class ReplicaStates {
     }
 
     public ReplicaState promote(ReplicatedVolumeId id, long epoch) {
+        return promote(id, epoch, "");
+    }
+
+    /**
+     * As {@link #promote(ReplicatedVolumeId, long)}, noting {@code replaced}: the silent nodes the old primary's note named
+     * when the controller handed over past them ({@link ReplicaState#replaced}, carried so the next handoff may pass them).
+     */
+    public ReplicaState promote(ReplicatedVolumeId id, long epoch, String replaced) {
         return confirmedBy(id, change(id, current -> {
             var s = required(id, current);
             if (epoch == s.epoch() && s.writable()) return s;                  // a retried promotion
@@ -144,7 +152,7 @@ public final class ReplicaStates {
                 throw DomainException.precondition("replica of " + id + " is " + s.role() + " at epoch " + s.epoch()
                         + "; it cannot become primary at epoch " + epoch);
             }
-            return new ReplicaState(epoch, ReplicaState.Role.PRIMARY, s.point(), "");
+            return new ReplicaState(epoch, ReplicaState.Role.PRIMARY, s.point(), "", "", replaced);
         }));
     }
 
@@ -156,12 +164,17 @@ public final class ReplicaStates {
      * recently (UNAVAILABLE, the point is kept; the CO's retry starts a new handoff: review s10, F2).
      */
     public ReplicaState promoteAfterPull(ReplicatedVolumeId id, long epoch, long gapsBefore) {
+        return promoteAfterPull(id, epoch, gapsBefore, "");
+    }
+
+    /** As above, noting the carried {@code replaced} nodes ({@link #promote(ReplicatedVolumeId, long, String)}). */
+    public ReplicaState promoteAfterPull(ReplicatedVolumeId id, long epoch, long gapsBefore, String replaced) {
         if (confirmations.gaps() != gapsBefore) {
             throw DomainException.unavailable("replica of " + id + " on this node heard nothing from the controller for the"
                     + " failover delay during the handoff's final pull: not promoted to epoch " + epoch + " (the volume may have"
                     + " failed over meanwhile); retry the publish");
         }
-        return promote(id, epoch);
+        return promote(id, epoch, replaced);
     }
 
     /**
@@ -415,6 +428,7 @@ public final class ReplicaStates {
         m.put("point", state.point());
         m.put("successor", state.successor());
         m.put("failover", state.failover());
+        m.put("replaced", state.replaced());
         writeAtomically(file(id), Json.write(m) + "\n");
     }
 

@@ -332,8 +332,16 @@ public final class Rounds {
 
     /** On a secondary: one round, or with {@code promoteEpoch > 0} the last step of a handoff to this node. */
     public Pulled pull(ReplicatedVolumeId id, Primary primary, long promoteEpoch) {
+        return pull(id, primary, promoteEpoch, "");
+    }
+
+    /**
+     * As above; a handoff's promotion notes {@code replaced}, the silent nodes the old primary's note named that the
+     * controller handed over past ({@link ReplicaState#replaced}; empty: none, or an older controller).
+     */
+    public Pulled pull(ReplicatedVolumeId id, Primary primary, long promoteEpoch, String replaced) {
         try {
-            Pulled pulled = locked(id, () -> promoteEpoch > 0 ? finalPull(id, primary, promoteEpoch) : round(id, primary));
+            Pulled pulled = locked(id, () -> promoteEpoch > 0 ? finalPull(id, primary, promoteEpoch, replaced) : round(id, primary));
             failedInARow.remove(id.toString());
             return pulled;
         } catch (RuntimeException e) {
@@ -373,7 +381,7 @@ public final class Rounds {
      * ({@link ReplicaStates#promoteAfterPull}). A retry finds it primary of that epoch by this handoff and passes; a
      * primary of that epoch by a failover never pulled the final point (review s10, F3).
      */
-    private Pulled finalPull(ReplicatedVolumeId id, Primary primary, long epoch) {
+    private Pulled finalPull(ReplicatedVolumeId id, Primary primary, long epoch, String replaced) {
         ReplicaState s = journals.finish(id, state(id));       // a journal a failed commit left: first
         if (s.writable() && s.epoch() == epoch && s.failover().isEmpty()) return new Pulled(s.point(), 0, "", s);
         if (s.writable() && s.epoch() == epoch) {
@@ -388,7 +396,7 @@ public final class Rounds {
         String point = primary.cutPoint(id.toString(), nodeId, s.point(), false);
         var pulled = fetch(id, s, point, primary);
         states.holding(id, point);                          // durable before the promotion, and both before the answer
-        return held(id, started, point, primary, pulled, states.promoteAfterPull(id, epoch, gapsBefore));
+        return held(id, started, point, primary, pulled, states.promoteAfterPull(id, epoch, gapsBefore, replaced));
     }
 
     /** When a pull started (System.nanoTime) and the cut time it records: at the latest, so the lag shown is never less. */

@@ -45,7 +45,8 @@
  *       holding a point no other answering secondary's is newer than, whatever epoch either knows), for every path:
  *       ControllerPublishVolume, the unpublish from a lost primary, CSI-Addons Promote(force);</li>
  *   <li>{@link io.csi4j.driver.replication.HandoffPastSilence}: whether a handoff may go on while nodes of the set are
- *       silent (past nodes the confirmed primary's failover note names, or to complete a handoff in progress), with
+ *       silent (past nodes the confirmed primary's failover note names, or the list a handoff past them carried to it,
+ *       {@code ReplicaState.replaced}; or to complete a handoff in progress), with
  *       {@link io.csi4j.driver.replication.FailoverNote}, the note a failover writes and the rule reads;</li>
  *   <li>{@link io.csi4j.driver.replication.VolumeReplication} and {@link io.csi4j.driver.replication.ReplicationRules}:
  *       CSI-Addons VolumeReplication within one cluster (Enable/Disable, Promote/Demote, Resync, last round), decided

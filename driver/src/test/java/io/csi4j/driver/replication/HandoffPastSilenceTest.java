@@ -35,6 +35,12 @@ class HandoffPastSilenceTest {
         return copy(node, epoch, Role.PRIMARY, "", failover);
     }
 
+    /** A primary promoted by a handoff past silent nodes, holding the list that handoff carried. */
+    private static View handedPastSilence(String node, long epoch, String replaced) {
+        return new View(node, true, Optional.of(new ReplicaState(epoch, Role.PRIMARY, "p-" + node, "", "", replaced)),
+                Optional.empty(), Optional.empty());
+    }
+
     private static View secondary(String node, long epoch) {
         return copy(node, epoch, Role.SECONDARY, "", "");
     }
@@ -43,18 +49,43 @@ class HandoffPastSilenceTest {
         return FailoverNote.of(AT, "pt-1", replaced);
     }
 
-    /** {@code from}: the node the handoff goes on from, or null when it is not proven (the failover's rule decides). */
-    private record Case(String name, List<View> views, Set<String> confirmed, String target, String from, long epoch) {}
+    /**
+     * {@code from}: the node the handoff goes on from, or null when it is not proven (the failover's rule decides);
+     * {@code carried}: the silent nodes the target's promotion notes.
+     */
+    private record Case(String name, List<View> views, Set<String> confirmed, String target, String from, long epoch,
+            List<String> carried) {
+        Case(String name, List<View> views, Set<String> confirmed, String target, String from, long epoch) {
+            this(name, views, confirmed, target, from, epoch, List.of());
+        }
+    }
 
     @Test
     void aHandoffGoesOnPastASilentNodeOnlyWhenTheVolumeWasFailedOverFromItAndItsPrimaryStayedConfirmed() {
         var cases = List.of(
                 new Case("the issue: A lost, failed over to B at 2 (C follows), the pod moves to C (main: UNAVAILABLE until A answers)",
-                        List.of(silent("a"), primary("b", 2, failedOverFrom("a")), secondary("c", 2)), Set.of("b"), "c", "b", 2),
+                        List.of(silent("a"), primary("b", 2, failedOverFrom("a")), secondary("c", 2)), Set.of("b"), "c", "b", 2,
+                        List.of("a")),
                 new Case("C not yet following epoch 2: the same",
-                        List.of(silent("a"), primary("b", 2, failedOverFrom("a")), secondary("c", 1)), Set.of("b"), "c", "b", 2),
-                new Case("the failover replaced a forgotten node and A: both listed",
-                        List.of(silent("a"), primary("b", 2, failedOverFrom("x, a")), secondary("c", 2)), Set.of("b"), "c", "b", 2),
+                        List.of(silent("a"), primary("b", 2, failedOverFrom("a")), secondary("c", 1)), Set.of("b"), "c", "b", 2,
+                        List.of("a")),
+                new Case("the failover replaced a forgotten node and A: both listed (only the silent A carried on)",
+                        List.of(silent("a"), primary("b", 2, failedOverFrom("x, a")), secondary("c", 2)), Set.of("b"), "c", "b", 2,
+                        List.of("a")),
+                new Case("a second handoff: C promoted at 3 by the handoff past A carrying it, the pod moves back to B (before: waited for A)",
+                        List.of(silent("a"), secondary("b", 3), handedPastSilence("c", 3, "a")), Set.of("c"), "b", "c", 3,
+                        List.of("a")),
+                new Case("a third: B promoted at 4 by the second, carrying A on, the pod moves to C again",
+                        List.of(silent("a"), handedPastSilence("b", 4, "a"), secondary("c", 4)), Set.of("b"), "c", "b", 4,
+                        List.of("a")),
+                new Case("a carried list, C unconfirmed (it was away: A may have been failed over to since)",
+                        List.of(silent("a"), secondary("b", 3), handedPastSilence("c", 3, "a")), Set.of(), "b", null, 0),
+                new Case("a carried list naming another node, not the silent A",
+                        List.of(silent("a"), secondary("b", 3), handedPastSilence("c", 3, "x")), Set.of("c"), "b", null, 0),
+                new Case("four replicas, two silent, the carried list names one of them",
+                        List.of(silent("a"), secondary("b", 3), handedPastSilence("c", 3, "a"), silent("d")), Set.of("c"), "b", null, 0),
+                new Case("a copy above the carrying primary's epoch: superseded",
+                        List.of(silent("a"), copy("b", 4, Role.FENCED, "", ""), handedPastSilence("c", 3, "a")), Set.of("c"), "b", null, 0),
                 new Case("B unconfirmed (it was away: A may have been failed over to at 3 with C fenced, not told)",
                         List.of(silent("a"), primary("b", 2, failedOverFrom("a")), secondary("c", 2)), Set.of(), "c", null, 0),
                 new Case("B made primary by a handoff: A a silent secondary, never failed over from (as main)",
@@ -89,7 +120,7 @@ class HandoffPastSilenceTest {
         for (var c : cases) {
             var verdict = HandoffPastSilence.check(c.target(), c.views(), c.confirmed());
             boolean ok = c.from() == null ? verdict instanceof NotProven
-                    : verdict instanceof Proven p && p.from().equals(c.from()) && p.epoch() == c.epoch();
+                    : verdict instanceof Proven p && p.from().equals(c.from()) && p.epoch() == c.epoch() && p.carried().equals(c.carried());
             if (!ok) failures.add(c.name() + ": " + verdict);
         }
         assertEquals(List.of(), failures);
@@ -103,6 +134,8 @@ class HandoffPastSilenceTest {
         assertEquals(List.of("node-a"), FailoverNote.replaced("failed over at 2026-11-28T03:00:00Z from point csi4j-point-v-b-1,"
                 + " replacing node 'node-a'"));
         assertEquals(List.of(), FailoverNote.replaced(""));
+        assertEquals(List.of("x", "node-a"), FailoverNote.nodes(FailoverNote.joined(List.of("x", "node-a"))));
+        assertEquals(List.of(), FailoverNote.nodes(""));   // a state an older agent wrote, or nothing carried
         assertEquals(List.of(), FailoverNote.replaced("secondary on node 'b' is 2 intervals behind, replacing node 'a'"));
         assertInstanceOf(NotProven.class, HandoffPastSilence.check("c", List.of(silent("a"),
                 primary("b", 2, "failed over at T from point p, replacing node ''"), secondary("c", 2)), Set.of("b")));

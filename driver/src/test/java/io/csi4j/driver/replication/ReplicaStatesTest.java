@@ -96,6 +96,28 @@ class ReplicaStatesTest {
         refused(DomainException.Kind.PRECONDITION, () -> b.failover(ID, 3, "again"));
     }
 
+    /**
+     * A handoff past silent nodes: the promoted copy keeps the list the controller carried, durably, until its next role
+     * change (docs/replication.md, "A handoff past a node failed over from"). A state file written before the field
+     * reads as carrying nothing.
+     */
+    @Test
+    void aHandoffPastSilentNodesCarriesTheirListDurablyUntilTheNextRoleChange() throws Exception {
+        var c = new ReplicaStates(dir);
+        c.create(ID, new ReplicaState(2, Role.SECONDARY, "rpt-3"));
+        var promoted = new ReplicaState(3, Role.PRIMARY, "rpt-3", "", "", "node-a");
+        assertEquals(promoted, c.promote(ID, 3, "node-a"));
+        assertEquals(promoted, c.promote(ID, 3, "node-x"));                      // retried: unchanged
+        assertEquals(Optional.of(promoted), new ReplicaStates(dir).get(ID), "durable, the list included");
+        assertEquals(promoted.holding("rpt-4"), c.holding(ID, "rpt-4"), "a new point keeps it");
+        assertEquals("", c.demote(ID, 4, "node-b").replaced(), "stepped down: the list goes with the primary");
+        assertEquals("", c.learnEpoch(ID, 5).replaced());
+        Path file = dir.resolve(ID + ".json");
+        assertTrue(Files.readString(file).contains("\"replaced\":\"\""), Files.readString(file));
+        Files.writeString(file, "{\"epoch\":\"6\",\"role\":\"PRIMARY\",\"point\":\"p\",\"successor\":\"\",\"failover\":\"\"}\n");
+        assertEquals(Optional.of(new ReplicaState(6, Role.PRIMARY, "p")), new ReplicaStates(dir).get(ID), "an older agent's file");
+    }
+
     @Test
     void aSupersededCopyIsFencedDurablyAndRefusesWrites() {
         var a = new ReplicaStates(dir);
